@@ -1,0 +1,64 @@
+import { invalidArgument } from './errors.js';
+
+/** A length of time: milliseconds as a number, `'250ms' '30s' '5m' '2h' '1d'` (and sums such as `'1h30m'`), or ISO-8601 `'PT5M'`, `'P1DT2H'`. */
+export type Duration = number | string;
+
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+const SIMPLE = /^\s*((?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+)$/;
+const SIMPLE_PART = /(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)/g;
+// Years and months are refused on purpose: their length depends on the calendar.
+const ISO =
+  /^P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i;
+
+/**
+ * Parses a {@link Duration} into whole milliseconds (rounded). Throws `INVALID_ARGUMENT` naming
+ * `what` for anything else: negative, NaN, infinite, empty, unknown unit, or calendar units.
+ *
+ * @example
+ * parseDuration('5m') // 300000
+ * parseDuration('PT0.5S') // 500
+ * parseDuration(250) // 250
+ */
+export function parseDuration(value: Duration, what = 'duration'): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) {
+      throw invalidArgument(`${what} must be a finite, non-negative number of milliseconds; got ${value}`);
+    }
+    return Math.round(value);
+  }
+  if (typeof value !== 'string') {
+    throw invalidArgument(
+      `${what} must be a number of milliseconds or a string such as '30s'; got ${typeof value}`,
+    );
+  }
+  const text = value.trim();
+  const simple = SIMPLE.exec(text);
+  if (simple) {
+    let total = 0;
+    for (const part of text.matchAll(SIMPLE_PART)) {
+      total += Number(part[1]) * UNIT_MS[part[2] as keyof typeof UNIT_MS];
+    }
+    return Math.round(total);
+  }
+  const iso = ISO.exec(text);
+  if (iso && text.length > 1 && !/T$/i.test(text)) {
+    const [, w, d, h, m, s] = iso;
+    const total =
+      Number(w ?? 0) * UNIT_MS.w +
+      Number(d ?? 0) * UNIT_MS.d +
+      Number(h ?? 0) * UNIT_MS.h +
+      Number(m ?? 0) * UNIT_MS.m +
+      Number(s ?? 0) * UNIT_MS.s;
+    return Math.round(total);
+  }
+  throw invalidArgument(
+    `${what} ${JSON.stringify(value)} is not a duration: use milliseconds (250), '250ms', '30s', '5m', '2h', '1d', or ISO-8601 such as 'PT5M' (no years or months)`,
+  );
+}
+
+/** Like {@link parseDuration} but also refuses 0. */
+export function parsePositiveDuration(value: Duration, what = 'duration'): number {
+  const ms = parseDuration(value, what);
+  if (ms <= 0) throw invalidArgument(`${what} must be greater than 0; got ${JSON.stringify(value)}`);
+  return ms;
+}

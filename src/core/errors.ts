@@ -1,0 +1,44 @@
+/**
+ * The few named errors oncely throws. Every failure that reaches a user is an `OncelyError` with a
+ * stable `code`; the original error, if any, is kept in `cause`.
+ *
+ * @example
+ * try { await openStore('nope:') } catch (e) { if (e instanceof OncelyError && e.code === 'INVALID_ARGUMENT') … }
+ */
+export type OncelyErrorCode =
+  /** Bad input: the message says which argument and what is allowed. */
+  | 'INVALID_ARGUMENT'
+  /** The store could not be reached or answered with an error it may recover from. */
+  | 'STORE_UNAVAILABLE'
+  /** A lease was lost (expired or taken over) while its holder still needed it. */
+  | 'LOCK_LOST'
+  /** The store's schema is missing, newer than this version understands, or broken. */
+  | 'SCHEMA'
+  /** The store or lock was used after `close()` / `release()`. */
+  | 'CLOSED'
+  /** A run was aborted because it exceeded its timeout. */
+  | 'TIMEOUT'
+  /** Anything else; `cause` holds the original. */
+  | 'INTERNAL';
+
+export class OncelyError extends Error {
+  readonly code: OncelyErrorCode;
+
+  constructor(code: OncelyErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OncelyError';
+    this.code = code;
+  }
+
+  /** Wraps any thrown value; an `OncelyError` passes through unchanged. */
+  static from(err: unknown, code: OncelyErrorCode = 'INTERNAL', message?: string): OncelyError {
+    if (err instanceof OncelyError) return err;
+    const text = message ?? (err instanceof Error ? err.message : String(err));
+    return new OncelyError(code, text, { cause: err });
+  }
+}
+
+/** An `INVALID_ARGUMENT` error with `message`, for `throw invalidArgument(…)`. */
+export function invalidArgument(message: string): OncelyError {
+  return new OncelyError('INVALID_ARGUMENT', message);
+}

@@ -1,0 +1,90 @@
+import { type Clock, systemClock } from '../core/clock.js';
+import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
+import { invalidArgument } from '../core/errors.js';
+import type { Lease, Store } from '../store/types.js';
+import type { Lock } from './types.js';
+import type { LockSpec } from './validate.js';
+
+/**
+ * A `Lock` over one store lease. Every store call carries the lease's token, so a holder whose
+ * lease expired and was taken over cannot extend or release the new holder's lease.
+ */
+export class LeaseLock implements Lock {
+  readonly name: string;
+  readonly owner: string;
+  readonly token: number;
+  readonly lockedAt: Date;
+  private until: Date;
+  private deadline: number;
+  private holdUntil: number;
+  private done = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly spec: LockSpec,
+    lease: Lease,
+    /** Monotonic time just before the acquire request was sent. */
+    sentAt: number,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.name = spec.name;
+    this.owner = lease.owner;
+    this.token = lease.token;
+    this.lockedAt = new Date(lease.acquiredAt);
+    this.until = new Date(lease.expiresAt);
+    this.holdUntil = lease.acquiredAt + spec.atLeastMs;
+    // The store granted the lease at some instant after `sentAt`, so on the local clock it surely
+    // ends no later than sentAt + lease length (clock rates are assumed equal; drift is ppm).
+    this.deadline = sentAt + (lease.expiresAt - lease.acquiredAt);
+  }
+
+  get lockedUntil(): Date {
+    return this.until;
+  }
+
+  get released(): boolean {
+    return this.done;
+  }
+
+  get localDeadline(): number {
+    return this.deadline;
+  }
+
+  async extend(lockAtMostFor: Duration, lockAtLeastFor?: Duration): Promise<boolean> {
+    const what = `lock ${JSON.stringify(this.name)}`;
+    const atMostMs = parsePositiveDuration(lockAtMostFor, `${what}: lockAtMostFor`);
+    const atLeastMs =
+      lockAtLeastFor === undefined ? undefined : parseDuration(lockAtLeastFor, `${what}: lockAtLeastFor`);
+    if (atLeastMs !== undefined && atLeastMs > atMostMs) {
+      throw invalidArgument(
+        `${what}: lockAtLeastFor (${atLeastMs} ms) must not exceed lockAtMostFor (${atMostMs} ms)`,
+      );
+    }
+    if (this.done) return false;
+    const sentAt = this.clock.monotonic();
+    const expiresAt = await this.store.extend(this.spec.key, this.token, atMostMs);
+    if (expiresAt === null) {
+      this.done = true;
+      return false;
+    }
+    this.until = new Date(expiresAt);
+    this.deadline = sentAt + atMostMs;
+    if (atLeastMs !== undefined) this.holdUntil = Math.max(this.holdUntil, expiresAt - atMostMs + atLeastMs);
+    return true;
+  }
+
+  async release(): Promise<boolean> {
+    if (this.done) return false;
+    this.done = true;
+    return this.store.release(this.spec.key, this.token, this.holdUntil);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** Marks the lock lost without a store call (keep-alive learnt the lease is gone). */
+  markLost(): void {
+    this.done = true;
+  }
+}

@@ -1,0 +1,61 @@
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { Store } from '../store/types.js';
+import { KeepAlive } from './keep-alive.js';
+import type { LeaseLock } from './lease-lock.js';
+import { tryLock } from './try-lock.js';
+import type { Lock, TryLockOptions } from './types.js';
+
+export interface WithLockOptions extends TryLockOptions {
+  /**
+   * Renew the lease every lockAtMostFor / 2 while `fn` runs (default `true`). Either way `signal`
+   * aborts with `LOCK_LOST` before the lease could end without renewal.
+   */
+  keepAlive?: boolean;
+}
+
+export type WithLockResult<T> = { ran: true; value: T } | { ran: false };
+
+export interface WithLockInternals {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/**
+ * Runs `fn` only if the lock is free, holding it (and renewing it) while `fn` runs, and releasing it
+ * afterwards — also when `fn` throws, in which case the error is rethrown.
+ *
+ * @example
+ * const r = await withLock(store, { name: 'billing', lockAtMostFor: '30s' }, async (lock, signal) => {
+ *   return chargeCustomers({ fencingToken: lock.token, signal });
+ * });
+ * if (!r.ran) console.log('another instance is billing');
+ */
+export async function withLock<T>(
+  store: Store,
+  options: WithLockOptions,
+  fn: (lock: Lock, signal: AbortSignal) => Promise<T> | T,
+  internals: WithLockInternals = {},
+): Promise<WithLockResult<T>> {
+  const { keepAlive = true, ...lockOptions } = options;
+  const lock = await tryLock(store, lockOptions, internals.clock);
+  if (!lock) return { ran: false };
+  const lease = lock as LeaseLock;
+  const keeper = new KeepAlive(lease, {
+    leaseMs: lease.lockedUntil.getTime() - lease.lockedAt.getTime(),
+    renew: keepAlive,
+    ...(internals.clock ? { clock: internals.clock } : {}),
+    ...(internals.logger ? { logger: internals.logger } : {}),
+  });
+  try {
+    const value = await fn(lock, keeper.signal);
+    return { ran: true, value };
+  } finally {
+    await keeper.stop();
+    // A failed release is logged, not thrown: the lease ends by itself at lockedUntil, and the
+    // callback's result (or its own error) is what the caller needs to see.
+    await lock.release().catch((err: unknown) => {
+      internals.logger?.warn(`lock ${JSON.stringify(lock.name)}: release failed`, err);
+    });
+  }
+}

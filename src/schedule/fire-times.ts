@@ -1,0 +1,49 @@
+import { invalidArgument } from '../core/errors.js';
+import { type CompiledTrigger, compileTrigger, type Trigger } from './trigger.js';
+
+export interface FireTimesOptions {
+  /** Only fire times strictly after this instant. */
+  after: Date | number;
+  /** How many (1..10,000). */
+  count: number;
+}
+
+/**
+ * The next `count` fire times strictly after `after`. Pure: the same inputs give the same dates
+ * on every node, which is what lets nodes agree on an occurrence's key.
+ *
+ * - `every`: multiples of the interval counted from the Unix epoch (a 10 s job fires at :00, :10, …).
+ * - `at`: the instant once, if it is after `after`.
+ * - `cron`: croner in the trigger's IANA time zone (default UTC). DST: a time in a spring-forward
+ *   gap fires once, right after the gap; in a repeated fall-back hour a job with fixed
+ *   hour/minute/second fires once (the first occurrence), while sub-hourly jobs keep firing on real
+ *   time.
+ *
+ * @example
+ * fireTimes({ cron: '30 9 * * *', timezone: 'Asia/Shanghai' }, { after: new Date(), count: 3 });
+ * fireTimes({ every: '10s' }, { after: Date.now(), count: 1 });
+ */
+export function fireTimes(trigger: Trigger | CompiledTrigger, options: FireTimesOptions): Date[] {
+  const compiled = 'kind' in trigger ? trigger : compileTrigger(trigger);
+  const after = options.after instanceof Date ? options.after.getTime() : options.after;
+  if (!Number.isFinite(after)) throw invalidArgument('fireTimes: after must be a valid Date or epoch ms');
+  const { count } = options;
+  if (!Number.isInteger(count) || count < 1 || count > 10_000) {
+    throw invalidArgument(`fireTimes: count must be a whole number from 1 to 10000; got ${count}`);
+  }
+  return nextFireTimes(compiled, after, count).map((ms) => new Date(ms));
+}
+
+/** Epoch-ms form of {@link fireTimes} for hot paths. */
+export function nextFireTimes(trigger: CompiledTrigger, after: number, count: number): number[] {
+  switch (trigger.kind) {
+    case 'every': {
+      const first = (Math.floor(after / trigger.everyMs) + 1) * trigger.everyMs;
+      return Array.from({ length: count }, (_, i) => first + i * trigger.everyMs);
+    }
+    case 'at':
+      return trigger.at > after ? [trigger.at] : [];
+    case 'cron':
+      return trigger.pattern.nextRuns(count, new Date(after)).map((d) => d.getTime());
+  }
+}

@@ -1,0 +1,85 @@
+import { Cron } from 'croner';
+import { type Duration, parsePositiveDuration } from '../core/duration.js';
+import { invalidArgument } from '../core/errors.js';
+
+/** When a job fires: exactly one of `cron`, `every` or `at`. */
+export type Trigger =
+  | { cron: string; timezone?: string }
+  | { every: Duration }
+  | { at: Date | string | number };
+
+/** A validated trigger, ready for repeated fire-time maths. */
+export type CompiledTrigger =
+  | { kind: 'cron'; cron: string; timezone: string; pattern: Cron }
+  | { kind: 'every'; everyMs: number }
+  | { kind: 'at'; at: number };
+
+/** Every time zone name this runtime knows, checked once per name. */
+const knownZones = new Map<string, boolean>();
+
+/** Throws `INVALID_ARGUMENT` unless `timezone` is an IANA zone name the runtime knows (or `UTC`). */
+export function validateTimezone(timezone: string, what = 'timezone'): string {
+  if (typeof timezone !== 'string' || timezone === '')
+    throw invalidArgument(`${what} must be an IANA time zone name such as 'Europe/Berlin'`);
+  let ok = knownZones.get(timezone);
+  if (ok === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    knownZones.set(timezone, ok);
+  }
+  if (!ok)
+    throw invalidArgument(
+      `${what} ${JSON.stringify(timezone)} is not a known IANA time zone (e.g. 'UTC', 'Europe/Berlin', 'America/New_York')`,
+    );
+  return timezone;
+}
+
+function toEpochMs(at: Date | string | number, what: string): number {
+  const ms = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(at) : at;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+    throw invalidArgument(
+      `${what} must be a Date, an ISO-8601 string or epoch milliseconds; got ${JSON.stringify(at)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Validates a trigger once (at `define`, not at the first fire): one trigger kind only, a cron
+ * pattern croner accepts (5 or 6 fields, seconds first when 6; `L`, `W`, `#`; names), a known time
+ * zone (default UTC), a positive interval, a valid instant. `what` names the job in messages.
+ */
+export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrigger {
+  if (trigger === null || typeof trigger !== 'object')
+    throw invalidArgument(`${what}: expected { cron } | { every } | { at }`);
+  const t = trigger as { cron?: unknown; every?: unknown; at?: unknown; timezone?: unknown };
+  const kinds = (['cron', 'every', 'at'] as const).filter((k) => t[k] !== undefined);
+  if (kinds.length !== 1) {
+    throw invalidArgument(
+      kinds.length === 0
+        ? `${what}: give one of cron, every or at`
+        : `${what}: give only one of cron, every or at; got ${kinds.join(' and ')}`,
+    );
+  }
+  if (t.timezone !== undefined && kinds[0] !== 'cron')
+    throw invalidArgument(`${what}: timezone applies to cron triggers only`);
+  if (t.cron !== undefined) {
+    if (typeof t.cron !== 'string' || t.cron.trim() === '')
+      throw invalidArgument(`${what}: cron must be a pattern string such as '0 9 * * *'`);
+    const timezone = validateTimezone((t.timezone as string | undefined) ?? 'UTC', `${what}: timezone`);
+    let pattern: Cron;
+    try {
+      pattern = new Cron(t.cron, { timezone, mode: '5-or-6-parts' });
+    } catch (err) {
+      throw invalidArgument(`${what}: cron ${JSON.stringify(t.cron)} is invalid: ${(err as Error).message}`);
+    }
+    return { kind: 'cron', cron: t.cron, timezone, pattern };
+  }
+  if (t.every !== undefined)
+    return { kind: 'every', everyMs: parsePositiveDuration(t.every as Duration, `${what}: every`) };
+  return { kind: 'at', at: toEpochMs(t.at as Date | string | number, `${what}: at`) };
+}

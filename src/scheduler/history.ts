@@ -1,0 +1,32 @@
+import type { OccurrenceId } from './keys.js';
+import type { HistoryEntry } from './types.js';
+
+/** A history entry as stored: dates as epoch ms. The one encoding every writer uses. */
+export function encodeHistory(entry: HistoryEntry): string {
+  return JSON.stringify({
+    ...entry,
+    fireTime: entry.fireTime.getTime(),
+    startedAt: entry.startedAt.getTime(),
+    finishedAt: entry.finishedAt?.getTime(),
+  });
+}
+
+export function decodeHistory(value: string): HistoryEntry {
+  const raw = JSON.parse(value) as Record<string, unknown>;
+  return {
+    ...(raw as unknown as HistoryEntry),
+    fireTime: new Date(raw['fireTime'] as number),
+    startedAt: new Date(raw['startedAt'] as number),
+    ...(typeof raw['finishedAt'] === 'number' && { finishedAt: new Date(raw['finishedAt']) }),
+  };
+}
+
+/** The occurrence part of a history entry or event (optional fields only when present). */
+export function occFields(o: OccurrenceId): Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard'> {
+  return {
+    job: o.job,
+    fireTime: new Date(o.fireTime),
+    ...(o.scheduleId !== undefined && { scheduleId: o.scheduleId }),
+    ...(o.shard !== undefined && { shard: o.shard }),
+  };
+}

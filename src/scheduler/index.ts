@@ -1,0 +1,14 @@
+export { type JobOptions, MAX_JOB_NAME_LENGTH } from './job-options.js';
+export { createScheduler, Scheduler } from './scheduler.js';
+export type {
+  HistoryEntry,
+  JobContext,
+  JobHandler,
+  NodeInfo,
+  RunEvent,
+  RunSource,
+  RunStatus,
+  SchedulerEvents,
+  SchedulerOptions,
+  StoredSchedule,
+} from './types.js';

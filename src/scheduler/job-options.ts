@@ -1,0 +1,187 @@
+import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
+import { invalidArgument } from '../core/errors.js';
+import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
+import { requireWellFormed } from '../store/validate.js';
+import { esc } from './keys.js';
+
+/** What `scheduler.define(name, options, handler)` accepts. */
+export interface JobOptions {
+  cron?: string;
+  every?: Duration;
+  at?: Date | string | number;
+  /** IANA zone for `cron` (default UTC). */
+  timezone?: string;
+  /** When the previous run of this job is still going anywhere in the fleet (default `skip`). */
+  overlap?: 'skip' | 'queue' | 'allow';
+  /** What to do with occurrences no node claimed in time (default `run-once`). */
+  misfire?: 'skip' | 'run-once' | 'catch-up';
+  /** With `catch-up`: at most this many missed occurrences are replayed (default 100). */
+  catchUpLimit?: number;
+  /** An occurrence claimed later than this after its fire time counts as missed (default 1 s). */
+  misfireThreshold?: Duration;
+  /** Lease length of a run, renewed while it runs (default 30 s). */
+  lockAtMostFor?: Duration;
+  /** Keep the occurrence's lease at least this long. */
+  lockAtLeastFor?: Duration;
+  /** Abort the handler's signal and record `timed-out` after this long. */
+  timeout?: Duration;
+  /** Re-run a handler that threw, up to this many times (default 0). */
+  retries?: number;
+  /** Base delay before a retry, doubled each time with jitter (default 1 s). */
+  retryDelay?: Duration;
+  /** Re-run an occurrence whose node died mid-run (default true). */
+  recover?: boolean;
+  /** Split each occurrence into shards: a count, or one parameter per shard. */
+  shards?: number | readonly string[];
+}
+
+/** A validated job definition with every default filled in. */
+export interface JobSpec {
+  name: string;
+  /** `undefined`: runs only from stored schedules and `trigger()`. */
+  trigger: CompiledTrigger | undefined;
+  /** The trigger as given (for the job registry and the dashboard). */
+  triggerSource: Trigger | undefined;
+  overlap: 'skip' | 'queue' | 'allow';
+  misfire: 'skip' | 'run-once' | 'catch-up';
+  catchUpLimit: number;
+  misfireThresholdMs: number;
+  lockAtMostForMs: number;
+  lockAtLeastForMs: number;
+  timeoutMs: number | undefined;
+  retries: number;
+  retryDelayMs: number;
+  recover: boolean;
+  /** Shard count and one parameter per shard (`undefined` where none was given); `undefined` when not sharded. */
+  shards: { count: number; params: (string | undefined)[] } | undefined;
+}
+
+/** Longest job name: it becomes part of store keys (at most 512 characters) together with a schedule id and a fire time. */
+export const MAX_JOB_NAME_LENGTH = 200;
+const MAX_SHARDS = 1000;
+
+const KNOWN = new Set([
+  'cron',
+  'every',
+  'at',
+  'timezone',
+  'overlap',
+  'misfire',
+  'catchUpLimit',
+  'misfireThreshold',
+  'lockAtMostFor',
+  'lockAtLeastFor',
+  'timeout',
+  'retries',
+  'retryDelay',
+  'recover',
+  'shards',
+]);
+
+export function validateJobName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '')
+    throw invalidArgument('job name must be a non-empty string');
+  // Counted as stored: `|` and `%` take three characters each in store keys (keys.ts).
+  const stored = esc(name).length;
+  if (stored > MAX_JOB_NAME_LENGTH) {
+    throw invalidArgument(
+      `job name is ${stored} characters long as stored ('|' and '%' count 3); at most ${MAX_JOB_NAME_LENGTH} are allowed`,
+    );
+  }
+  requireWellFormed(name, 'job name');
+  if (/\p{Cc}/u.test(name))
+    throw invalidArgument(`job name ${JSON.stringify(name)} must not contain control characters`);
+  return name;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T, what: string): T {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw invalidArgument(
+      `${what} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}; got ${JSON.stringify(value)}`,
+    );
+  }
+  return value as T;
+}
+
+function wholeNumber(value: unknown, min: number, max: number, fallback: number, what: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidArgument(
+      `${what} must be a whole number from ${min} to ${max}; got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+function shardsOf(value: unknown, what: string): JobSpec['shards'] {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number') {
+    const count = wholeNumber(value, 1, MAX_SHARDS, 1, what);
+    return { count, params: Array.from({ length: count }, () => undefined) };
+  }
+  if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.length <= MAX_SHARDS &&
+    value.every((p) => typeof p === 'string')
+  ) {
+    return { count: value.length, params: [...value] };
+  }
+  throw invalidArgument(
+    `${what} must be a shard count (1-${MAX_SHARDS}) or a non-empty list of shard parameters (strings)`,
+  );
+}
+
+/**
+ * Validates a job definition once, at `define`: every error is an `INVALID_ARGUMENT` whose message
+ * names the job and the field, so a bad cron or time zone never surfaces at the first fire.
+ */
+export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
+  const job = validateJobName(name);
+  const at = (field: string) => `job ${JSON.stringify(job)}: ${field}`;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw invalidArgument(`job ${JSON.stringify(job)}: options must be an object`);
+  }
+  for (const field of Object.keys(options)) {
+    if (!KNOWN.has(field)) {
+      throw invalidArgument(`${at(field)} is not a job option; known: ${[...KNOWN].join(', ')}`);
+    }
+  }
+  const o = options;
+  let trigger: CompiledTrigger | undefined;
+  let triggerSource: Trigger | undefined;
+  const given = Object.entries({ cron: o.cron, every: o.every, at: o.at, timezone: o.timezone }).filter(
+    ([, v]) => v !== undefined,
+  );
+  if (given.length > 0) {
+    triggerSource = Object.fromEntries(given) as Trigger;
+    trigger = compileTrigger(triggerSource, `job ${JSON.stringify(job)}`);
+  }
+  const lockAtMostForMs = parsePositiveDuration(o.lockAtMostFor ?? '30s', at('lockAtMostFor'));
+  const lockAtLeastForMs =
+    o.lockAtLeastFor === undefined ? 0 : parseDuration(o.lockAtLeastFor, at('lockAtLeastFor'));
+  if (lockAtLeastForMs > lockAtMostForMs) {
+    throw invalidArgument(
+      `${at('lockAtLeastFor')} (${lockAtLeastForMs} ms) must not exceed lockAtMostFor (${lockAtMostForMs} ms)`,
+    );
+  }
+  if (o.recover !== undefined && typeof o.recover !== 'boolean')
+    throw invalidArgument(`${at('recover')} must be true or false`);
+  return {
+    name: job,
+    trigger,
+    triggerSource,
+    overlap: oneOf(o.overlap, ['skip', 'queue', 'allow'], 'skip', at('overlap')),
+    misfire: oneOf(o.misfire, ['skip', 'run-once', 'catch-up'], 'run-once', at('misfire')),
+    catchUpLimit: wholeNumber(o.catchUpLimit, 1, 10_000, 100, at('catchUpLimit')),
+    misfireThresholdMs: parsePositiveDuration(o.misfireThreshold ?? '1s', at('misfireThreshold')),
+    lockAtMostForMs,
+    lockAtLeastForMs,
+    timeoutMs: o.timeout === undefined ? undefined : parsePositiveDuration(o.timeout, at('timeout')),
+    retries: wholeNumber(o.retries, 0, 100, 0, at('retries')),
+    retryDelayMs: parseDuration(o.retryDelay ?? '1s', at('retryDelay')),
+    recover: o.recover ?? true,
+    shards: shardsOf(o.shards, at('shards')),
+  };
+}

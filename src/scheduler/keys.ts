@@ -1,0 +1,92 @@
+/**
+ * Where the scheduler keeps its state in the store. Every key is built here, from escaped parts,
+ * so two different (job, schedule, fire time, shard) tuples can never produce the same key.
+ *
+ *   leases   occ|<job>|<schedule>|<fireTime>|<shard>   the occurrence claim; released with a
+ *                                                       hold ("done") after the run
+ *            run|<job>|<shard>[|<schedule>]             fleet-wide "a run of this job (shard, stored
+ *                                                       schedule) is going" (overlap skip/queue)
+ *   records  job|<job>                                  job registry entry (definition, outlives nodes)
+ *            jobnode|<job>|<node>                       which nodes define it (ttl)
+ *            pause|<job>                                present = paused, cluster-wide
+ *            hwm|<job>|<schedule>                       latest fire time handled (claimed or skipped)
+ *            inflight|<job>|<schedule>|<fireTime>|<shard>  a claimed run not finished yet
+ *            pending|<job>|<shard>|<schedule>           the one queued occurrence per gate (overlap queue)
+ *            hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>  one per attempt (ttl = retention)
+ *            node|<node>                                heartbeat (ttl)
+ *            sched|<job>|<id>                           a stored schedule
+ *            trig|<job>|<id>                            a manual trigger request
+ *
+ * Fire times are zero-padded epoch ms (15 digits), so a prefix scan returns them in time order.
+ * `|` and `%` inside names are escaped as %7C and %25.
+ */
+export function esc(part: string): string {
+  return part.replace(/%/g, '%25').replace(/\|/g, '%7C');
+}
+
+export function unesc(part: string): string {
+  return part.replace(/%7C/g, '|').replace(/%25/g, '%');
+}
+
+export function timeKey(ms: number): string {
+  return String(ms).padStart(15, '0');
+}
+
+export interface OccurrenceId {
+  job: string;
+  /** `undefined` for the job's own trigger; a stored schedule's id; `manual:<id>` for trigger(). */
+  scheduleId: string | undefined;
+  fireTime: number;
+  /** Shard index, `undefined` when the job is not sharded. */
+  shard: number | undefined;
+}
+
+function occParts(o: OccurrenceId): string {
+  return `${esc(o.job)}|${esc(o.scheduleId ?? '')}|${timeKey(o.fireTime)}|${o.shard ?? ''}`;
+}
+
+/**
+ * The overlap scope of an occurrence: its stored schedule's id; `undefined` for the job's own
+ * trigger and for manual triggers (`manual:<id>`), which share the job's gate.
+ */
+export function gateScope(o: OccurrenceId): string | undefined {
+  return o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? undefined : o.scheduleId;
+}
+
+export const keys = {
+  occurrence: (o: OccurrenceId) => `occ|${occParts(o)}`,
+  inflight: (o: OccurrenceId) => `inflight|${occParts(o)}`,
+  inflightPrefix: 'inflight|',
+  /**
+   * The overlap gate of one stream of runs: the job's own trigger (and its manual triggers), or one
+   * stored schedule; per shard. Stored schedules get a gate each: per-user schedules of one job
+   * that share a fire time (every user's 09:00 report) must not skip or queue behind each other.
+   */
+  runGate: (job: string, scope: string | undefined, shard: number | undefined) =>
+    scope === undefined ? `run|${esc(job)}|${shard ?? ''}` : `run|${esc(job)}|${shard ?? ''}|${esc(scope)}`,
+  job: (job: string) => `job|${esc(job)}`,
+  jobPrefix: 'job|',
+  jobNode: (job: string, node: string) => `jobnode|${esc(job)}|${esc(node)}`,
+  jobNodePrefix: (job: string) => `jobnode|${esc(job)}|`,
+  pause: (job: string) => `pause|${esc(job)}`,
+  pausePrefix: 'pause|',
+  highWater: (job: string, scheduleId: string | undefined) => `hwm|${esc(job)}|${esc(scheduleId ?? '')}`,
+  /** The one queued occurrence (overlap queue) of a gate's stream: same scope as {@link keys.runGate}. */
+  pending: (job: string, scope: string | undefined, shard: number | undefined) =>
+    `pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`,
+  pendingPrefix: 'pending|',
+  history: (o: OccurrenceId, attempt: number) =>
+    `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|${String(attempt).padStart(4, '0')}`,
+  historyPrefix: (job: string) => `hist|${esc(job)}|`,
+  node: (node: string) => `node|${esc(node)}`,
+  nodePrefix: 'node|',
+  schedule: (job: string, id: string) => `sched|${esc(job)}|${esc(id)}`,
+  schedulePrefix: (job?: string) => (job === undefined ? 'sched|' : `sched|${esc(job)}|`),
+  triggerRequest: (job: string, id: string) => `trig|${esc(job)}|${esc(id)}`,
+  triggerPrefix: 'trig|',
+} as const;
+
+/** Reads the job name back out of a `<kind>|<job>|…` key. */
+export function jobOfKey(key: string): string {
+  return unesc(key.split('|')[1] ?? '');
+}

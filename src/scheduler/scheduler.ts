@@ -1,0 +1,907 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { type Clock, StoreClock, systemClock } from '../core/clock.js';
+import { parseDuration, parsePositiveDuration } from '../core/duration.js';
+import { invalidArgument, OncelyError } from '../core/errors.js';
+import { defaultOwner, randomId } from '../core/ids.js';
+import { type Logger, silentLogger } from '../core/logger.js';
+import { nextFireTimes } from '../schedule/fire-times.js';
+import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
+import type { Lease, LeaseRequest, Store } from '../store/types.js';
+import { MAX_BATCH } from '../store/validate.js';
+import { decodeHistory, encodeHistory, occFields } from './history.js';
+import { type JobOptions, type JobSpec, jobSpec, validateJobName } from './job-options.js';
+import { esc, gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
+import { type Claim, executeRun, type InflightRecord } from './run.js';
+import type {
+  HistoryEntry,
+  JobHandler,
+  NodeInfo,
+  RunSource,
+  SchedulerEvents,
+  SchedulerOptions,
+  StoredSchedule,
+} from './types.js';
+
+const VERSION = '0.1.0';
+/** A finished occurrence stays claimed ("done") at least this long after its fire time. */
+const MIN_DONE_HOLD_MS = 3_600_000;
+/** Timers never sleep longer than this without re-checking the time. */
+const MAX_SLEEP_MS = 30_000;
+/** How many missed fire times are enumerated at most per source and tick. */
+const MAX_ENUMERATE = 10_000;
+
+interface Job {
+  spec: JobSpec;
+  handler: JobHandler;
+}
+
+/** One stream of fire times: a job's own trigger, or one stored schedule of it. */
+interface Source {
+  job: string;
+  scheduleId: string | undefined;
+  trigger: CompiledTrigger;
+  data: unknown;
+  /** Every fire time up to and including this one has been handled by this node's view. */
+  cursor: number | undefined;
+  /** A stored schedule's trigger as read, to notice when it changes. */
+  signature?: string;
+}
+
+interface Candidate {
+  occ: OccurrenceId;
+  source: RunSource;
+  data: unknown;
+  attempt: number;
+  /** Run after the claim; otherwise (missed-and-skipped) only mark. */
+  gate: boolean;
+  /** Cleanup to do once claimed (delete a trigger/pending record). */
+  onClaimed?: () => Promise<unknown>;
+  /** Comes from a pending (overlap queue) record, which `onClaimed` deletes. */
+  fromPending?: true;
+}
+
+type Listener<K extends keyof SchedulerEvents> = (payload: SchedulerEvents[K]) => void;
+
+/**
+ * A cluster scheduler node. Every node that runs `createScheduler` on the same store with the
+ * same job definitions shares the work: each occurrence `(job, schedule, fireTime, shard)` is
+ * claimed by exactly one node, on the store's clock.
+ *
+ * @example
+ * const scheduler = createScheduler({ store });
+ * scheduler.define('send-report', { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, async (ctx) => {
+ *   await sendReport({ fencingToken: ctx.token, signal: ctx.signal });
+ * });
+ * await scheduler.start();
+ */
+export class Scheduler {
+  readonly node: string;
+  private readonly store: Store;
+  private readonly concurrency: number;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly pollMs: number;
+  private readonly retentionMs: number;
+  private readonly stopTimeoutMs: number;
+  private readonly storeClock: StoreClock;
+  private readonly events = new EventEmitter();
+  private readonly jobs = new Map<string, Job>();
+  private readonly sources = new Map<string, Source>();
+  private paused = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private loopPromise: Promise<void> | undefined;
+  private stopping: AbortController | undefined;
+  private readonly wake = { controller: new AbortController() };
+  private abandon = new AbortController();
+  private startedAt = 0;
+  private nextPollAt = 0;
+  private lastTickAt = Number.NEGATIVE_INFINITY;
+  private failures = 0;
+  private readonly sweepMs: number;
+  private nextSweepAt = Number.POSITIVE_INFINITY;
+
+  constructor(options: SchedulerOptions) {
+    if (!options || typeof options !== 'object' || !options.store) {
+      throw invalidArgument('createScheduler needs { store } (see openStore)');
+    }
+    const known = new Set([
+      'store',
+      'node',
+      'concurrency',
+      'logger',
+      'pollInterval',
+      'historyRetention',
+      'stopTimeout',
+      'sweepInterval',
+      'clock',
+    ]);
+    for (const field of Object.keys(options)) {
+      if (!known.has(field))
+        throw invalidArgument(
+          `unknown scheduler option ${JSON.stringify(field)}; known: ${[...known].join(', ')}`,
+        );
+    }
+    this.store = options.store;
+    this.node = options.node ?? defaultOwner();
+    if (
+      typeof this.node !== 'string' ||
+      this.node === '' ||
+      this.node.length > 200 ||
+      /\p{Cc}/u.test(this.node)
+    ) {
+      throw invalidArgument('node must be 1-200 printable characters');
+    }
+    this.concurrency = options.concurrency ?? 16;
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1 || this.concurrency > 10_000) {
+      throw invalidArgument(`concurrency must be a whole number from 1 to 10000; got ${options.concurrency}`);
+    }
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+    this.pollMs = parsePositiveDuration(options.pollInterval ?? '1s', 'pollInterval');
+    this.retentionMs = parsePositiveDuration(options.historyRetention ?? '7d', 'historyRetention');
+    this.stopTimeoutMs = parseDuration(options.stopTimeout ?? '30s', 'stopTimeout');
+    this.sweepMs = parsePositiveDuration(options.sweepInterval ?? '1m', 'sweepInterval');
+    this.storeClock = new StoreClock(() => this.store.now(), this.clock);
+  }
+
+  // ── events ────────────────────────────────────────────────────────────────────────────────
+
+  on<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): this {
+    this.events.on(event, listener as (p: unknown) => void);
+    return this;
+  }
+
+  off<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): this {
+    this.events.off(event, listener as (p: unknown) => void);
+    return this;
+  }
+
+  once<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): this {
+    this.events.once(event, listener as (p: unknown) => void);
+    return this;
+  }
+
+  private emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {
+    if (event === 'error') {
+      this.logger.error(
+        `oncely scheduler ${this.node}: ${(payload as SchedulerEvents['error']).during} failed`,
+        (payload as SchedulerEvents['error']).error,
+      );
+      // An 'error' event without listeners must not crash the process (EventEmitter would throw).
+      if (this.events.listenerCount('error') === 0) return;
+    }
+    try {
+      this.events.emit(event, payload);
+    } catch (err) {
+      this.logger.error(`oncely scheduler: a '${event}' listener threw`, err);
+    }
+  }
+
+  // ── definitions ───────────────────────────────────────────────────────────────────────────
+
+  /** Defines a job; works before and after `start()`. Throws `INVALID_ARGUMENT` naming the job and field. */
+  define<Data = unknown>(name: string, options: JobOptions, handler: JobHandler<Data>): this {
+    const spec = jobSpec(name, options);
+    if (typeof handler !== 'function')
+      throw invalidArgument(`job ${JSON.stringify(spec.name)}: handler must be a function`);
+    if (this.jobs.has(spec.name))
+      throw invalidArgument(`job ${JSON.stringify(spec.name)} is already defined on this scheduler`);
+    this.jobs.set(spec.name, { spec, handler: handler as JobHandler });
+    if (spec.trigger) {
+      this.sources.set(sourceKey(spec.name, undefined), {
+        job: spec.name,
+        scheduleId: undefined,
+        trigger: spec.trigger,
+        data: undefined,
+        cursor: undefined,
+      });
+    }
+    if (this.loopPromise) {
+      void this.registerJob(spec).catch((err) => this.emit('error', { error: err, during: 'job registry' }));
+      this.poke();
+    }
+    return this;
+  }
+
+  // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
+
+  /** Starts claiming. Resolves once the node has read the store's clock and registered its jobs. */
+  async start(): Promise<void> {
+    if (this.loopPromise) return;
+    this.stopping = new AbortController();
+    this.abandon = new AbortController();
+    await this.storeClock.sample();
+    this.startedAt = this.storeClock.estimate();
+    // Nodes started together spread their sweeps over the interval.
+    this.nextSweepAt = this.startedAt + Math.random() * this.sweepMs;
+    await Promise.all([...this.jobs.values()].map((job) => this.registerJob(job.spec)));
+    await this.poll();
+    this.loopPromise = this.loop();
+  }
+
+  /**
+   * Stops claiming, lets running handlers finish for up to `stopTimeout`, then aborts their
+   * signals; an aborted run is left for another node to recover.
+   */
+  async stop(): Promise<void> {
+    if (!this.loopPromise || !this.stopping) return;
+    this.stopping.abort();
+    this.poke();
+    await this.loopPromise;
+    const drained = Promise.all([...this.running]);
+    const timer = new AbortController();
+    await Promise.race([drained, this.clock.sleep(this.stopTimeoutMs, timer.signal)]);
+    timer.abort();
+    if (this.running.size > 0) {
+      this.abandon.abort(new OncelyError('CLOSED', `scheduler ${this.node} stopped`));
+      await Promise.all([...this.running]);
+    }
+    await this.store.delete(keys.node(this.node)).catch(() => {});
+    this.loopPromise = undefined;
+  }
+
+  // ── control ───────────────────────────────────────────────────────────────────────────────
+
+  /** Runs the job once, now, on whichever node defining it claims the request first. */
+  async trigger(job: string, options: { data?: unknown } = {}): Promise<void> {
+    validateJobName(job);
+    const id = randomId(9);
+    const requestedAt = await this.store.now();
+    await this.store.put(
+      keys.triggerRequest(job, id),
+      JSON.stringify({ id, job, requestedAt, data: options.data }),
+      {
+        ttlMs: this.retentionMs,
+      },
+    );
+    this.nextPollAt = 0;
+    this.poke();
+  }
+
+  /** Pauses the job on every node (within one poll interval). */
+  async pause(job: string): Promise<void> {
+    validateJobName(job);
+    await this.store.put(keys.pause(job), JSON.stringify({ by: this.node, at: await this.store.now() }));
+    this.paused.add(job);
+  }
+
+  /** Resumes the job on every node; what fell due while paused follows its misfire policy. */
+  async resume(job: string): Promise<void> {
+    validateJobName(job);
+    await this.store.delete(keys.pause(job));
+    this.paused.delete(job);
+    this.nextPollAt = 0;
+    this.poke();
+  }
+
+  /** History records, newest fire time first. */
+  async history(options: { job?: string; limit?: number } = {}): Promise<HistoryEntry[]> {
+    const limit = options.limit ?? 100;
+    const jobs =
+      options.job !== undefined
+        ? [options.job]
+        : (await this.store.scan(keys.jobPrefix, { limit: 10_000 })).map((r) => jobOfKey(r.key));
+    const lists = await Promise.all(
+      jobs.map((job) => this.store.scan(keys.historyPrefix(job), { reverse: true, limit })),
+    );
+    return lists
+      .flat()
+      .map((r) => decodeHistory(r.value))
+      .sort((a, b) => b.fireTime.getTime() - a.fireTime.getTime() || b.attempt - a.attempt)
+      .slice(0, limit);
+  }
+
+  /** Nodes whose heartbeat is current. */
+  async nodes(): Promise<NodeInfo[]> {
+    const records = await this.store.scan(keys.nodePrefix, { limit: 10_000 });
+    return records.map((r) => {
+      const n = JSON.parse(r.value) as Omit<NodeInfo, 'startedAt' | 'lastSeen'> & {
+        startedAt: number;
+        lastSeen: number;
+      };
+      return { ...n, startedAt: new Date(n.startedAt), lastSeen: new Date(n.lastSeen) };
+    });
+  }
+
+  /** Stored per-user/per-tenant schedules of defined jobs, kept in the store and seen by every node within one poll. */
+  readonly schedules = {
+    upsert: async (schedule: StoredSchedule): Promise<void> => {
+      const { id, job, data: _data, ...trigger } = schedule;
+      // Ids and job names are parts of occurrence keys: 200 characters each as stored (keys.ts).
+      if (typeof id !== 'string' || id === '' || esc(id).length > 200 || /\p{Cc}/u.test(id))
+        throw invalidArgument("schedule id must be 1-200 printable characters ('|' and '%' count 3)");
+      validateJobName(job);
+      compileTrigger(trigger as Trigger, `schedule ${JSON.stringify(id)}`);
+      await this.store.put(keys.schedule(job, id), JSON.stringify(schedule));
+      this.nextPollAt = 0;
+      this.poke();
+    },
+    remove: async (id: string, job?: string): Promise<boolean> => {
+      const found = job === undefined ? (await this.schedules.list()).find((s) => s.id === id) : { job };
+      if (!found) return false;
+      return this.store.delete(keys.schedule(found.job, id));
+    },
+    get: async (id: string): Promise<StoredSchedule | undefined> =>
+      (await this.schedules.list()).find((s) => s.id === id),
+    list: async (filter: { job?: string } = {}): Promise<StoredSchedule[]> => {
+      const records = await this.store.scan(keys.schedulePrefix(filter.job), { limit: 10_000 });
+      return records.map((r) => JSON.parse(r.value) as StoredSchedule);
+    },
+  };
+
+  // ── the loop ──────────────────────────────────────────────────────────────────────────────
+
+  private poke(): void {
+    this.wake.controller.abort();
+  }
+
+  private async loop(): Promise<void> {
+    const stopping = this.stopping!.signal;
+    while (!stopping.aborted) {
+      let sleepMs: number;
+      try {
+        const now = this.storeClock.estimate();
+        if (now >= this.nextPollAt) await this.poll();
+        await this.tick();
+        sleepMs = this.untilNextEvent();
+        this.failures = 0;
+      } catch (err) {
+        this.failures++;
+        this.emit('error', { error: err, during: 'scheduler loop' });
+        // Bounded back-off while the store is unreachable; the misfire policy covers what falls due meanwhile.
+        sleepMs = Math.min(MAX_SLEEP_MS, 250 * 2 ** Math.min(this.failures, 7));
+      }
+      if (stopping.aborted) break;
+      this.wake.controller = new AbortController();
+      await this.clock.sleep(Math.max(0, Math.min(sleepMs, MAX_SLEEP_MS)), this.wake.controller.signal);
+    }
+  }
+
+  /** Milliseconds until the next fire time that this node could claim, or the next poll. */
+  private untilNextEvent(): number {
+    const now = this.storeClock.estimate();
+    let next = this.nextPollAt;
+    for (const source of this.sources.values()) {
+      // A fire time the last tick already saw but could not claim (no free slot, a catch-up
+      // replay waiting for its predecessor) is retried when a run ends or at the next poll, not
+      // in a busy loop.
+      const due = this.nextDue(source, now);
+      if (due !== undefined && due > this.lastTickAt) next = Math.min(next, due);
+    }
+    // Wake a little after the fire time: the store clock estimate is only good to ± errorBound,
+    // and a claim granted before the fire time would be early.
+    return next - now + Math.ceil(this.storeClock.errorBound());
+  }
+
+  private nextDue(source: Source, now: number): number | undefined {
+    const after = source.cursor ?? now;
+    return nextFireTimes(source.trigger, after, 1)[0];
+  }
+
+  /** Reads cluster state: clock, pauses, stored schedules, trigger requests, queued runs, recovery; writes the heartbeat. */
+  private async poll(): Promise<void> {
+    await this.storeClock.sample();
+    const now = this.storeClock.estimate();
+    this.nextPollAt = now + this.pollMs;
+    const [pauses, schedules] = await Promise.all([
+      this.store.scan(keys.pausePrefix, { limit: 10_000 }),
+      this.store.scan(keys.schedulePrefix(), { limit: 10_000 }),
+    ]);
+    this.paused = new Set(pauses.map((r) => jobOfKey(r.key)));
+    this.syncStoredSchedules(schedules.map((r) => JSON.parse(r.value) as StoredSchedule));
+    await this.heartbeat(now);
+    await this.claimRequests();
+    await this.recover();
+    if (now >= this.nextSweepAt) {
+      // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
+      // but stay stored until swept: every node deletes a bounded batch now and then.
+      this.nextSweepAt = now + this.sweepMs;
+      await this.store
+        .sweep({ limit: 1000 })
+        .catch((err) => this.emit('error', { error: err, during: 'sweep' }));
+    }
+  }
+
+  private syncStoredSchedules(list: StoredSchedule[]): void {
+    const seen = new Set<string>();
+    for (const s of list) {
+      if (!this.jobs.has(s.job)) continue;
+      const key = sourceKey(s.job, s.id);
+      seen.add(key);
+      const { id, job, data, ...trigger } = s;
+      const existing = this.sources.get(key);
+      const signature = JSON.stringify(trigger);
+      if (existing?.signature === signature) {
+        existing.data = data;
+        continue;
+      }
+      try {
+        const compiled = compileTrigger(trigger as Trigger, `schedule ${JSON.stringify(id)}`);
+        this.sources.set(key, {
+          job,
+          scheduleId: id,
+          trigger: compiled,
+          data,
+          cursor: existing?.cursor,
+          signature,
+        });
+      } catch (err) {
+        this.emit('error', { error: err, during: `schedule ${id}` });
+      }
+    }
+    for (const [key, source] of this.sources) {
+      if (source.scheduleId !== undefined && !seen.has(key)) this.sources.delete(key);
+    }
+  }
+
+  private async heartbeat(now: number): Promise<void> {
+    const info = {
+      id: this.node,
+      host: hostname(),
+      pid: process.pid,
+      version: VERSION,
+      startedAt: this.startedAt,
+      lastSeen: now,
+      jobs: [...this.jobs.keys()],
+    };
+    await this.store.put(keys.node(this.node), JSON.stringify(info), {
+      ttlMs: Math.max(3 * this.pollMs, 15_000),
+    });
+  }
+
+  private async registerJob(spec: JobSpec): Promise<void> {
+    const record = {
+      name: spec.name,
+      trigger: spec.triggerSource ?? null,
+      options: {
+        overlap: spec.overlap,
+        misfire: spec.misfire,
+        catchUpLimit: spec.catchUpLimit,
+        misfireThresholdMs: spec.misfireThresholdMs,
+        lockAtMostForMs: spec.lockAtMostForMs,
+        lockAtLeastForMs: spec.lockAtLeastForMs,
+        timeoutMs: spec.timeoutMs ?? null,
+        retries: spec.retries,
+        recover: spec.recover,
+        shards: spec.shards?.count ?? null,
+      },
+      definedBy: this.node,
+      updatedAt: await this.store.now(),
+    };
+    await this.store.put(keys.job(spec.name), JSON.stringify(record));
+  }
+
+  private freeSlots(): number {
+    return this.concurrency - this.running.size;
+  }
+
+  private shardsOf(job: Job): (number | undefined)[] {
+    return job.spec.shards ? Array.from({ length: job.spec.shards.count }, (_, i) => i) : [undefined];
+  }
+
+  /** Claims everything due now (one batched acquire) and handles what was missed. */
+  private async tick(): Promise<void> {
+    const now = this.storeClock.estimate() - this.storeClock.errorBound();
+    this.lastTickAt = now;
+    const candidates: Candidate[] = [];
+    let budget = this.freeSlots();
+    for (const source of this.sources.values()) {
+      const job = this.jobs.get(source.job);
+      if (!job || this.paused.has(source.job)) continue;
+      if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
+      const due: number[] = [];
+      let after = source.cursor;
+      for (let i = 0; i < MAX_ENUMERATE; i++) {
+        const [f] = nextFireTimes(source.trigger, after, 1);
+        if (f === undefined || f > now) break;
+        due.push(f);
+        after = f;
+      }
+      if (due.length === 0) continue;
+      const onTime = due.filter((f) => now - f <= job.spec.misfireThresholdMs);
+      const missed = due.filter((f) => now - f > job.spec.misfireThresholdMs);
+      // A node claims only what it has free slots for (missed times yield at most one claim per
+      // shard). A source whose work does not fit keeps its cursor, so what nobody claimed in time
+      // is seen again as missed and follows the misfire policy.
+      const need = (onTime.length + (missed.length > 0 ? 1 : 0)) * this.shardsOf(job).length;
+      if (need > budget) continue;
+      budget -= need;
+      if (missed.length > 0) {
+        const handled = await this.handleMissed(job, source, missed);
+        candidates.push(...handled.candidates);
+        if (!handled.advance) continue;
+        const replay = handled.candidates[0]?.occ.fireTime;
+        if (replay !== undefined && onTime.length > 0 && job.spec.overlap !== 'allow') {
+          // A run-once replay and on-time fire times in one tick would race for the same overlap
+          // gate in one batch, and the on-time run would be recorded as skipped for "overlapping" a
+          // replay that had not even started. The on-time ones come next: when the replay ends
+          // (its run pokes the loop) or at the next poll; skipped only if the replay is still going.
+          source.cursor = replay;
+          continue;
+        }
+      }
+      for (const f of onTime) {
+        for (const shard of this.shardsOf(job)) {
+          candidates.push({
+            occ: { job: source.job, scheduleId: source.scheduleId, fireTime: f, shard },
+            source: 'schedule',
+            data: source.data,
+            attempt: 1,
+            gate: job.spec.overlap !== 'allow',
+          });
+        }
+      }
+      source.cursor = due.at(-1)!;
+    }
+    await this.claimAndRun(candidates);
+  }
+
+  /** The high-water mark in the store, or now: a brand-new job does not backfill the past. */
+  private async initialCursor(source: Source, now: number): Promise<number> {
+    const stored = await this.store.get(keys.highWater(source.job, source.scheduleId));
+    return stored === null ? now : Number(stored);
+  }
+
+  /**
+   * Missed fire times (no claim within misfireThreshold): skip, run the latest once, or replay
+   * them oldest first, one at a time fleet-wide. Occurrences another node handled (high-water
+   * mark, or a claim still held) are not missed. Returns the claims to attempt, and whether the
+   * source may move past the missed times (catch-up keeps it until the replay is claimed).
+   */
+  private async handleMissed(
+    job: Job,
+    source: Source,
+    missed: number[],
+  ): Promise<{ candidates: Candidate[]; advance: boolean }> {
+    const hwmKey = keys.highWater(source.job, source.scheduleId);
+    const stored = await this.store.get(hwmKey);
+    const hwm = stored === null ? Number.NEGATIVE_INFINITY : Number(stored);
+    let open = missed.filter((f) => f > hwm);
+    if (open.length > 0) {
+      const held = await Promise.all(
+        open.map((f) =>
+          this.store.inspect(
+            keys.occurrence({
+              job: source.job,
+              scheduleId: source.scheduleId,
+              fireTime: f,
+              shard: this.shardsOf(job)[0],
+            }),
+          ),
+        ),
+      );
+      open = open.filter((_, i) => held[i] === null);
+    }
+    if (open.length === 0) return { candidates: [], advance: true };
+    const { misfire, catchUpLimit } = job.spec;
+    const occurrence = (f: number, shard: number | undefined): OccurrenceId => ({
+      job: source.job,
+      scheduleId: source.scheduleId,
+      fireTime: f,
+      shard,
+    });
+    const skip = async (times: number[]) => {
+      for (const f of times) this.emitMisfired(source, f, 'skipped');
+      if (times.length > 0) await this.raiseHighWater(hwmKey, Math.max(...times));
+    };
+    if (misfire === 'skip') {
+      await skip(open);
+      return { candidates: [], advance: true };
+    }
+    if (misfire === 'run-once') {
+      const latest = open.at(-1)!;
+      await skip(open.slice(0, -1));
+      this.emitMisfired(source, latest, 'run');
+      return {
+        candidates: this.shardsOf(job).map((shard) => ({
+          occ: occurrence(latest, shard),
+          source: 'misfire' as const,
+          data: source.data,
+          attempt: 1,
+          gate: job.spec.overlap !== 'allow',
+        })),
+        advance: true,
+      };
+    }
+    // catch-up: keep the latest catchUpLimit, replay the oldest of them; the gate makes replays
+    // sequential across the fleet, and the cursor stays until that replay is claimed.
+    const excess = open.length - catchUpLimit;
+    if (excess > 0) {
+      await skip(open.slice(0, excess));
+      open = open.slice(excess);
+    }
+    const oldest = open[0]!;
+    this.emitMisfired(source, oldest, 'run');
+    source.cursor = oldest - 1;
+    return {
+      candidates: this.shardsOf(job).map((shard) => ({
+        occ: occurrence(oldest, shard),
+        source: 'misfire' as const,
+        data: source.data,
+        attempt: 1,
+        gate: true,
+      })),
+      advance: false,
+    };
+  }
+
+  private emitMisfired(source: Source, fireTime: number, action: 'skipped' | 'run'): void {
+    this.emit('misfired', {
+      job: source.job,
+      ...(source.scheduleId !== undefined && { scheduleId: source.scheduleId }),
+      fireTime: new Date(fireTime),
+      action,
+    });
+  }
+
+  /** Raises the high-water mark; a concurrent lower write can only make a later check more careful, never re-run work (claims are per occurrence). */
+  private async raiseHighWater(key: string, fireTime: number): Promise<void> {
+    const current = await this.store.get(key);
+    if (current === null || Number(current) < fireTime) await this.store.put(key, String(fireTime));
+  }
+
+  /**
+   * One round trip for every due occurrence (and the overlap gates they need), limited to this
+   * node's free slots so that an overloaded node leaves work to the others.
+   */
+  private async claimAndRun(candidates: Candidate[]): Promise<void> {
+    if (candidates.length === 0 || this.stopping?.signal.aborted) return;
+    const batch = candidates.slice(0, Math.max(0, this.freeSlots()));
+    if (batch.length === 0) return;
+    const requests: LeaseRequest[] = [];
+    const index: { occ: number; gate: number | undefined }[] = [];
+    for (const c of batch) {
+      const spec = this.jobs.get(c.occ.job)!.spec;
+      const occ =
+        requests.push({ key: keys.occurrence(c.occ), owner: this.node, leaseMs: spec.lockAtMostForMs }) - 1;
+      const gate = c.gate
+        ? requests.push({
+            key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
+            owner: this.node,
+            leaseMs: spec.lockAtMostForMs,
+          }) - 1
+        : undefined;
+      index.push({ occ, gate });
+    }
+    // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch).
+    let from = 0;
+    while (from < batch.length) {
+      let to = from;
+      while (to < batch.length && (index[to]!.gate ?? index[to]!.occ) - index[from]!.occ < MAX_BATCH) to++;
+      const offset = index[from]!.occ;
+      const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
+      const sentAt = this.clock.monotonic();
+      const leases = await this.store.acquire(requests.slice(offset, end + 1));
+      await Promise.all(
+        batch.slice(from, to).map(async (c, i) => {
+          const at = index[from + i]!;
+          const lease = leases[at.occ - offset] ?? null;
+          const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
+          await this.afterClaim(c, lease, gate, sentAt);
+        }),
+      );
+      from = to;
+    }
+  }
+
+  private async afterClaim(
+    c: Candidate,
+    lease: Lease | null,
+    gate: Lease | null | undefined,
+    sentAt: number,
+  ): Promise<void> {
+    const job = this.jobs.get(c.occ.job)!;
+    if (!lease) {
+      // Someone else has (or had) it; a gate we won for it is returned at once.
+      if (gate) await this.store.release(gate.key, gate.token).catch(() => {});
+      return;
+    }
+    if (lease.acquiredAt < c.occ.fireTime) {
+      // Never early: the store's clock had not reached the fire time. Give it back and retry.
+      await this.store.release(lease.key, lease.token);
+      if (gate) await this.store.release(gate.key, gate.token).catch(() => {});
+      const source = this.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+      if (source && c.source === 'schedule')
+        source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
+      return;
+    }
+    if (gate === null) {
+      await this.overlapped(job, c, lease);
+      return;
+    }
+    if (c.source === 'schedule' || c.source === 'misfire') {
+      // Not awaited before the run starts: until the mark is written, the held claim (and then
+      // the "done" hold) is what tells a late node that this fire time was handled.
+      void this.raiseHighWater(keys.highWater(c.occ.job, c.occ.scheduleId), c.occ.fireTime).catch((err) =>
+        this.emit('error', { error: err, during: 'high-water mark' }),
+      );
+    }
+    await c.onClaimed?.();
+    this.launch(job, {
+      occ: c.occ,
+      lease,
+      gate: gate ?? undefined,
+      sentAt,
+      attempt: c.attempt,
+      source: c.source,
+      data: c.data,
+    });
+  }
+
+  /** The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one pending run). */
+  private async overlapped(job: Job, c: Candidate, lease: Lease): Promise<void> {
+    const emitSkipped = () => this.emit('skipped', { ...occFields(c.occ), reason: 'overlap' });
+    if (c.source === 'misfire' && job.spec.misfire === 'catch-up') {
+      // A replay waits for the previous one: free the occurrence and try again next tick.
+      await this.store.release(lease.key, lease.token);
+      return;
+    }
+    // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
+    // after the current run ends", as ElasticJob's misfire flag): one pending run per gate, claimed
+    // by whichever node sees the gate free first.
+    if ((job.spec.overlap === 'queue' || c.source === 'misfire') && c.source !== 'recover') {
+      await this.store.put(
+        keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+        JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
+      );
+      await this.store.release(lease.key, lease.token);
+      await this.raiseHighWater(keys.highWater(c.occ.job, c.occ.scheduleId), c.occ.fireTime);
+      // The pending record now stands for a trigger request: consume that, or it is re-claimed
+      // (a candidate that came from the pending record keeps it, rewritten just above).
+      if (!c.fromPending) await c.onClaimed?.();
+      return;
+    }
+    const at = new Date(lease.acquiredAt);
+    await this.store.put(
+      keys.history(c.occ, 1),
+      encodeHistory({
+        ...occFields(c.occ),
+        node: this.node,
+        attempt: 1,
+        token: lease.token,
+        source: c.source,
+        status: 'skipped',
+        startedAt: at,
+        finishedAt: at,
+      }),
+      { ttlMs: this.retentionMs },
+    );
+    await this.raiseHighWater(keys.highWater(c.occ.job, c.occ.scheduleId), c.occ.fireTime);
+    await this.store.release(lease.key, lease.token, c.occ.fireTime + this.doneHold(job));
+    // A skipped trigger request (or pending run) is handled: consume it, or every poll re-reads it.
+    await c.onClaimed?.();
+    emitSkipped();
+  }
+
+  private doneHold(job: Job): number {
+    return Math.max(MIN_DONE_HOLD_MS, 10 * job.spec.misfireThresholdMs);
+  }
+
+  private launch(job: Job, claim: Claim): void {
+    const run = executeRun(
+      {
+        store: this.store,
+        node: this.node,
+        clock: this.clock,
+        logger: this.logger,
+        spec: job.spec,
+        handler: job.handler,
+        emit: (event, payload) => this.emit(event, payload),
+        historyRetentionMs: this.retentionMs,
+        doneHoldMs: this.doneHold(job),
+        stopSignal: this.abandon.signal,
+      },
+      claim,
+    ).finally(() => {
+      this.running.delete(run);
+      // A slot is free and (with overlap) a gate may be: look for queued or due work now.
+      this.nextPollAt = 0;
+      this.poke();
+    });
+    this.running.add(run);
+  }
+
+  /** Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines. */
+  private async claimRequests(): Promise<void> {
+    const candidates: Candidate[] = [];
+    const requests = await this.store.scan(keys.triggerPrefix, { limit: 1000 });
+    for (const r of requests) {
+      const req = JSON.parse(r.value) as { id: string; job: string; requestedAt: number; data?: unknown };
+      const job = this.jobs.get(req.job);
+      if (!job) continue;
+      for (const shard of this.shardsOf(job)) {
+        candidates.push({
+          occ: { job: req.job, scheduleId: `manual:${req.id}`, fireTime: req.requestedAt, shard },
+          source: 'manual',
+          data: req.data,
+          attempt: 1,
+          gate: job.spec.overlap !== 'allow',
+          onClaimed: () => this.store.delete(r.key),
+        });
+      }
+    }
+    // One pending record per gate (job, stored schedule, shard): one scan for all of them.
+    const queued = await this.store.scan(keys.pendingPrefix, { limit: 1000 });
+    for (const r of queued) {
+      const job = this.jobs.get(jobOfKey(r.key));
+      if (!job || this.paused.has(job.spec.name)) continue;
+      const p = JSON.parse(r.value) as OccurrenceId & { data?: unknown; source: RunSource };
+      candidates.push({
+        occ: {
+          job: p.job,
+          scheduleId: p.scheduleId ?? undefined,
+          fireTime: p.fireTime,
+          shard: p.shard ?? undefined,
+        },
+        source: p.source,
+        data: p.data,
+        attempt: 1,
+        gate: true,
+        onClaimed: () => this.store.delete(r.key),
+        fromPending: true,
+      });
+    }
+    await this.claimAndRun(candidates);
+  }
+
+  /**
+   * Recovery: an inflight record whose lease is free belongs to a run whose node died (or gave
+   * up). With `recover` it is run again here with attempt + 1 and a higher token; without, it is
+   * recorded as abandoned. An occurrence whose final history exists is only cleaned up.
+   */
+  private async recover(): Promise<void> {
+    const records = await this.store.scan(keys.inflightPrefix, { limit: 100 });
+    const candidates: Candidate[] = [];
+    for (const r of records) {
+      const rec = JSON.parse(r.value) as InflightRecord;
+      const job = this.jobs.get(rec.job);
+      if (!job) continue;
+      const occ: OccurrenceId = {
+        job: rec.job,
+        scheduleId: rec.scheduleId,
+        fireTime: rec.fireTime,
+        shard: rec.shard,
+      };
+      if ((await this.store.inspect(keys.occurrence(occ))) !== null) continue;
+      const last = await this.store.get(keys.history(occ, rec.attempt));
+      const status = last === null ? undefined : decodeHistory(last).status;
+      const final =
+        status === 'succeeded' || status === 'failed' || status === 'timed-out' || status === 'skipped';
+      if (final || !job.spec.recover) {
+        if (!final) {
+          await this.store.put(
+            keys.history(occ, rec.attempt),
+            encodeHistory({
+              ...occFields(occ),
+              node: rec.node,
+              attempt: rec.attempt,
+              token: rec.token,
+              source: rec.source,
+              status: 'abandoned',
+              startedAt: new Date(rec.fireTime),
+              finishedAt: new Date(await this.store.now()),
+            }),
+            { ttlMs: this.retentionMs },
+          );
+        }
+        await this.store.delete(r.key);
+        continue;
+      }
+      candidates.push({ occ, source: 'recover', data: rec.data, attempt: rec.attempt + 1, gate: false });
+    }
+    await this.claimAndRun(candidates);
+  }
+}
+
+function sourceKey(job: string, scheduleId: string | undefined): string {
+  return `${job}\u0000${scheduleId ?? ''}`;
+}
+
+/**
+ * Creates a scheduler node on a store. Define jobs, then `start()`; run the same code on every
+ * instance of the service.
+ */
+export function createScheduler(options: SchedulerOptions): Scheduler {
+  return new Scheduler(options);
+}

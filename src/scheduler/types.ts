@@ -1,0 +1,100 @@
+import type { Clock } from '../core/clock.js';
+import type { Duration } from '../core/duration.js';
+import type { Logger } from '../core/logger.js';
+import type { Store } from '../store/types.js';
+
+export interface SchedulerOptions {
+  store: Store;
+  /** This node's id (default `host:pid:random`); shown in history and `nodes()`. */
+  node?: string;
+  /** Runs at once on this node (default 16); a node never claims more than it has free slots for. */
+  concurrency?: number;
+  logger?: Logger;
+  /** How often control state (pauses, stored schedules, triggers, recovery) is read (default 1 s). */
+  pollInterval?: Duration;
+  /** How long history records are kept (default 7 days). */
+  historyRetention?: Duration;
+  /** How often this node deletes a bounded batch of expired records and leases (default 1 min). */
+  sweepInterval?: Duration;
+  /** How long `stop()` waits for running handlers before aborting them (default 30 s). */
+  stopTimeout?: Duration;
+  /** Local monotonic clock (tests inject one); lease maths always uses the store clock. */
+  clock?: Clock;
+}
+
+export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed-out' | 'skipped' | 'abandoned';
+
+/** What a handler receives. */
+export interface JobContext<Data = unknown> {
+  job: string;
+  /** The occurrence's nominal fire time (not when it started). */
+  fireTime: Date;
+  scheduleId?: string;
+  data?: Data;
+  shard?: { index: number; count: number; param?: string };
+  /** 1 for the first run of an occurrence; grows with retries and recoveries. */
+  attempt: number;
+  node: string;
+  /** Fencing token of this run's claim: higher than any earlier run of the same occurrence. */
+  token: number;
+  /** Aborted on timeout, on stop(), or before the claim's lease could be lost. */
+  signal: AbortSignal;
+}
+
+export type JobHandler<Data = unknown> = (ctx: JobContext<Data>) => Promise<unknown> | unknown;
+
+/** One attempt of one occurrence, as kept in the store. */
+export interface HistoryEntry {
+  job: string;
+  scheduleId?: string;
+  fireTime: Date;
+  shard?: number;
+  node: string;
+  attempt: number;
+  token: number;
+  source: RunSource;
+  status: RunStatus;
+  startedAt: Date;
+  finishedAt?: Date;
+  error?: string;
+}
+
+export interface RunEvent {
+  job: string;
+  scheduleId?: string;
+  fireTime: Date;
+  shard?: number;
+  attempt: number;
+  token: number;
+  node: string;
+  source: RunSource;
+}
+
+export interface SchedulerEvents {
+  started: RunEvent;
+  succeeded: RunEvent & { durationMs: number };
+  failed: RunEvent & { error: unknown; status: 'failed' | 'timed-out'; willRetry: boolean };
+  skipped: { job: string; scheduleId?: string; fireTime: Date; shard?: number; reason: 'overlap' };
+  misfired: { job: string; scheduleId?: string; fireTime: Date; action: 'skipped' | 'run' };
+  error: { error: unknown; during: string };
+}
+
+export interface NodeInfo {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedAt: Date;
+  lastSeen: Date;
+}
+
+export interface StoredSchedule {
+  id: string;
+  job: string;
+  cron?: string;
+  every?: Duration;
+  at?: Date | string | number;
+  timezone?: string;
+  data?: unknown;
+}

@@ -1,0 +1,179 @@
+import { OncelyError } from '../core/errors.js';
+import { tryLock } from '../lock/try-lock.js';
+import type { Lock, TryLockOptions } from '../lock/types.js';
+import type {
+  Lease,
+  LeaseRequest,
+  ListLeasesOptions,
+  PutOptions,
+  ScanOptions,
+  Store,
+  StoreCapabilities,
+  StoredRecord,
+  SweepOptions,
+  SweepResult,
+} from './types.js';
+import {
+  type NormalizedScan,
+  normalizeListLeases,
+  normalizePut,
+  normalizeScan,
+  normalizeSweep,
+  validateKey,
+  validateLeaseMs,
+  validateRequests,
+  validateTime,
+  validateToken,
+  validateValue,
+} from './validate.js';
+
+/** Defaults a backend inherits; a new capability gets a safe default here so no backend breaks. */
+export const DEFAULT_CAPABILITIES: StoreCapabilities = {
+  fencing: true,
+  durability: 'server',
+  serverTime: true,
+  multiProcess: true,
+  multiHost: true,
+  batchAcquire: true,
+};
+
+/**
+ * Base of every shipped backend. The public methods validate input, refuse calls after `close()`,
+ * and turn driver failures into `OncelyError`s; subclasses implement the `do*` methods, which only
+ * ever see valid, normalised arguments (an `acquire` batch has distinct keys and is non-empty).
+ */
+export abstract class BaseStore implements Store {
+  abstract readonly kind: string;
+  abstract readonly capabilities: StoreCapabilities;
+  private closed = false;
+
+  protected abstract doNow(): Promise<number>;
+  protected abstract doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]>;
+  protected abstract doExtend(key: string, token: number, leaseMs: number): Promise<number | null>;
+  protected abstract doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean>;
+  protected abstract doInspect(key: string): Promise<Lease | null>;
+  protected abstract doListLeases(prefix: string, limit: number): Promise<Lease[]>;
+  protected abstract doPut(key: string, value: string, ttlMs: number | undefined): Promise<void>;
+  protected abstract doGet(key: string): Promise<string | null>;
+  protected abstract doScan(scan: NormalizedScan): Promise<StoredRecord[]>;
+  protected abstract doDelete(key: string): Promise<boolean>;
+  protected abstract doSweep(limit: number): Promise<SweepResult>;
+  protected abstract doMigrate(): Promise<void>;
+  protected abstract doClose(): Promise<void>;
+
+  /**
+   * Maps a driver error to an `OncelyError`. The default calls everything `STORE_UNAVAILABLE`;
+   * backends refine it (a missing table is `SCHEMA`). Must not leak secrets into the message.
+   */
+  protected classifyError(err: unknown, operation: string): OncelyError {
+    if (err instanceof OncelyError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    return new OncelyError('STORE_UNAVAILABLE', `${this.kind} store: ${operation} failed: ${message}`, {
+      cause: err,
+    });
+  }
+
+  private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new OncelyError('CLOSED', `${this.kind} store: ${operation}() after close()`);
+    try {
+      return await run();
+    } catch (err) {
+      throw this.classifyError(err, operation);
+    }
+  }
+
+  async now(): Promise<number> {
+    return this.call('now', () => this.doNow());
+  }
+
+  async acquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
+    validateRequests(requests);
+    if (requests.length === 0) return [];
+    // Repeats of a key in one batch are answered `null` without asking the store: a single
+    // statement must not touch the same row twice (PostgreSQL refuses, MySQL would re-evaluate).
+    const firstIndex = new Map<string, number>();
+    const unique: LeaseRequest[] = [];
+    requests.forEach((r, i) => {
+      if (!firstIndex.has(r.key)) {
+        firstIndex.set(r.key, i);
+        unique.push({ key: r.key, owner: r.owner, leaseMs: r.leaseMs });
+      }
+    });
+    const granted = await this.call('acquire', () => this.doAcquire(unique));
+    const byKey = new Map<string, Lease | null>(unique.map((r, i) => [r.key, granted[i] ?? null]));
+    return requests.map((r, i) => (firstIndex.get(r.key) === i ? (byKey.get(r.key) ?? null) : null));
+  }
+
+  async extend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    validateKey(key);
+    validateToken(token);
+    validateLeaseMs(leaseMs);
+    return this.call('extend', () => this.doExtend(key, token, leaseMs));
+  }
+
+  async release(key: string, token: number, holdUntil?: number): Promise<boolean> {
+    validateKey(key);
+    validateToken(token);
+    const hold = holdUntil === undefined ? undefined : validateTime(holdUntil, 'holdUntil');
+    return this.call('release', () => this.doRelease(key, token, hold));
+  }
+
+  async inspect(key: string): Promise<Lease | null> {
+    validateKey(key);
+    return this.call('inspect', () => this.doInspect(key));
+  }
+
+  async listLeases(options?: ListLeasesOptions): Promise<Lease[]> {
+    const { prefix, limit } = normalizeListLeases(options);
+    return this.call('listLeases', () => this.doListLeases(prefix, limit));
+  }
+
+  async put(key: string, value: string, options?: PutOptions): Promise<void> {
+    validateKey(key);
+    validateValue(value);
+    const ttl = normalizePut(options);
+    return this.call('put', () => this.doPut(key, value, ttl));
+  }
+
+  async get(key: string): Promise<string | null> {
+    validateKey(key);
+    return this.call('get', () => this.doGet(key));
+  }
+
+  async scan(prefix: string, options?: ScanOptions): Promise<StoredRecord[]> {
+    const scan = normalizeScan(prefix, options);
+    return this.call('scan', () => this.doScan(scan));
+  }
+
+  async delete(key: string): Promise<boolean> {
+    validateKey(key);
+    return this.call('delete', () => this.doDelete(key));
+  }
+
+  async sweep(options?: SweepOptions): Promise<SweepResult> {
+    const limit = normalizeSweep(options);
+    return this.call('sweep', () => this.doSweep(limit));
+  }
+
+  async migrate(): Promise<void> {
+    return this.call('migrate', () => this.doMigrate());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.doClose();
+    } catch (err) {
+      throw this.classifyError(err, 'close');
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async tryLock(options: TryLockOptions): Promise<Lock | null> {
+    return tryLock(this, options);
+  }
+}

@@ -1,0 +1,16 @@
+export { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+export { MemoryStore } from './memory.js';
+export { type BackendOptions, type FromUrl, type OpenStoreOptions, openStore } from './open.js';
+export type {
+  Lease,
+  LeaseRequest,
+  ListLeasesOptions,
+  PutOptions,
+  ScanOptions,
+  Store,
+  StoreCapabilities,
+  StoredRecord,
+  SweepOptions,
+  SweepResult,
+} from './types.js';
+export { MAX_BATCH, MAX_KEY_LENGTH, prefixUpperBound, validatePrefix } from './validate.js';

@@ -1,0 +1,8 @@
+import { MemoryStore } from './memory.js';
+import type { BackendOptions } from './open.js';
+
+/** `memory:` is a private space; `memory:NAME` is shared by every store opened with that NAME (and prefix). */
+export function fromUrl(url: string, options: BackendOptions): MemoryStore {
+  const name = url.slice('memory:'.length);
+  return name === '' ? new MemoryStore() : new MemoryStore({ space: `${options.prefix}/${name}` });
+}

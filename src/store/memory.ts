@@ -1,0 +1,172 @@
+import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
+import { compareKeys, type NormalizedScan } from './validate.js';
+
+/** The shared state behind one memory space; every `MemoryStore` on the same space sees it. */
+interface Space {
+  leases: Map<string, Lease>;
+  records: Map<string, StoredRecord>;
+  fence: number;
+}
+
+const spaces = new Map<string, Space>();
+
+function newSpace(): Space {
+  return { leases: new Map(), records: new Map(), fence: 0 };
+}
+
+/**
+ * In-process store for tests and single-process apps. Every operation runs synchronously between
+ * two awaits, so it is atomic with respect to every other caller in the process.
+ * Clock: `performance.timeOrigin + performance.now()` — the host clock, monotonic, and immune to a
+ * patched `Date.now`.
+ *
+ * @example
+ * const store = new MemoryStore();            // private space
+ * const a = new MemoryStore({ space: 'x' });  // a and b share one space,
+ * const b = new MemoryStore({ space: 'x' });  // like two nodes on one server
+ */
+export class MemoryStore extends BaseStore {
+  readonly kind = 'memory';
+  readonly capabilities: StoreCapabilities = {
+    ...DEFAULT_CAPABILITIES,
+    durability: 'memory',
+    serverTime: false,
+    multiProcess: false,
+    multiHost: false,
+  };
+  private readonly space: Space;
+
+  constructor(options: { space?: string } = {}) {
+    super();
+    if (options.space === undefined) {
+      this.space = newSpace();
+    } else {
+      let space = spaces.get(options.space);
+      if (!space) {
+        space = newSpace();
+        spaces.set(options.space, space);
+      }
+      this.space = space;
+    }
+  }
+
+  private clock(): number {
+    return Math.floor(performance.timeOrigin + performance.now());
+  }
+
+  private live(key: string, at: number): Lease | undefined {
+    const lease = this.space.leases.get(key);
+    return lease && lease.expiresAt > at ? lease : undefined;
+  }
+
+  protected async doNow(): Promise<number> {
+    return this.clock();
+  }
+
+  protected async doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
+    const now = this.clock();
+    return requests.map((r) => {
+      if (this.live(r.key, now)) return null;
+      const lease: Lease = {
+        key: r.key,
+        owner: r.owner,
+        token: ++this.space.fence,
+        acquiredAt: now,
+        expiresAt: now + r.leaseMs,
+      };
+      this.space.leases.set(r.key, lease);
+      return { ...lease };
+    });
+  }
+
+  protected async doExtend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    const now = this.clock();
+    const lease = this.live(key, now);
+    if (!lease || lease.token !== token) return null;
+    lease.expiresAt = now + leaseMs;
+    return lease.expiresAt;
+  }
+
+  protected async doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
+    const now = this.clock();
+    const lease = this.live(key, now);
+    if (!lease || lease.token !== token) return false;
+    lease.expiresAt = Math.max(now, holdUntil ?? 0);
+    return true;
+  }
+
+  protected async doInspect(key: string): Promise<Lease | null> {
+    const lease = this.live(key, this.clock());
+    return lease ? { ...lease } : null;
+  }
+
+  protected async doListLeases(prefix: string, limit: number): Promise<Lease[]> {
+    const now = this.clock();
+    return [...this.space.leases.values()]
+      .filter((l) => l.expiresAt > now && l.key.startsWith(prefix))
+      .sort((a, b) => compareKeys(a.key, b.key))
+      .slice(0, limit)
+      .map((l) => ({ ...l }));
+  }
+
+  protected async doPut(key: string, value: string, ttlMs: number | undefined): Promise<void> {
+    this.space.records.set(key, { key, value, expiresAt: ttlMs === undefined ? null : this.clock() + ttlMs });
+  }
+
+  private liveRecord(key: string, now: number): StoredRecord | undefined {
+    const record = this.space.records.get(key);
+    return record && (record.expiresAt === null || record.expiresAt > now) ? record : undefined;
+  }
+
+  protected async doGet(key: string): Promise<string | null> {
+    return this.liveRecord(key, this.clock())?.value ?? null;
+  }
+
+  protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
+    const now = this.clock();
+    const direction = scan.reverse ? -1 : 1;
+    const after = scan.after;
+    return [...this.space.records.values()]
+      .filter(
+        (r) =>
+          r.key.startsWith(scan.prefix) &&
+          (r.expiresAt === null || r.expiresAt > now) &&
+          (after === undefined || compareKeys(r.key, after) * direction > 0),
+      )
+      .sort((a, b) => compareKeys(a.key, b.key) * direction)
+      .slice(0, scan.limit)
+      .map((r) => ({ ...r }));
+  }
+
+  protected async doDelete(key: string): Promise<boolean> {
+    const existed = this.liveRecord(key, this.clock()) !== undefined;
+    this.space.records.delete(key);
+    return existed;
+  }
+
+  protected async doSweep(limit: number): Promise<SweepResult> {
+    const now = this.clock();
+    let leases = 0;
+    for (const [key, lease] of this.space.leases) {
+      if (leases >= limit) break;
+      if (lease.expiresAt <= now) {
+        this.space.leases.delete(key);
+        leases++;
+      }
+    }
+    let records = 0;
+    for (const [key, record] of this.space.records) {
+      if (records >= limit) break;
+      if (record.expiresAt !== null && record.expiresAt <= now) {
+        this.space.records.delete(key);
+        records++;
+      }
+    }
+    return { leases, records };
+  }
+
+  protected async doMigrate(): Promise<void> {}
+
+  protected async doClose(): Promise<void> {}
+}

@@ -1,0 +1,83 @@
+import mysql from 'mysql2/promise';
+import { invalidArgument } from '../core/errors.js';
+import { urlPassword } from '../core/redact.js';
+import type { BackendOptions } from './open.js';
+import { MysqlDialect } from './sql/mysql/dialect.js';
+import type { MysqlPoolLike } from './sql/mysql/driver.js';
+import { checkStoreOptions, timeoutOption } from './sql/options.js';
+import { SqlStore } from './sql/sql-store.js';
+import { tableNames } from './sql/tables.js';
+
+export type { MysqlConnectionLike, MysqlPoolLike } from './sql/mysql/driver.js';
+
+export interface MysqlStoreOptions {
+  /**
+   * Your existing `mysql2/promise` pool; never ended by oncely. Create it with
+   * `multipleStatements: true` to make `acquire` one round trip (without it, the same statements go
+   * one by one on one connection, inside a transaction: correct, but five round trips).
+   */
+  pool?: MysqlPoolLike;
+  /** `mysql://user:pass@host:3306/db` (or `mariadb://…`): oncely creates and ends its own pool. */
+  uri?: string;
+  /** Table prefix (default `oncely_`): tables `<prefix>leases`, `<prefix>records`, … */
+  prefix?: string;
+  /** With `uri`: how long to wait for a connection (default 10 s). */
+  connectTimeoutMs?: number;
+}
+
+const KNOWN = ['pool', 'uri', 'prefix', 'connectTimeoutMs'];
+
+/**
+ * The MySQL 8 / MariaDB 10.6+ store. Lease times come from the server clock (`UTC_TIMESTAMP(6)`),
+ * fencing tokens from an AUTO_INCREMENT table, every race-sensitive call is one statement or one
+ * multi-statement script.
+ *
+ * Note for a caller's pool: extend and release hand their result back through
+ * `LAST_INSERT_ID(expr)`, so they change `LAST_INSERT_ID()` of the connection they ran on.
+ *
+ * @example
+ * import mysql from 'mysql2/promise';
+ * import { MysqlStore } from 'oncely/mysql';
+ * const pool = mysql.createPool({ uri: process.env.DATABASE_URL, multipleStatements: true });
+ * const store = new MysqlStore({ pool });
+ * await store.migrate();
+ */
+export class MysqlStore extends SqlStore {
+  constructor(options: MysqlStoreOptions) {
+    checkStoreOptions('MysqlStore', options, KNOWN, ['pool', 'uri']);
+    const { pool, uri } = options;
+    const tables = tableNames(options.prefix ?? 'oncely_');
+    const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
+    let dialect: MysqlDialect;
+    if (pool) {
+      if (typeof pool.query !== 'function' || typeof pool.getConnection !== 'function') {
+        throw invalidArgument('MysqlStore pool must be a mysql2/promise pool (query() and getConnection())');
+      }
+      dialect = new MysqlDialect(pool, tables, { ownsPool: false });
+    } else {
+      let own: mysql.Pool;
+      try {
+        own = mysql.createPool({
+          uri: driverUri(uri!),
+          multipleStatements: true,
+          connectTimeout: connectTimeoutMs,
+          enableKeepAlive: true,
+        });
+      } catch (err) {
+        throw invalidArgument(`MysqlStore uri is not a usable mysql:// URL: ${(err as Error).message}`);
+      }
+      dialect = new MysqlDialect(own, tables, { ownsPool: true, multipleStatements: true });
+    }
+    super(dialect, urlPassword(uri));
+  }
+}
+
+/** mysql2 only knows `mysql://`. */
+function driverUri(uri: string): string {
+  return uri.replace(/^mariadb:/i, 'mysql:');
+}
+
+/** `openStore('mysql://…')` / `mariadb://…` entry point. */
+export function fromUrl(url: string, options: BackendOptions): MysqlStore {
+  return new MysqlStore({ uri: url, prefix: options.prefix, connectTimeoutMs: options.connectTimeoutMs });
+}

@@ -1,0 +1,109 @@
+import { OncelyError } from '../core/errors.js';
+import { redactSecret, redactUrl, urlPassword } from '../core/redact.js';
+import type { Store } from './types.js';
+import { validatePrefix } from './validate.js';
+
+export interface OpenStoreOptions {
+  /** Prefix of every table/key the store creates (default `oncely_`). */
+  prefix?: string;
+  /** How long to wait for the server before `STORE_UNAVAILABLE` (default 10 s). */
+  connectTimeoutMs?: number;
+}
+
+/** What each backend module exports for `openStore`. */
+export interface BackendOptions {
+  prefix: string;
+  connectTimeoutMs: number;
+}
+export type FromUrl = (url: string, options: BackendOptions) => Promise<Store> | Store;
+
+const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: FromUrl }> }> = {
+  memory: { module: 'none', load: () => import('./memory-url.js') },
+  sqlite: { module: 'better-sqlite3', load: () => import('./sqlite.js') },
+  postgres: { module: 'pg', load: () => import('./postgres.js') },
+  postgresql: { module: 'pg', load: () => import('./postgres.js') },
+  mysql: { module: 'mysql2', load: () => import('./mysql.js') },
+  mariadb: { module: 'mysql2', load: () => import('./mysql.js') },
+  redis: { module: 'ioredis', load: () => import('./redis.js') },
+  rediss: { module: 'ioredis', load: () => import('./redis.js') },
+};
+
+/**
+ * Opens a store from a URL, creates its schema if missing, and returns it ready to use.
+ *
+ * - `memory:` (private) or `memory:NAME` (shared by every store of that name in the process)
+ * - `sqlite:./file.db`, `sqlite:/abs/file.db`
+ * - `postgres://user:pass@host:5432/db`
+ * - `mysql://user:pass@host:3306/db` (MySQL 8, MariaDB 10.6+; `mariadb://` too)
+ * - `redis://[:pass@]host:6379[/db]`, `rediss://…` for TLS
+ *
+ * Unknown scheme or bad prefix: `INVALID_ARGUMENT`. Server unreachable within `connectTimeoutMs`:
+ * `STORE_UNAVAILABLE`, with the URL's password redacted.
+ *
+ * @example
+ * const store = await openStore(process.env.ONCELY_STORE ?? 'sqlite:./oncely.db');
+ */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  if (typeof url !== 'string' || url.trim() === '') {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      'store URL must be a non-empty string such as sqlite:./oncely.db',
+    );
+  }
+  const prefix = validatePrefix(options.prefix ?? 'oncely_');
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `connectTimeoutMs must be a positive whole number; got ${connectTimeoutMs}`,
+    );
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  const backend = scheme === undefined ? undefined : BACKENDS[scheme];
+  const shown = redactUrl(url);
+  if (!backend) {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `unknown store URL ${JSON.stringify(shown)}: use memory:, sqlite:PATH, postgres://…, mysql://…, mariadb://…, redis://… or rediss://…`,
+    );
+  }
+  let mod: { fromUrl: FromUrl };
+  try {
+    mod = await backend.load();
+  } catch (err) {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `the ${scheme}: store needs the '${backend.module}' package; install it with: npm install ${backend.module}`,
+      { cause: err },
+    );
+  }
+  const store = await mod.fromUrl(url, { prefix, connectTimeoutMs });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      store.migrate(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new OncelyError(
+                'STORE_UNAVAILABLE',
+                `store ${shown} did not answer within ${connectTimeoutMs} ms`,
+              ),
+            ),
+          connectTimeoutMs,
+        );
+      }),
+    ]);
+  } catch (err) {
+    await store.close().catch(() => {});
+    if (err instanceof OncelyError && err.code !== 'STORE_UNAVAILABLE') throw err;
+    const password = urlPassword(url);
+    const detail = redactSecret(err instanceof Error ? err.message : String(err), password);
+    const message = detail.includes(shown) ? detail : `cannot open store ${shown}: ${detail}`;
+    throw new OncelyError('STORE_UNAVAILABLE', redactSecret(message, password), { cause: err });
+  } finally {
+    clearTimeout(timer);
+  }
+  return store;
+}

@@ -1,0 +1,74 @@
+import pg from 'pg';
+import { invalidArgument } from '../core/errors.js';
+import { urlPassword } from '../core/redact.js';
+import type { BackendOptions } from './open.js';
+import { checkStoreOptions, timeoutOption } from './sql/options.js';
+import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
+import { SqlStore } from './sql/sql-store.js';
+import { tableNames } from './sql/tables.js';
+
+export type { PgPoolLike } from './sql/postgres/dialect.js';
+
+export interface PostgresStoreOptions {
+  /** Your existing `pg.Pool` (or anything with its `query({ name, text, values })`); never ended by oncely. */
+  pool?: PgPoolLike;
+  /** `postgres://user:pass@host:5432/db`: oncely creates its own pool and ends it on `close()`. */
+  connectionString?: string;
+  /** Table prefix (default `oncely_`): tables `<prefix>leases`, `<prefix>records`, … */
+  prefix?: string;
+  /** With `connectionString`: how long to wait for a connection (default 10 s). */
+  connectTimeoutMs?: number;
+  /**
+   * Prepare each statement once per connection under a name (default true). Turn off behind a
+   * pooler that cannot keep prepared statements (PgBouncer transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
+}
+
+const KNOWN = ['pool', 'connectionString', 'prefix', 'connectTimeoutMs', 'preparedStatements'];
+
+/**
+ * The PostgreSQL store (9.5+; tested on 15). Lease times come from the server clock
+ * (`clock_timestamp()`), fencing tokens from one sequence, every race-sensitive call is one statement.
+ *
+ * @example
+ * import pg from 'pg';
+ * import { PostgresStore } from 'oncely/postgres';
+ * const store = new PostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
+ * await store.migrate();
+ * const lock = await store.tryLock({ name: 'report', lockAtMostFor: '5m' });
+ */
+export class PostgresStore extends SqlStore {
+  constructor(options: PostgresStoreOptions) {
+    checkStoreOptions('PostgresStore', options, KNOWN, ['pool', 'connectionString']);
+    const { pool, connectionString } = options;
+    const tables = tableNames(options.prefix ?? 'oncely_');
+    const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
+    let usedPool: PgPoolLike;
+    if (pool) {
+      if (typeof pool.query !== 'function')
+        throw invalidArgument('PostgresStore pool must have a query() method (a pg.Pool)');
+      usedPool = pool;
+    } else {
+      const own = new pg.Pool({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
+      // An idle connection that dies (server restart) must not crash the process; the next query
+      // fails with STORE_UNAVAILABLE instead and the pool reconnects.
+      own.on('error', () => {});
+      usedPool = own;
+    }
+    const dialect = new PostgresDialect(usedPool, tables, {
+      ownsPool: pool === undefined,
+      prepare: options.preparedStatements ?? true,
+    });
+    super(dialect, urlPassword(connectionString));
+  }
+}
+
+/** `openStore('postgres://…')` / `postgresql://…` entry point. */
+export function fromUrl(url: string, options: BackendOptions): PostgresStore {
+  return new PostgresStore({
+    connectionString: url,
+    prefix: options.prefix,
+    connectTimeoutMs: options.connectTimeoutMs,
+  });
+}

@@ -1,0 +1,469 @@
+/**
+ * Redis backend (ioredis). Requires Redis 6.2+ (SET … PXAT); see docs/redis.md for the server
+ * settings it relies on (maxmemory-policy noeviction, persistence, replication).
+ *
+ * Key layout — every key of one store starts with the hash tag `{<prefix>}` (the "base"), so all
+ * of them live in one Redis Cluster slot and every script may touch any of them:
+ *
+ *   {p}fence        INCR counter for fencing tokens; never expires, never swept. Seeded with
+ *                   TIME in µs when missing, so tokens still grow after a data loss.
+ *   {p}lease:<key>  string "expiresAt|token|acquiredAt|owner", PXAT expiresAt
+ *   {p}leases       sorted set, score 0, member <key>: key-ordered index for listLeases
+ *   {p}lease-exp    sorted set, score expiresAt, member <key>: bounded sweep
+ *   {p}rec:<key>    hash { v: value, e?: expiresAt }, PXAT expiresAt when it has a ttl
+ *   {p}recs         sorted set, score 0: key-ordered index for scan
+ *   {p}rec-exp      sorted set, score expiresAt (records with a ttl only): bounded sweep
+ *   {p}schema       schema version marker ("1"), written by migrate()
+ *
+ * Why one hash tag: acquire draws from `fence` and writes the indexes with the lease, so in a
+ * cluster they must share a slot; the price is that one store's data is served by one shard (a
+ * lock service's data is small). Scripts receive only the base as KEYS[1] and build the other
+ * names from it, which keeps a client `keyPrefix` working and keeps every key in the base's slot
+ * (Redis Cluster routes the call by KEYS[1] and accepts undeclared keys of the same slot in a
+ * script without `#!lua` flags; a store's data cannot be spread over shards, by design).
+ *
+ * Every store call is one EVALSHA (EVAL after a NOSCRIPT): every compare-and-act is a Lua script
+ * under ./redis/ (one file each, saying its KEYS/ARGV, what it returns and why it is atomic).
+ * Store time is Redis `TIME`, read inside the script that acts on it, never the caller's clock.
+ *
+ * Index trade-off: listLeases and scan need key order and a bounded page; SCAN MATCH gives
+ * neither (unordered, walks the whole keyspace), so each space keeps a lexicographic sorted set
+ * (all scores 0) next to an expiry sorted set that bounds sweep. On the lock hot path this costs
+ * one ZADD per grant (the expiry score; the lexicographic entry only for a name never seen
+ * before) and nothing per release: a released lease's index entries stay until sweep or a
+ * listLeases walk removes them, and the next grant of that name reuses them. Acquire is then
+ * TIME, GET, INCR, SET, ZADD and release GET, TIME, DEL, inside one EVALSHA each.
+ */
+import { isIP } from 'node:net';
+import { Redis, type RedisOptions } from 'ioredis';
+import { OncelyError } from '../core/errors.js';
+import { redactSecret, redactUrl } from '../core/redact.js';
+import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+import type { BackendOptions } from './open.js';
+import { ACQUIRE_LUA } from './redis/acquire.lua.js';
+import { DELETE_LUA } from './redis/delete.lua.js';
+import { EXTEND_LUA } from './redis/extend.lua.js';
+import { GET_LUA } from './redis/get.lua.js';
+import { INSPECT_LUA } from './redis/inspect.lua.js';
+import { LIST_LEASES_LUA } from './redis/list-leases.lua.js';
+import { NOW_LUA } from './redis/now.lua.js';
+import { PUT_LUA } from './redis/put.lua.js';
+import { RELEASE_LUA } from './redis/release.lua.js';
+import { SCAN_LUA } from './redis/scan.lua.js';
+import { type LuaScript, luaScript } from './redis/script.js';
+import { SWEEP_LUA } from './redis/sweep.lua.js';
+import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
+import { compareKeys, type NormalizedScan, prefixUpperBound, validatePrefix } from './validate.js';
+
+const SCRIPTS = {
+  now: luaScript('now', NOW_LUA),
+  acquire: luaScript('acquire', ACQUIRE_LUA),
+  extend: luaScript('extend', EXTEND_LUA),
+  release: luaScript('release', RELEASE_LUA),
+  inspect: luaScript('inspect', INSPECT_LUA),
+  listLeases: luaScript('list-leases', LIST_LEASES_LUA),
+  put: luaScript('put', PUT_LUA),
+  get: luaScript('get', GET_LUA),
+  delete: luaScript('delete', DELETE_LUA),
+  scan: luaScript('scan', SCAN_LUA),
+  sweep: luaScript('sweep', SWEEP_LUA),
+} as const;
+
+/** Schema version this code writes and understands (the `{prefix}schema` key). */
+const SCHEMA_VERSION = 1;
+/** Oldest server with every command the scripts use (SET … PXAT arrived in 6.2). */
+const MIN_VERSION: readonly [number, number] = [6, 2];
+
+/**
+ * The one method oncely needs from a Redis client: ioredis' `call(command, ...args)`. An ioredis
+ * `Redis` or `Cluster` satisfies it as it is. Command names are passed in lower case, the form
+ * ioredis looks up to find key arguments, so a client `keyPrefix` and Cluster slot routing apply.
+ */
+export interface RedisClientLike {
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
+}
+
+export interface RedisStoreOptions {
+  /** An existing client (ioredis `Redis` or `Cluster`). It stays yours: `close()` never quits it. */
+  client?: RedisClientLike;
+  /** `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS); the store owns this client. */
+  url?: string;
+  /** Key prefix, letters/digits/`_` (default `oncely_`); keys are `{prefix}…`. */
+  prefix?: string;
+  /** With `url`: connect timeout, and the bound on each command (default 10 s). */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * A store on Redis: leases are keys with PXAT expiry, tokens come from one INCR counter, and
+ * every check-and-write is one Lua script on the server's clock.
+ *
+ * @example
+ * import { Redis } from 'ioredis';
+ * import { RedisStore } from 'oncely/redis';
+ * const store = new RedisStore({ client: new Redis(process.env.REDIS_URL!) });
+ * await store.migrate();
+ * const lock = await store.tryLock({ name: 'nightly-report', lockAtMostFor: '10m' });
+ */
+export class RedisStore extends BaseStore {
+  readonly kind = 'redis';
+  readonly capabilities: StoreCapabilities = {
+    ...DEFAULT_CAPABILITIES,
+    durability: 'server',
+    serverTime: true,
+    multiProcess: true,
+    multiHost: true,
+    batchAcquire: true,
+    fencing: true,
+  };
+  /** The server's `redis_version`, once `migrate()` could read it. */
+  serverVersion: string | undefined;
+  /**
+   * Server settings `migrate()` found risky for locks (eviction policy, no persistence, a
+   * replica), as sentences; recorded, not thrown: the store still works. See docs/redis.md.
+   */
+  readonly warnings: string[] = [];
+
+  private readonly client: RedisClientLike;
+  /** Set when this store created the client (from a URL) and must close it. */
+  private readonly owned: Redis | undefined;
+  private readonly base: string;
+  private readonly secret: string | undefined;
+  private connecting: Promise<void> | undefined;
+  private lastConnectionError: Error | undefined;
+
+  constructor(options: RedisStoreOptions) {
+    super();
+    const prefix = validatePrefix(options.prefix ?? 'oncely_');
+    this.base = `{${prefix}}`;
+    if (options.client !== undefined && options.url !== undefined) {
+      throw new OncelyError('INVALID_ARGUMENT', 'RedisStore takes either `client` or `url`, not both');
+    }
+    if (options.client !== undefined) {
+      if (typeof options.client.call !== 'function') {
+        throw new OncelyError(
+          'INVALID_ARGUMENT',
+          'RedisStore `client` must be an ioredis client (it needs call())',
+        );
+      }
+      this.client = options.client;
+      this.owned = undefined;
+      this.secret = undefined;
+    } else if (options.url !== undefined) {
+      const { redisOptions, password } = parseRedisUrl(options.url, options.connectTimeoutMs ?? 10_000);
+      const owned = new Redis(redisOptions);
+      // Without a listener ioredis prints every connection error; remember the last one instead,
+      // so a failed connect reports its cause rather than "Connection is closed.".
+      owned.on('error', (err: Error) => {
+        this.lastConnectionError = err;
+      });
+      this.client = owned;
+      this.owned = owned;
+      this.secret = password;
+    } else {
+      throw new OncelyError(
+        'INVALID_ARGUMENT',
+        'RedisStore needs `client` (an ioredis client) or `url` (redis://…)',
+      );
+    }
+  }
+
+  /** One EVALSHA; EVAL only when the server does not know the script yet (restart, SCRIPT FLUSH). */
+  private async run(script: LuaScript, args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.client.call('evalsha', script.sha, 1, this.base, ...args);
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
+        return this.client.call('eval', script.source, 1, this.base, ...args);
+      }
+      throw err;
+    }
+  }
+
+  protected async doNow(): Promise<number> {
+    return (await this.run(SCRIPTS.now, [])) as number;
+  }
+
+  protected async doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
+    const args: (string | number)[] = [];
+    for (const r of requests) args.push(r.key, r.owner, r.leaseMs);
+    const reply = (await this.run(SCRIPTS.acquire, args)) as number[];
+    const now = reply[0]!;
+    return requests.map((r, i) => {
+      const token = reply[i + 1];
+      return token
+        ? { key: r.key, owner: r.owner, token, acquiredAt: now, expiresAt: now + r.leaseMs }
+        : null;
+    });
+  }
+
+  protected async doExtend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    return (await this.run(SCRIPTS.extend, [key, token, leaseMs])) as number | null;
+  }
+
+  protected async doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
+    return (await this.run(SCRIPTS.release, [key, token, holdUntil ?? 0])) === 1;
+  }
+
+  protected async doInspect(key: string): Promise<Lease | null> {
+    const reply = (await this.run(SCRIPTS.inspect, [key])) as [number, number, number, string] | null;
+    if (reply === null) return null;
+    const [token, acquiredAt, expiresAt, owner] = reply;
+    return { key, owner, token, acquiredAt, expiresAt };
+  }
+
+  protected async doListLeases(prefix: string, limit: number): Promise<Lease[]> {
+    const upper = prefixUpperBound(prefix);
+    const reply = (await this.run(SCRIPTS.listLeases, [
+      prefix === '' ? '-' : `[${prefix}`,
+      upper === undefined ? '+' : `(${upper}`,
+      limit,
+    ])) as (string | number)[];
+    const leases: Lease[] = [];
+    for (let i = 0; i < reply.length; i += 5) {
+      leases.push({
+        key: reply[i] as string,
+        token: reply[i + 1] as number,
+        acquiredAt: reply[i + 2] as number,
+        expiresAt: reply[i + 3] as number,
+        owner: reply[i + 4] as string,
+      });
+    }
+    return leases;
+  }
+
+  protected async doPut(key: string, value: string, ttlMs: number | undefined): Promise<void> {
+    await this.run(SCRIPTS.put, [key, value, ttlMs ?? 0]);
+  }
+
+  protected async doGet(key: string): Promise<string | null> {
+    return (await this.run(SCRIPTS.get, [key])) as string | null;
+  }
+
+  protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
+    const { prefix, after, reverse } = scan;
+    const upper = prefixUpperBound(prefix);
+    let low = prefix === '' ? '-' : `[${prefix}`;
+    let high = upper === undefined ? '+' : `(${upper}`;
+    // The cursor narrows one end of the range; a cursor outside the range empties it (low > high).
+    if (after !== undefined) {
+      if (!reverse && compareKeys(after, prefix) >= 0) low = `(${after}`;
+      if (reverse && (upper === undefined || compareKeys(after, upper) < 0)) high = `(${after}`;
+    }
+    const reply = (await this.run(SCRIPTS.scan, [low, high, scan.limit, reverse ? 1 : 0])) as (
+      | string
+      | number
+    )[];
+    const records: StoredRecord[] = [];
+    for (let i = 0; i < reply.length; i += 3) {
+      const expiresAt = reply[i + 2] as number;
+      records.push({
+        key: reply[i] as string,
+        value: reply[i + 1] as string,
+        expiresAt: expiresAt < 0 ? null : expiresAt,
+      });
+    }
+    return records;
+  }
+
+  protected async doDelete(key: string): Promise<boolean> {
+    return (await this.run(SCRIPTS.delete, [key])) === 1;
+  }
+
+  protected async doSweep(limit: number): Promise<SweepResult> {
+    const [leases, records] = (await this.run(SCRIPTS.sweep, [limit])) as [number, number];
+    return { leases, records };
+  }
+
+  /**
+   * Nothing to create: connects (for a store made from a URL), checks the server version,
+   * records risky settings in `warnings`, and writes the schema marker.
+   */
+  protected async doMigrate(): Promise<void> {
+    await this.connect();
+    const info = await this.readInfo();
+    if (info !== undefined) this.checkServer(info);
+    const marker = `${this.base}schema`;
+    await this.client.call('set', marker, String(SCHEMA_VERSION), 'NX');
+    const found = (await this.client.call('get', marker)) as string | null;
+    const version = Number(found);
+    if (!Number.isInteger(version) || version < 1) {
+      throw new OncelyError(
+        'SCHEMA',
+        `redis store: key ${marker} holds ${JSON.stringify(found)}, not an oncely schema version; is another program using the prefix?`,
+      );
+    }
+    if (version > SCHEMA_VERSION) {
+      throw new OncelyError(
+        'SCHEMA',
+        `redis store: the data under ${this.base} has schema version ${version}, newer than this oncely understands (${SCHEMA_VERSION}); upgrade oncely`,
+      );
+    }
+  }
+
+  /** Opens the connection of a store made from a URL, once; rejects with the real cause. */
+  private async connect(): Promise<void> {
+    const owned = this.owned;
+    if (owned === undefined || owned.status === 'ready') return;
+    if (this.connecting === undefined) {
+      if (owned.status !== 'wait') return; // reconnecting on its own; commands wait or fail fast
+      this.connecting = owned.connect().catch((err: unknown) => {
+        this.connecting = undefined;
+        const cause = this.lastConnectionError ?? err;
+        throw cause instanceof Error ? cause : new Error(String(cause));
+      });
+    }
+    await this.connecting;
+  }
+
+  /** `INFO` parsed into fields; `undefined` when the server refuses it (renamed or ACL-restricted). */
+  private async readInfo(): Promise<Map<string, string> | undefined> {
+    let text: string;
+    try {
+      text = String(await this.client.call('info'));
+    } catch (err) {
+      if (err instanceof Error && err.name === 'ReplyError') {
+        this.warnings.push(
+          `INFO is not allowed (${err.message}); the server version and settings were not checked`,
+        );
+        return undefined;
+      }
+      throw err;
+    }
+    const fields = new Map<string, string>();
+    for (const line of text.split(/\r?\n/)) {
+      const colon = line.indexOf(':');
+      if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
+    }
+    return fields;
+  }
+
+  private checkServer(info: Map<string, string>): void {
+    const version = info.get('redis_version');
+    this.serverVersion = version;
+    if (version !== undefined) {
+      const [major = 0, minor = 0] = version.split('.').map(Number);
+      if (major < MIN_VERSION[0] || (major === MIN_VERSION[0] && minor < MIN_VERSION[1])) {
+        throw new OncelyError(
+          'SCHEMA',
+          `redis store needs Redis ${MIN_VERSION.join('.')} or newer (it uses SET … PXAT); the server is ${version}`,
+        );
+      }
+    }
+    const policy = info.get('maxmemory_policy');
+    if (policy !== undefined && policy !== 'noeviction') {
+      this.warnings.push(
+        `maxmemory-policy is ${policy}: under memory pressure Redis may evict a lease (a lock silently lost) or the fence counter; set maxmemory-policy noeviction`,
+      );
+    }
+    if (info.get('aof_enabled') === '0') {
+      this.warnings.push(
+        'appendonly is off: a Redis restart loses leases written since the last snapshot (locks held then are forgotten); enable AOF (appendfsync everysec) for lock data',
+      );
+    }
+    if (info.get('role') === 'slave') {
+      this.warnings.push('connected to a replica: writes will fail with READONLY; connect to the primary');
+    }
+  }
+
+  protected async doClose(): Promise<void> {
+    const owned = this.owned;
+    if (owned === undefined) return; // the caller's client stays open
+    if (owned.status === 'ready') {
+      // QUIT lets in-flight replies arrive; never wait more than a second for it.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        owned.quit().catch(() => {}),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 1000);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    owned.disconnect();
+  }
+
+  protected override classifyError(err: unknown, operation: string): OncelyError {
+    if (err instanceof OncelyError) return err;
+    const message = redactSecret(err instanceof Error ? err.message : String(err), this.secret);
+    const hint = hintFor(message);
+    const code = message.startsWith('WRONGTYPE') ? 'SCHEMA' : 'STORE_UNAVAILABLE';
+    return new OncelyError(code, `redis store: ${operation} failed: ${message}${hint ? ` (${hint})` : ''}`, {
+      cause: err,
+    });
+  }
+}
+
+function hintFor(message: string): string | undefined {
+  if (message.startsWith('OOM'))
+    return 'Redis reached maxmemory; free memory or raise maxmemory (keep noeviction)';
+  if (message.startsWith('READONLY'))
+    return 'connected to a replica, e.g. after a failover; connect to the primary';
+  if (message.startsWith('NOAUTH') || message.startsWith('WRONGPASS'))
+    return 'check the password in the store URL';
+  if (message.startsWith('NOPERM'))
+    return 'the Redis user lacks a command or key pattern oncely needs; see docs/redis.md (ACLs)';
+  if (message.startsWith('WRONGTYPE'))
+    return `a key under the store's prefix holds data oncely did not write`;
+  return undefined;
+}
+
+/** Validates a redis:// or rediss:// URL and turns it into ioredis options (password kept apart). */
+function parseRedisUrl(
+  url: string,
+  connectTimeoutMs: number,
+): { redisOptions: RedisOptions; password: string | undefined } {
+  const shown = redactUrl(url);
+  const bad = (why: string) =>
+    new OncelyError(
+      'INVALID_ARGUMENT',
+      `bad Redis URL ${JSON.stringify(shown)}: ${why}; use redis://[[user]:password@]host[:port][/db] or rediss://… for TLS`,
+    );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw bad('not a URL');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw bad('the scheme must be redis: or rediss:');
+  if (parsed.hostname === '') throw bad('the host is missing');
+  if (parsed.search !== '' || parsed.hash !== '')
+    throw bad('query parameters and fragments are not supported');
+  const path = parsed.pathname.replace(/^\//, '');
+  if (path !== '' && !/^\d{1,5}$/.test(path))
+    throw bad(`the database must be a number, got ${JSON.stringify(path)}`);
+  const password = parsed.password === '' ? undefined : decodeURIComponent(parsed.password);
+  const username = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  const redisOptions: RedisOptions = {
+    host,
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    db: path === '' ? 0 : Number(path),
+    // Connect explicitly in migrate(), so a dead server fails openStore() with its real cause.
+    lazyConnect: true,
+    connectTimeout: connectTimeoutMs,
+    // A command never waits longer than this (half-open connections included): lease maths needs
+    // failures to surface, not to hang past the lease.
+    commandTimeout: connectTimeoutMs,
+    // While a connection is being re-established commands wait in the offline queue, but give up
+    // after one failed reconnect instead of the default twenty.
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: true,
+    // Reconnect forever with bounded back-off: the store comes back when the server does.
+    retryStrategy: (attempt: number) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
+  };
+  if (username !== undefined) redisOptions.username = username;
+  if (password !== undefined) redisOptions.password = password;
+  // SNI names a host, never an address (RFC 6066). Custom CAs or client certificates: pass your own client.
+  if (parsed.protocol === 'rediss:') redisOptions.tls = isIP(host) === 0 ? { servername: host } : {};
+  return { redisOptions, password };
+}
+
+/**
+ * `openStore('redis://…')` entry point: a store that owns its client (created lazily, connected by
+ * `migrate()`).
+ */
+export function fromUrl(url: string, options: BackendOptions): RedisStore {
+  return new RedisStore({ url, prefix: options.prefix, connectTimeoutMs: options.connectTimeoutMs });
+}

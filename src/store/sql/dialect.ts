@@ -1,0 +1,87 @@
+import type { LeaseRequest, StoreCapabilities, SweepResult } from '../types.js';
+import type { Tables } from './tables.js';
+
+/**
+ * A value bound to a statement parameter: keys and values are strings, times and tokens numbers.
+ * Arrays only go to PostgreSQL (`unnest($1::text[])`).
+ */
+export type SqlValue = string | number | null | readonly string[] | readonly number[];
+
+/**
+ * One SQL statement: its text (with the dialect's placeholders) and a name unique per table prefix,
+ * under which drivers that support it prepare the statement once per connection.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Runs one statement in one round trip (the signature of {@link Dialect.query}). */
+export type Run = (statement: Statement, params: readonly SqlValue[]) => Promise<QueryResult>;
+
+/** A row as a driver returns it: BIGINTs may be strings (pg) and keys buffers (MySQL VARBINARY). */
+export type Row = Record<string, unknown>;
+
+export interface QueryResult {
+  rows: Row[];
+  /** Rows the statement inserted, updated or deleted (0 for a SELECT). */
+  affected: number;
+}
+
+/** A granted lease row: the key, its new token and its store times. */
+export interface GrantedRow {
+  key: unknown;
+  token: unknown;
+  acquired_at: unknown;
+  expires_at: unknown;
+}
+
+/** The few SQL fragments the shared statements (reads and the plain delete) are written with. */
+export interface SqlSyntax {
+  /** Placeholder for the n-th (1-based) parameter: `$1` or `?`. */
+  param(n: number): string;
+  /** The `key` column, quoted for the engine (`key` is reserved in MySQL). */
+  readonly key: string;
+  /**
+   * The store clock in epoch ms as an SQL expression the server evaluates. Shared statements use it
+   * once each; statements that need one instant in several places say so in their own file.
+   */
+  readonly now: string;
+}
+
+/**
+ * What one SQL engine contributes to {@link SqlStore}: its driver glue, SQL fragments, and its own
+ * version of every race-sensitive operation (each one statement or one script, in a file of its
+ * own under `sql/<engine>/`). Everything else (validation, row mapping, key ordering, reads, error
+ * classification) is shared.
+ */
+export interface Dialect {
+  readonly kind: string;
+  readonly capabilities: StoreCapabilities;
+  readonly tables: Tables;
+  readonly syntax: SqlSyntax;
+  /** Runs one statement in one round trip. */
+  query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult>;
+
+  /**
+   * Grants every key in `requests` that is absent or expired, in one round trip, drawing tokens
+   * from the store-wide fence counter. `requests` is non-empty, has distinct keys and is sorted by
+   * key in code point order (every caller locks rows in the same order: no deadlocks between
+   * batches). Returns the granted rows only.
+   */
+  acquire(requests: readonly LeaseRequest[]): Promise<GrantedRow[]>;
+  /** New `expires_at`, or `null` when `token` no longer holds an unexpired lease on `key`. */
+  extend(key: string, token: number, leaseMs: number): Promise<number | null>;
+  /** Whether `token` held an unexpired lease on `key` (it then ends at max(now, holdUntil)). */
+  release(key: string, token: number, holdUntil: number): Promise<boolean>;
+  /** Upserts a record; `ttlMs` null = never expires. */
+  put(key: string, value: string, ttlMs: number | null): Promise<void>;
+  sweep(limit: number): Promise<SweepResult>;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+
+  /** The error says a table, column or sequence is missing, or the schema is newer than ours. */
+  isSchemaError(err: unknown): boolean;
+  /** The statement was rolled back as a whole (deadlock, serialisation failure) and may be re-run. */
+  isRetryable(err: unknown): boolean;
+}

@@ -1,0 +1,103 @@
+import type { LeaseRequest } from '../../types.js';
+import { MAX_BATCH } from '../../validate.js';
+import type { GrantedRow } from '../dialect.js';
+import type { Tables } from '../tables.js';
+import { MYSQL_NOW } from './clock.js';
+import type { MysqlHeader, ScriptPart } from './driver.js';
+
+/** Tokens are `fence id * SLOTS + index in batch`; a batch has at most MAX_BATCH (1000) keys. */
+const SLOTS = 1024;
+if (MAX_BATCH > SLOTS) throw new Error('MAX_BATCH must fit in the fence slots');
+
+/**
+ * acquire (MySQL 8 / MariaDB 10.6+): a short script in one transaction, sent as one
+ * multi-statement query (one round trip, one commit). "Lock the rows, then draw the token."
+ *
+ * Takes: keys, owners, lease lengths, sorted by key (rows are locked in one order by everyone).
+ * Returns: one row (key, token, acquired_at, expires_at) per granted key.
+ *
+ * 1. One `INSERT … ON DUPLICATE KEY UPDATE` for all keys: inserts new keys, and takes an existing
+ *    row only if its lease has expired on the statement's one clock instant. Either way it leaves
+ *    every key's row X-locked until COMMIT. Granted rows get token 0, a marker no committed row
+ *    ever has. (Assignments run left to right and later ones see earlier new values, so `token`
+ *    is decided first and the other columns follow `token = 0`.)
+ * 2. `INSERT INTO <prefix>fence () VALUES ()` draws a fresh AUTO_INCREMENT id F (store-wide,
+ *    increasing, allocated without a row lock: MySQL 8 has no sequence, and a one-row counter
+ *    would serialise every acquire). LAST_INSERT_ID() is F from then on.
+ * 3. `UPDATE … SET token = F * 1024 + index WHERE token = 0` on our keys: the tokens.
+ *
+ * Drawing F only while holding the rows is what makes tokens grow per key even across sweep: every
+ * token written to a key before was drawn before its writer committed, and every deleted row was
+ * deleted before we could lock or insert the key. (Drawing first and writing later would let a
+ * slow script write a smaller token than a faster one whose tiny lease was already swept.)
+ *
+ * A batch ends with `SELECT … WHERE key IN (…) AND token in [F*1024, F*1024+1023]`: exactly our
+ * grants. A single key (the tryLock hot path) skips that SELECT: its VALUES row sets
+ * `LAST_INSERT_ID(now)` and the not-granted branch of the `token` assignment (IF evaluates only the
+ * branch it takes) resets it with `LAST_INSERT_ID(0)`; the server reports LAST_INSERT_ID(expr) in
+ * the statement's OK packet, so the upsert's insertId is acquired_at when granted and 0 when held,
+ * the fence insert's insertId is F, and expires_at = acquired_at + leaseMs is exactly what the row
+ * holds. Without multipleStatements the same statements go one by one on one connection, still
+ * inside START TRANSACTION … COMMIT (the token-0 marker must never be committed).
+ */
+export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[]): ScriptPart[] {
+  const fence: ScriptPart = { sql: `INSERT INTO ${t.fence} () VALUES ()`, values: [] };
+  const [only] = requests;
+  if (requests.length === 1 && only) {
+    const row = `(?, ?, 0, LAST_INSERT_ID(${MYSQL_NOW}), ${MYSQL_NOW} + CAST(? AS SIGNED))`;
+    return [
+      { sql: upsert(t, row, 'token + 0 * LAST_INSERT_ID(0)'), values: [only.key, only.owner, only.leaseMs] },
+      fence,
+      {
+        sql: `UPDATE ${t.leases} SET token = LAST_INSERT_ID() * ${SLOTS} WHERE \`key\` = ? AND token = 0`,
+        values: [only.key],
+      },
+    ];
+  }
+  const keys = requests.map((r) => r.key);
+  const marks = keys.map(() => '?').join(', ');
+  const values: (string | number)[] = [];
+  for (const r of requests) values.push(r.key, r.owner, r.leaseMs);
+  const row = `(?, ?, 0, ${MYSQL_NOW}, ${MYSQL_NOW} + CAST(? AS SIGNED))`;
+  return [
+    { sql: upsert(t, requests.map(() => row).join(', '), 'token'), values },
+    fence,
+    {
+      sql:
+        `UPDATE ${t.leases} SET token = LAST_INSERT_ID() * ${SLOTS} + FIELD(\`key\`, ${marks}) - 1 ` +
+        `WHERE \`key\` IN (${marks}) AND token = 0`,
+      values: [...keys, ...keys],
+    },
+    {
+      sql:
+        `SELECT \`key\`, token, acquired_at, expires_at FROM ${t.leases} WHERE \`key\` IN (${marks}) ` +
+        `AND token BETWEEN LAST_INSERT_ID() * ${SLOTS} AND LAST_INSERT_ID() * ${SLOTS} + ${SLOTS - 1}`,
+      values: keys,
+    },
+  ];
+}
+
+function upsert(t: Tables, rows: string, keepToken: string): string {
+  return (
+    `INSERT INTO ${t.leases} (\`key\`, owner, token, acquired_at, expires_at) VALUES ${rows} ` +
+    'ON DUPLICATE KEY UPDATE ' +
+    `token = IF(expires_at <= VALUES(acquired_at), 0, ${keepToken}), ` +
+    'owner = IF(token = 0, VALUES(owner), owner), ' +
+    'acquired_at = IF(token = 0, VALUES(acquired_at), acquired_at), ' +
+    'expires_at = IF(token = 0, VALUES(expires_at), expires_at)'
+  );
+}
+
+/** The granted rows, from the results of {@link mysqlAcquireScript}. */
+export function mysqlGranted(requests: readonly LeaseRequest[], results: readonly unknown[]): GrantedRow[] {
+  const [only] = requests;
+  if (requests.length === 1 && only) {
+    const acquiredAt = Number((results[0] as MysqlHeader).insertId);
+    if (!(acquiredAt > 0)) return [];
+    const fence = Number((results[1] as MysqlHeader).insertId);
+    return [
+      { key: only.key, token: fence * SLOTS, acquired_at: acquiredAt, expires_at: acquiredAt + only.leaseMs },
+    ];
+  }
+  return (results.at(-1) ?? []) as GrantedRow[];
+}

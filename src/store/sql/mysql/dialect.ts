@@ -1,0 +1,159 @@
+import { OncelyError } from '../../../core/errors.js';
+import { DEFAULT_CAPABILITIES } from '../../base.js';
+import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
+import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
+import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
+import { MYSQL_NOW } from './clock.js';
+import { acceptsMultipleStatements, type MysqlHeader, type MysqlPoolLike, runScript } from './driver.js';
+import { mysqlExtend } from './extend.js';
+import { mysqlPut } from './put.js';
+import { mysqlRelease } from './release.js';
+import {
+  MYSQL_MIGRATION_LOCK_SECONDS,
+  mysqlCreateTables,
+  mysqlLockName,
+  mysqlMetaTable,
+  mysqlReadVersion,
+} from './schema.js';
+import { mysqlSweepScript } from './sweep.js';
+
+/** ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR. */
+const SCHEMA_ERRNOS = new Set([1146, 1054]);
+/** ER_LOCK_DEADLOCK: InnoDB rolled the whole transaction back. */
+const DEADLOCK = 1213;
+
+function errno(err: unknown): number | undefined {
+  const n = (err as { errno?: unknown } | null)?.errno;
+  return typeof n === 'number' ? n : undefined;
+}
+
+export class MysqlDialect implements Dialect {
+  readonly kind = 'mysql';
+  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES };
+  readonly syntax: SqlSyntax = { param: () => '?', key: '`key`', now: MYSQL_NOW };
+  private readonly extendStatement: Statement;
+  private readonly releaseStatement: Statement;
+  private readonly putStatement: Statement;
+  private readonly preparable = new Map<string, boolean>();
+  /** Whether the pool's connections take multi-statement queries; probed once for a caller's pool. */
+  private batched: Promise<boolean> | undefined;
+
+  constructor(
+    private readonly pool: MysqlPoolLike,
+    readonly tables: Tables,
+    private readonly options: { ownsPool: boolean; multipleStatements?: boolean },
+  ) {
+    this.extendStatement = mysqlExtend(tables);
+    this.releaseStatement = mysqlRelease(tables);
+    this.putStatement = mysqlPut(tables);
+    if (options.multipleStatements !== undefined) this.batched = Promise.resolve(options.multipleStatements);
+  }
+
+  private async multi(): Promise<boolean> {
+    if (!this.batched) {
+      const probe = acceptsMultipleStatements(this.pool);
+      this.batched = probe;
+      probe.catch(() => {
+        if (this.batched === probe) this.batched = undefined; // probe again next time
+      });
+    }
+    return this.batched;
+  }
+
+  /**
+   * One statement: as a server-side prepared statement (parsed once per connection, which is most
+   * of a short statement's cost) when the pool can, except statements with `LIMIT ?`, which MySQL
+   * 8.0.22+ refuses to bind from mysql2's DOUBLE parameters; those go as text. Numeric parameters
+   * elsewhere are wrapped in CAST(? AS SIGNED) so the arithmetic stays integer.
+   */
+  private async run(statement: Statement, params: readonly SqlValue[]): Promise<unknown> {
+    let prepare = this.preparable.get(statement.name);
+    if (prepare === undefined) {
+      prepare = typeof this.pool.execute === 'function' && !/\bLIMIT\b/i.test(statement.text);
+      this.preparable.set(statement.name, prepare);
+    }
+    const [result] = prepare
+      ? await this.pool.execute!(statement.text, params)
+      : await this.pool.query(statement.text, params);
+    return result;
+  }
+
+  async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {
+    const result = await this.run(statement, params);
+    if (Array.isArray(result)) return { rows: result as Row[], affected: 0 };
+    return { rows: [], affected: (result as MysqlHeader).affectedRows };
+  }
+
+  private async header(statement: Statement, params: readonly SqlValue[]): Promise<MysqlHeader> {
+    return (await this.run(statement, params)) as MysqlHeader;
+  }
+
+  async acquire(requests: readonly LeaseRequest[]): Promise<GrantedRow[]> {
+    const batched = await this.multi();
+    const parts = mysqlAcquireScript(this.tables, requests);
+    return mysqlGranted(requests, await runScript(this.pool, parts, { batched, transaction: true }));
+  }
+
+  async extend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    const { insertId } = await this.header(this.extendStatement, [leaseMs, key, token]);
+    return insertId > 0 ? Number(insertId) : null;
+  }
+
+  async release(key: string, token: number, holdUntil: number): Promise<boolean> {
+    return (await this.header(this.releaseStatement, [holdUntil, key, token])).insertId > 0;
+  }
+
+  async put(key: string, value: string, ttlMs: number | null): Promise<void> {
+    await this.run(this.putStatement, [key, value, ttlMs]);
+  }
+
+  async sweep(limit: number): Promise<SweepResult> {
+    const batched = await this.multi();
+    const [leases, records] = (await runScript(this.pool, mysqlSweepScript(this.tables, limit), {
+      batched,
+      transaction: false,
+    })) as MysqlHeader[];
+    return { leases: leases?.affectedRows ?? 0, records: records?.affectedRows ?? 0 };
+  }
+
+  async migrate(): Promise<void> {
+    const t = this.tables;
+    const conn = await this.pool.getConnection();
+    try {
+      const [locked] = await conn.query('SELECT GET_LOCK(?, ?) AS ok', [
+        mysqlLockName(t),
+        MYSQL_MIGRATION_LOCK_SECONDS,
+      ]);
+      if (Number((locked as Row[])[0]?.['ok']) !== 1) {
+        throw new OncelyError(
+          'STORE_UNAVAILABLE',
+          `mysql store: another process held the migration lock for ${MYSQL_MIGRATION_LOCK_SECONDS} s`,
+        );
+      }
+      try {
+        await conn.query(mysqlMetaTable(t));
+        const [rows] = await conn.query(mysqlReadVersion(t));
+        const found = Number((rows as Row[])[0]?.['value'] ?? 0);
+        if (found > SCHEMA_VERSION) throw schemaTooNew(this.kind, found);
+        for (const sql of mysqlCreateTables(t)) await conn.query(sql);
+      } finally {
+        await conn.query('SELECT RELEASE_LOCK(?)', [mysqlLockName(t)]);
+      }
+    } finally {
+      conn.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.options.ownsPool) await this.pool.end?.();
+  }
+
+  isSchemaError(err: unknown): boolean {
+    return SCHEMA_ERRNOS.has(errno(err) ?? 0);
+  }
+
+  isRetryable(err: unknown): boolean {
+    return errno(err) === DEADLOCK;
+  }
+}

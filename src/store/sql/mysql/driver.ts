@@ -1,0 +1,95 @@
+import type { SqlValue } from '../dialect.js';
+
+/** What oncely needs from a `mysql2/promise` connection. */
+export interface MysqlConnectionLike {
+  query(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+  release(): void;
+  destroy?(): void;
+}
+
+/**
+ * What oncely needs from a `mysql2/promise` pool (`mysql.createPool(…)` fits). Created with
+ * `multipleStatements: true`, `acquire` and `sweep` take one round trip; without it they send the
+ * same statements one by one on one connection.
+ */
+export interface MysqlPoolLike {
+  query(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+  /** Server-side prepared statements (cached per connection by mysql2); used when present. */
+  execute?(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+  getConnection(): Promise<MysqlConnectionLike>;
+  end?(): Promise<void>;
+}
+
+/** The OK packet of an INSERT/UPDATE/DELETE. */
+export interface MysqlHeader {
+  affectedRows: number;
+  insertId: number;
+}
+
+/** One statement of a script: its text with `?` placeholders and its values. */
+export interface ScriptPart {
+  sql: string;
+  values: readonly SqlValue[];
+}
+
+/**
+ * Runs `parts` on one pooled connection and returns each statement's result. With `batched`, the
+ * statements travel as one multi-statement query (one round trip); otherwise one by one. With
+ * `transaction`, they run between START TRANSACTION and COMMIT, and any error rolls the
+ * transaction back before the connection returns to the pool (a connection that cannot even do
+ * that is destroyed): no half-done transaction ever goes back to the pool holding row locks.
+ */
+export async function runScript(
+  pool: MysqlPoolLike,
+  parts: readonly ScriptPart[],
+  options: { batched: boolean; transaction: boolean },
+): Promise<unknown[]> {
+  const conn = await pool.getConnection();
+  let healthy = true;
+  try {
+    if (options.batched) {
+      const texts = parts.map((p) => p.sql);
+      const sql = options.transaction
+        ? ['START TRANSACTION', ...texts, 'COMMIT'].join(';\n')
+        : texts.join(';\n');
+      const [results] = await conn.query(
+        sql,
+        parts.flatMap((p) => p.values),
+      );
+      const list = parts.length === 1 && !options.transaction ? [results] : (results as unknown[]);
+      return options.transaction ? list.slice(1, -1) : list;
+    }
+    if (options.transaction) await conn.query('START TRANSACTION');
+    const results: unknown[] = [];
+    for (const part of parts) results.push((await conn.query(part.sql, part.values))[0]);
+    if (options.transaction) await conn.query('COMMIT');
+    return results;
+  } catch (err) {
+    if (options.transaction) {
+      try {
+        await conn.query('ROLLBACK');
+      } catch {
+        healthy = false;
+      }
+    }
+    throw err;
+  } finally {
+    if (healthy) conn.release();
+    else if (conn.destroy) conn.destroy();
+    else conn.release();
+  }
+}
+
+/**
+ * Whether connections of `pool` accept several statements in one query (`multipleStatements`).
+ * One probe per store; a parse error means no.
+ */
+export async function acceptsMultipleStatements(pool: MysqlPoolLike): Promise<boolean> {
+  try {
+    const [results] = await pool.query('SELECT 1 AS a; SELECT 2 AS b');
+    return Array.isArray(results) && results.length === 2 && Array.isArray(results[0]);
+  } catch (err) {
+    if ((err as { errno?: unknown }).errno === 1064) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,23 @@
+import type { Statement } from '../dialect.js';
+import type { Tables } from '../tables.js';
+import { MYSQL_NOW } from './clock.js';
+
+/**
+ * extend (MySQL/MariaDB): one UPDATE.
+ *
+ * Takes: leaseMs, key, token. Returns (in the OK packet): insertId = the new expires_at when the
+ * token held an unexpired lease, else 0. MySQL has no UPDATE … RETURNING; `LAST_INSERT_ID(expr)`
+ * is its documented way to hand a value computed by an UPDATE back to the client, and the server
+ * reports it only when the SET ran, i.e. when the row matched (regardless of CLIENT_FOUND_ROWS).
+ *
+ * Why it is atomic in one round trip: a single statement; InnoDB locks the row and checks token and
+ * expiry on its newest version, with one clock instant for the whole statement.
+ */
+export function mysqlExtend(t: Tables): Statement {
+  return {
+    name: `${t.prefix}extend`,
+    text:
+      `UPDATE ${t.leases} SET expires_at = LAST_INSERT_ID(${MYSQL_NOW} + CAST(? AS SIGNED)) ` +
+      `WHERE \`key\` = ? AND token = CAST(? AS SIGNED) AND expires_at > ${MYSQL_NOW}`,
+  };
+}

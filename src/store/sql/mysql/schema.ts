@@ -1,0 +1,45 @@
+import { SCHEMA_VERSION, type Tables } from '../tables.js';
+
+/**
+ * The migration, run statement by statement on one connection holding `GET_LOCK` (DDL commits
+ * implicitly in MySQL, so a transaction would not help; the named lock serialises concurrent
+ * migrations, and dies with the connection if the process does).
+ *
+ * Keys are VARBINARY: byte order of UTF-8 = code point order, and no PAD SPACE — with
+ * `utf8mb4_bin` (a PAD SPACE collation on MariaDB and MySQL 5.7) 'a' and 'a ' are the same
+ * primary key. 2048 bytes hold any 512-UTF-16-unit key (at most 1536 bytes of UTF-8) and stay under
+ * InnoDB's 3072-byte index limit. Values are LONGTEXT utf8mb4 (records may be large).
+ */
+export const MYSQL_MIGRATION_LOCK_SECONDS = 60;
+
+export function mysqlLockName(t: Tables): string {
+  return `oncely:${t.prefix}`;
+}
+
+export function mysqlMetaTable(t: Tables): string {
+  return (
+    `CREATE TABLE IF NOT EXISTS ${t.meta} (` +
+    'name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, ' +
+    'value VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL) ENGINE = InnoDB'
+  );
+}
+
+export function mysqlReadVersion(t: Tables): string {
+  return `SELECT value FROM ${t.meta} WHERE name = 'schema_version'`;
+}
+
+export function mysqlCreateTables(t: Tables): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t.leases} (` +
+      '`key` VARBINARY(2048) NOT NULL PRIMARY KEY, ' +
+      'owner VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, ' +
+      'token BIGINT NOT NULL, acquired_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, ' +
+      `INDEX ${t.leases}_expires_at (expires_at)) ENGINE = InnoDB`,
+    `CREATE TABLE IF NOT EXISTS ${t.records} (` +
+      '`key` VARBINARY(2048) NOT NULL PRIMARY KEY, ' +
+      'value LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, expires_at BIGINT NULL, ' +
+      `INDEX ${t.records}_expires_at (expires_at)) ENGINE = InnoDB`,
+    `CREATE TABLE IF NOT EXISTS ${t.fence} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY) ENGINE = InnoDB`,
+    `INSERT IGNORE INTO ${t.meta} (name, value) VALUES ('schema_version', '${SCHEMA_VERSION}')`,
+  ];
+}

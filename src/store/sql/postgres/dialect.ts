@@ -1,0 +1,94 @@
+import { DEFAULT_CAPABILITIES } from '../../base.js';
+import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
+import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type { Tables } from '../tables.js';
+import { schemaTooNew } from '../tables.js';
+import { pgAcquire } from './acquire.js';
+import { PG_NOW } from './clock.js';
+import { pgExtend } from './extend.js';
+import { pgPut } from './put.js';
+import { pgRelease } from './release.js';
+import { PG_SCHEMA_TOO_NEW, pgMigration } from './schema.js';
+import { pgSweep } from './sweep.js';
+
+/**
+ * What oncely needs from a PostgreSQL connection pool: `pg.Pool` (or a `pg.Client`) fits. Queries
+ * are sent as `{ name?, text, values? }` configs; `end` is only ever called on a pool we created.
+ */
+export interface PgPoolLike {
+  query(config: {
+    text: string;
+    values?: unknown[];
+    name?: string;
+  }): Promise<{ rows: Row[]; rowCount: number | null }>;
+  end?(): Promise<void>;
+}
+
+/** SQLSTATEs meaning the schema is missing or unexpected: undefined table/column/object. */
+const SCHEMA_CODES = new Set(['42P01', '42703', '42704', PG_SCHEMA_TOO_NEW]);
+/** Deadlock victim, serialisation failure: the statement was rolled back whole. */
+const RETRYABLE_CODES = new Set(['40P01', '40001']);
+
+function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export class PostgresDialect implements Dialect {
+  readonly kind = 'postgres';
+  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES };
+  readonly syntax: SqlSyntax = { param: (n) => `$${n}`, key: '"key"', now: PG_NOW };
+  readonly acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
+  readonly extend: (key: string, token: number, leaseMs: number) => Promise<number | null>;
+  readonly release: (key: string, token: number, holdUntil: number) => Promise<boolean>;
+  readonly put: (key: string, value: string, ttlMs: number | null) => Promise<void>;
+  readonly sweep: (limit: number) => Promise<SweepResult>;
+
+  constructor(
+    private readonly pool: PgPoolLike,
+    readonly tables: Tables,
+    private readonly options: { ownsPool: boolean; prepare: boolean },
+  ) {
+    const run = this.query.bind(this);
+    this.acquire = pgAcquire(tables, run);
+    this.extend = pgExtend(tables, run);
+    this.release = pgRelease(tables, run);
+    this.put = pgPut(tables, run);
+    this.sweep = pgSweep(tables, run);
+  }
+
+  async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {
+    const values = params as unknown[];
+    const result = await this.pool.query(
+      this.options.prepare
+        ? { name: statement.name, text: statement.text, values }
+        : { text: statement.text, values },
+    );
+    return { rows: result.rows, affected: result.rowCount ?? 0 };
+  }
+
+  async migrate(): Promise<void> {
+    try {
+      // No values: pg sends a simple query, which may hold several statements (one transaction).
+      await this.pool.query({ text: pgMigration(this.tables) });
+    } catch (err) {
+      if (sqlState(err) !== PG_SCHEMA_TOO_NEW) throw err;
+      const { rows } = await this.pool.query({
+        text: `SELECT value FROM ${this.tables.meta} WHERE name = 'schema_version'`,
+      });
+      throw schemaTooNew(this.kind, Number(rows[0]?.['value']));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.options.ownsPool) await this.pool.end?.();
+  }
+
+  isSchemaError(err: unknown): boolean {
+    return SCHEMA_CODES.has(sqlState(err) ?? '');
+  }
+
+  isRetryable(err: unknown): boolean {
+    return RETRYABLE_CODES.has(sqlState(err) ?? '');
+  }
+}

@@ -1,0 +1,147 @@
+import { OncelyError } from '../../core/errors.js';
+import { redactSecret } from '../../core/redact.js';
+import { BaseStore } from '../base.js';
+import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from '../types.js';
+import { compareKeys, type NormalizedScan, prefixUpperBound } from '../validate.js';
+import type { Dialect, SqlValue } from './dialect.js';
+import { toInt, toLease, toRecord, toText } from './rows.js';
+import { SharedStatements } from './statements.js';
+
+/**
+ * How often `acquire` and `sweep` run when the database picks them as a deadlock victim: it rolled
+ * the whole statement or transaction back, so running it again is safe.
+ */
+const ATTEMPTS = 4;
+
+/**
+ * The one store implementation behind SQLite, PostgreSQL and MySQL/MariaDB, parameterised by a
+ * {@link Dialect}. It never reads-then-writes: every race-sensitive call is a single dialect
+ * statement or script; the shared code only orders keys, maps rows and classifies errors.
+ */
+export class SqlStore extends BaseStore {
+  readonly kind: string;
+  readonly capabilities: StoreCapabilities;
+  protected readonly dialect: Dialect;
+  private readonly statements: SharedStatements;
+  private readonly secret: string | undefined;
+
+  /** @param secret a password to redact from every error message (from a connection string). */
+  constructor(dialect: Dialect, secret?: string) {
+    super();
+    this.dialect = dialect;
+    this.kind = dialect.kind;
+    this.capabilities = dialect.capabilities;
+    this.statements = new SharedStatements(dialect.tables, dialect.syntax);
+    this.secret = secret || undefined;
+  }
+
+  protected override classifyError(err: unknown, operation: string): OncelyError {
+    if (err instanceof OncelyError) return err;
+    const detail = redactSecret(err instanceof Error ? err.message : String(err), this.secret);
+    if (this.dialect.isSchemaError(err)) {
+      return new OncelyError(
+        'SCHEMA',
+        `${this.kind} store: ${operation} failed: ${detail} (the oncely tables with prefix '${this.dialect.tables.prefix}' are missing or changed; store.migrate() creates them)`,
+        { cause: err },
+      );
+    }
+    return new OncelyError('STORE_UNAVAILABLE', `${this.kind} store: ${operation} failed: ${detail}`, {
+      cause: err,
+    });
+  }
+
+  private async rows(statement: { name: string; text: string }, params: readonly SqlValue[]) {
+    return (await this.dialect.query(statement, params)).rows;
+  }
+
+  protected async doNow(): Promise<number> {
+    const [row] = await this.rows(this.statements.now, []);
+    return toInt(row?.['now']);
+  }
+
+  protected async doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
+    const sorted = requests.length === 1 ? requests : [...requests].sort((a, b) => compareKeys(a.key, b.key));
+    const granted = await this.retrying(() => this.dialect.acquire(sorted));
+    const byKey = requests.length === 1 ? undefined : new Map(granted.map((row) => [toText(row.key), row]));
+    return requests.map((r) => {
+      const row = byKey ? byKey.get(r.key) : granted[0];
+      if (!row) return null;
+      return {
+        key: r.key,
+        owner: r.owner,
+        token: toInt(row.token),
+        acquiredAt: toInt(row.acquired_at),
+        expiresAt: toInt(row.expires_at),
+      };
+    });
+  }
+
+  protected async doExtend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    return this.dialect.extend(key, token, leaseMs);
+  }
+
+  protected async doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
+    return this.dialect.release(key, token, holdUntil ?? 0);
+  }
+
+  protected async doInspect(key: string): Promise<Lease | null> {
+    const [row] = await this.rows(this.statements.inspect, [key]);
+    return row ? toLease(row) : null;
+  }
+
+  protected async doListLeases(prefix: string, limit: number): Promise<Lease[]> {
+    const upper = prefixUpperBound(prefix);
+    const params: SqlValue[] = upper === undefined ? [prefix, limit] : [prefix, upper, limit];
+    return (await this.rows(this.statements.listLeases(upper !== undefined), params)).map(toLease);
+  }
+
+  protected async doPut(key: string, value: string, ttlMs: number | undefined): Promise<void> {
+    await this.dialect.put(key, value, ttlMs ?? null);
+  }
+
+  protected async doGet(key: string): Promise<string | null> {
+    const [row] = await this.rows(this.statements.get, [key]);
+    return row ? toText(row['value']) : null;
+  }
+
+  protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
+    const upper = prefixUpperBound(scan.prefix);
+    const params: SqlValue[] = [scan.prefix];
+    if (upper !== undefined) params.push(upper);
+    if (scan.after !== undefined) params.push(scan.after);
+    params.push(scan.limit);
+    const statement = this.statements.scan({
+      reverse: scan.reverse,
+      upper: upper !== undefined,
+      after: scan.after !== undefined,
+    });
+    return (await this.rows(statement, params)).map(toRecord);
+  }
+
+  protected async doDelete(key: string): Promise<boolean> {
+    return (await this.dialect.query(this.statements.delete, [key])).affected > 0;
+  }
+
+  protected async doSweep(limit: number): Promise<SweepResult> {
+    return this.retrying(() => this.dialect.sweep(limit));
+  }
+
+  /** Runs `work` again when the database rolled it back whole as a deadlock victim. */
+  private async retrying<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        if (attempt >= ATTEMPTS || !this.dialect.isRetryable(err)) throw err;
+      }
+    }
+  }
+
+  protected async doMigrate(): Promise<void> {
+    await this.dialect.migrate();
+  }
+
+  protected async doClose(): Promise<void> {
+    await this.dialect.close();
+  }
+}

@@ -1,0 +1,84 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
+import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type { Tables } from '../tables.js';
+import { sqliteAcquire } from './acquire.js';
+import { SQLITE_NOW } from './clock.js';
+import { Prepared } from './driver.js';
+import { sqliteExtend } from './extend.js';
+import { sqlitePut } from './put.js';
+import { sqliteRelease } from './release.js';
+import { sqliteMigrate } from './schema.js';
+import { sqliteSweep } from './sweep.js';
+
+export class SqliteDialect implements Dialect {
+  readonly kind = 'sqlite';
+  readonly capabilities: StoreCapabilities;
+  readonly syntax: SqlSyntax = { param: () => '?', key: '"key"', now: SQLITE_NOW };
+  readonly acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
+  readonly sweep: (limit: number) => Promise<SweepResult>;
+  private readonly prepared: Prepared;
+  private readonly extendStatement: Statement;
+  private readonly releaseStatement: Statement;
+  private readonly putStatement: Statement;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    readonly tables: Tables,
+    private readonly ownsDatabase: boolean,
+  ) {
+    const memory = db.memory;
+    this.capabilities = {
+      fencing: true,
+      durability: memory ? 'memory' : 'disk',
+      serverTime: false,
+      multiProcess: !memory,
+      multiHost: false,
+      batchAcquire: true,
+    };
+    this.prepared = new Prepared(db);
+    this.acquire = sqliteAcquire(tables, this.prepared);
+    this.sweep = sqliteSweep(tables, this.prepared);
+    this.extendStatement = sqliteExtend(tables);
+    this.releaseStatement = sqliteRelease(tables);
+    this.putStatement = sqlitePut(tables);
+  }
+
+  async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {
+    const prepared = this.prepared.get(statement);
+    const values = params as (string | number | null)[];
+    if (prepared.reader) return { rows: prepared.all(...values) as Row[], affected: 0 };
+    return { rows: [], affected: prepared.run(...values).changes };
+  }
+
+  async extend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    const row = this.prepared.get(this.extendStatement).get(leaseMs, key, token) as
+      | { expires_at: number }
+      | undefined;
+    return row ? row.expires_at : null;
+  }
+
+  async release(key: string, token: number, holdUntil: number): Promise<boolean> {
+    return this.prepared.get(this.releaseStatement).run(holdUntil, key, token).changes > 0;
+  }
+
+  async put(key: string, value: string, ttlMs: number | null): Promise<void> {
+    this.prepared.get(this.putStatement).run(key, value, ttlMs);
+  }
+
+  async migrate(): Promise<void> {
+    sqliteMigrate(this.db, this.tables);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDatabase && this.db.open) this.db.close();
+  }
+
+  isSchemaError(err: unknown): boolean {
+    return err instanceof Error && /no such (table|column)/i.test(err.message);
+  }
+
+  isRetryable(): boolean {
+    return false;
+  }
+}

@@ -1,0 +1,153 @@
+import type { Lock, TryLockOptions } from '../lock/types.js';
+
+/**
+ * The Store contract: the small SPI every backend implements. A backend knows nothing about jobs;
+ * everything above it (locks, the scheduler) is built on these calls.
+ *
+ * Time: every `*At`/`now` value is **store time** in epoch milliseconds, read from the store's own
+ * clock (database server, Redis `TIME`, the host clock for SQLite and memory). Callers never mix it
+ * with their local `Date.now()`.
+ */
+
+/** One key to lease in an {@link Store.acquire} batch. */
+export interface LeaseRequest {
+  /** 1..512 characters, stored as data (any characters, including quotes and emoji). */
+  key: string;
+  /** Who holds it; free text up to 255 characters, shown by `oncely locks`. */
+  owner: string;
+  /** Lease length in ms (> 0). The lease ends at `acquiredAt + leaseMs` on the store clock. */
+  leaseMs: number;
+}
+
+/** A granted lease. */
+export interface Lease {
+  key: string;
+  owner: string;
+  /**
+   * Fencing token: strictly greater than every token ever granted for this key before, even after
+   * the key's row was swept. (All shipped backends draw it from one store-wide counter, so tokens
+   * also increase across keys; callers may only rely on the per-key order.)
+   */
+  token: number;
+  /** Store time at which the lease was granted. */
+  acquiredAt: number;
+  /** Store time at which it ends unless extended. */
+  expiresAt: number;
+}
+
+/** A record in the ordered key/value space. */
+export interface StoredRecord {
+  key: string;
+  value: string;
+  /** Store time after which the record no longer exists; `null` = never expires. */
+  expiresAt: number | null;
+}
+
+export interface PutOptions {
+  /** Time to live in ms from now (store clock); omit for a record that never expires. */
+  ttlMs?: number;
+}
+
+export interface ScanOptions {
+  /** At most this many records (default 100, at most 10,000). */
+  limit?: number;
+  /** Descending key order instead of ascending. */
+  reverse?: boolean;
+  /** Cursor: only keys strictly after this one in the scan's direction (pass the last key seen). */
+  after?: string;
+}
+
+export interface ListLeasesOptions {
+  /** Only keys starting with this prefix. */
+  prefix?: string;
+  /** At most this many (default 100, at most 10,000). */
+  limit?: number;
+}
+
+export interface SweepOptions {
+  /** At most this many expired leases and at most this many expired records are deleted (default 1000). */
+  limit?: number;
+}
+
+export interface SweepResult {
+  leases: number;
+  records: number;
+}
+
+/** What a store guarantees, as data; callers read this instead of checking classes. */
+export interface StoreCapabilities {
+  /** Tokens strictly increase per key even after cleanup. */
+  fencing: boolean;
+  /** Where data lives: `memory` (lost with the process), `disk` (one host), `server` (a database server; its own replication/persistence settings apply). */
+  durability: 'memory' | 'disk' | 'server';
+  /** `now()` reads a clock owned by the store rather than the caller's process. */
+  serverTime: boolean;
+  /** Several processes may share the store safely. */
+  multiProcess: boolean;
+  /** Several hosts may share the store safely. */
+  multiHost: boolean;
+  /** `acquire` grants a whole batch in one round trip. */
+  batchAcquire: boolean;
+}
+
+export interface Store extends AsyncDisposable {
+  /** Backend name: `memory`, `sqlite`, `postgres`, `mysql`, `redis`, … */
+  readonly kind: string;
+  readonly capabilities: StoreCapabilities;
+
+  /** The store clock, epoch ms. */
+  now(): Promise<number>;
+
+  /**
+   * Leases every key that is free or whose lease has expired, in **one round trip** for the whole
+   * batch. Returns one entry per request, in order: the lease, or `null` if the key is held. A key
+   * repeated in a batch is granted at most once (later repeats get `null`).
+   */
+  acquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]>;
+
+  /**
+   * Extends a lease to `now + leaseMs` if `token` still holds it and it has not expired. Returns the
+   * new `expiresAt`, or `null` when the lease is gone (expired, released, or taken over).
+   */
+  extend(key: string, token: number, leaseMs: number): Promise<number | null>;
+
+  /**
+   * Gives a lease up if `token` still holds it and it has not expired. With `holdUntil` (store time)
+   * in the future the key stays unavailable until then (lockAtLeastFor, "done" markers); otherwise it
+   * is free at once. Returns `false` when the lease was already gone.
+   */
+  release(key: string, token: number, holdUntil?: number): Promise<boolean>;
+
+  /** The current holder of `key`, or `null` if it is free (expired leases count as free). */
+  inspect(key: string): Promise<Lease | null>;
+
+  /** Unexpired leases, ascending by key. */
+  listLeases(options?: ListLeasesOptions): Promise<Lease[]>;
+
+  /** Creates or replaces a record. */
+  put(key: string, value: string, options?: PutOptions): Promise<void>;
+  /** The record's value, or `null` if absent or expired. */
+  get(key: string): Promise<string | null>;
+  /** Unexpired records whose key starts with `prefix`, ordered by key (code point order). */
+  scan(prefix: string, options?: ScanOptions): Promise<StoredRecord[]>;
+  /** Deletes a record; returns whether it existed (and had not expired). */
+  delete(key: string): Promise<boolean>;
+
+  /** Deletes expired leases and records, in bounded batches; returns how many of each went. */
+  sweep(options?: SweepOptions): Promise<SweepResult>;
+
+  /** Creates the schema if missing; safe to call concurrently from many processes. */
+  migrate(): Promise<void>;
+  /** Releases connections the store opened itself (never a client/pool the caller passed in). */
+  close(): Promise<void>;
+
+  /**
+   * A ShedLock-style lock: `null` when the name is held (by anyone, including this owner: not
+   * reentrant).
+   *
+   * @example
+   * await using lock = await store.tryLock({ name: 'report', lockAtMostFor: '5m' });
+   * if (lock) await sendReport(lock.token);
+   */
+  tryLock(options: TryLockOptions): Promise<Lock | null>;
+}

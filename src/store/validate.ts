@@ -1,0 +1,166 @@
+import { invalidArgument } from '../core/errors.js';
+import type { LeaseRequest, ListLeasesOptions, PutOptions, ScanOptions, SweepOptions } from './types.js';
+
+/** Longest key a store accepts, in UTF-16 code units (all SQL schemas size their key columns for it). */
+export const MAX_KEY_LENGTH = 512;
+export const MAX_OWNER_LENGTH = 255;
+export const MAX_SCAN_LIMIT = 10_000;
+/** Largest batch one `acquire` round trip takes. */
+export const MAX_BATCH = 1000;
+/** Leases longer than ~100 years are refused: they overflow nothing but are surely a unit mistake. */
+const MAX_LEASE_MS = 100 * 365 * 86_400_000;
+
+const PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,30}$/;
+
+/** Table/key prefix used by every backend: letters, digits and `_`, starting with a letter or `_`, at most 31 characters. */
+export function validatePrefix(prefix: string): string {
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
+    throw invalidArgument(
+      `prefix ${JSON.stringify(prefix)} is invalid: use 1-31 letters, digits or '_', starting with a letter or '_' (it becomes part of table and key names)`,
+    );
+  }
+  return prefix;
+}
+
+/** A UTF-16 surrogate without its partner: not a character, and every store would mangle it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function requireWellFormed(text: string, what: string): void {
+  // Drivers encode text as UTF-8, turning a lone surrogate into U+FFFD: two different keys would
+  // become one row, and a lease could be granted for a key the caller never sees again.
+  if (LONE_SURROGATE.test(text)) {
+    throw invalidArgument(`${what} contains a lone UTF-16 surrogate; use well-formed Unicode text`);
+  }
+}
+
+export function validateKey(key: string, what = 'key'): string {
+  if (typeof key !== 'string' || key.length === 0)
+    throw invalidArgument(`${what} must be a non-empty string`);
+  requireWellFormed(key, what);
+  if (key.length > MAX_KEY_LENGTH) {
+    throw invalidArgument(`${what} is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`);
+  }
+  if (key.includes('\u0000')) throw invalidArgument(`${what} must not contain NUL characters`);
+  return key;
+}
+
+export function validateOwner(owner: string): string {
+  if (typeof owner !== 'string' || owner.length === 0)
+    throw invalidArgument('owner must be a non-empty string');
+  requireWellFormed(owner, 'owner');
+  if (owner.length > MAX_OWNER_LENGTH) {
+    throw invalidArgument(
+      `owner is ${owner.length} characters long; at most ${MAX_OWNER_LENGTH} are allowed`,
+    );
+  }
+  return owner;
+}
+
+export function validateLeaseMs(leaseMs: number, what = 'leaseMs'): number {
+  if (!Number.isInteger(leaseMs) || leaseMs <= 0 || leaseMs > MAX_LEASE_MS) {
+    throw invalidArgument(
+      `${what} must be a whole number of milliseconds between 1 and ${MAX_LEASE_MS}; got ${leaseMs}`,
+    );
+  }
+  return leaseMs;
+}
+
+export function validateToken(token: number): number {
+  if (!Number.isSafeInteger(token) || token < 0)
+    throw invalidArgument(`token must be a non-negative integer; got ${token}`);
+  return token;
+}
+
+export function validateTime(at: number, what: string): number {
+  if (!Number.isFinite(at) || at < 0)
+    throw invalidArgument(`${what} must be a store time in epoch ms; got ${at}`);
+  return Math.round(at);
+}
+
+export function validateRequests(requests: readonly LeaseRequest[]): void {
+  if (!Array.isArray(requests)) throw invalidArgument('acquire() takes an array of { key, owner, leaseMs }');
+  if (requests.length > MAX_BATCH) {
+    throw invalidArgument(`acquire() takes at most ${MAX_BATCH} requests per batch; got ${requests.length}`);
+  }
+  for (const r of requests) {
+    validateKey(r.key);
+    validateOwner(r.owner);
+    validateLeaseMs(r.leaseMs);
+  }
+}
+
+function validateLimit(limit: number | undefined, fallback: number): number {
+  if (limit === undefined) return fallback;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCAN_LIMIT) {
+    throw invalidArgument(`limit must be a whole number from 1 to ${MAX_SCAN_LIMIT}; got ${limit}`);
+  }
+  return limit;
+}
+
+export interface NormalizedScan {
+  prefix: string;
+  limit: number;
+  reverse: boolean;
+  after: string | undefined;
+}
+
+export function normalizeScan(prefix: string, options: ScanOptions = {}): NormalizedScan {
+  if (typeof prefix !== 'string')
+    throw invalidArgument('scan() prefix must be a string (use "" for all keys)');
+  if (options.after !== undefined && typeof options.after !== 'string') {
+    throw invalidArgument('scan() after must be a key string');
+  }
+  return {
+    prefix,
+    limit: validateLimit(options.limit, 100),
+    reverse: options.reverse === true,
+    after: options.after,
+  };
+}
+
+export function normalizeListLeases(options: ListLeasesOptions = {}): { prefix: string; limit: number } {
+  const prefix = options.prefix ?? '';
+  if (typeof prefix !== 'string') throw invalidArgument('listLeases() prefix must be a string');
+  return { prefix, limit: validateLimit(options.limit, 100) };
+}
+
+export function normalizeSweep(options: SweepOptions = {}): number {
+  return validateLimit(options.limit, 1000);
+}
+
+export function normalizePut(options: PutOptions = {}): number | undefined {
+  if (options.ttlMs === undefined) return undefined;
+  return validateLeaseMs(options.ttlMs, 'ttlMs');
+}
+
+export function validateValue(value: string): string {
+  if (typeof value !== 'string')
+    throw invalidArgument('record values are strings (JSON.stringify objects first)');
+  requireWellFormed(value, 'record value');
+  return value;
+}
+
+/**
+ * The smallest string greater than every string that starts with `prefix`, in code point order
+ * (= UTF-8 byte order, = PostgreSQL "C", MySQL utf8mb4_bin, SQLite BINARY, Redis lex order), or
+ * `undefined` when there is none (empty prefix). `key >= prefix AND key < upper` is a prefix scan
+ * that every index can serve.
+ */
+export function prefixUpperBound(prefix: string): string | undefined {
+  const points = Array.from(prefix);
+  while (points.length > 0) {
+    const last = points.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      // Skip the surrogate range: it has no characters of its own in UTF-8.
+      const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+      return points.join('') + String.fromCodePoint(next);
+    }
+  }
+  return undefined;
+}
+
+/** Compares strings in code point order (JS `<` compares UTF-16 units, which differs above U+FFFF). */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

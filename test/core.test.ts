@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import { urlPassword } from '../src/core/redact.js';
+import {
+  MemoryStore,
+  OncelyError,
+  openStore,
+  parseDuration,
+  prefixUpperBound,
+  redactUrl,
+  StoreClock,
+  validatePrefix,
+} from '../src/index.js';
+import { safetyMargin } from '../src/lock/keep-alive.js';
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof OncelyError ? err.code : `not an OncelyError: ${String(err)}`;
+  }
+  return undefined;
+}
+
+describe('parseDuration', () => {
+  it.each([
+    [250, 250],
+    [0, 0],
+    ['250ms', 250],
+    ['30s', 30_000],
+    ['5m', 300_000],
+    ['2h', 7_200_000],
+    ['1d', 86_400_000],
+    ['1w', 604_800_000],
+    ['1h30m', 5_400_000],
+    ['1.5s', 1500],
+    [' 10s ', 10_000],
+    ['PT5M', 300_000],
+    ['P1D', 86_400_000],
+    ['P1DT2H', 93_600_000],
+    ['PT0.5S', 500],
+    ['pt1h', 3_600_000],
+    [1.6, 2],
+  ])('%j -> %d ms', (input, ms) => {
+    expect(parseDuration(input)).toBe(ms);
+  });
+
+  it.each([
+    [''],
+    ['soon'],
+    ['5'],
+    ['5 parsecs'],
+    ['P1Y'],
+    ['P1M'],
+    ['PT'],
+    ['P'],
+    [-1],
+    [Number.NaN],
+    [Infinity],
+    ['-5s'],
+  ])('refuses %j with INVALID_ARGUMENT naming the field', (input) => {
+    expect(code(() => parseDuration(input as never, 'retryDelay'))).toBe('INVALID_ARGUMENT');
+    expect(() => parseDuration(input as never, 'retryDelay')).toThrow(/retryDelay/);
+  });
+});
+
+describe('prefixes and key ranges', () => {
+  it.each([['oncely_'], ['_x'], ['A1_b2'], ['a'.repeat(31)]])('accepts prefix %j', (p) => {
+    expect(validatePrefix(p)).toBe(p);
+  });
+  it.each([
+    [''],
+    ['1abc'],
+    ['a-b'],
+    ['a b'],
+    ['a;drop'],
+    ['a'.repeat(32)],
+    ['é'],
+  ])('refuses prefix %j', (p) => {
+    expect(code(() => validatePrefix(p))).toBe('INVALID_ARGUMENT');
+  });
+
+  it('computes the exclusive upper bound of a prefix in code point order', () => {
+    expect(prefixUpperBound('')).toBeUndefined();
+    expect(prefixUpperBound('ab')).toBe('ac');
+    expect(prefixUpperBound('a\u{10ffff}')).toBe('b');
+    expect(prefixUpperBound('\u{10ffff}')).toBeUndefined();
+    expect(prefixUpperBound('a\ud7ff')).toBe('a\ue000');
+    expect(prefixUpperBound('x🔒')).toBe(`x${String.fromCodePoint(0x1f513)}`);
+  });
+});
+
+describe('redactUrl', () => {
+  it('hides passwords and keeps everything else', () => {
+    expect(redactUrl('postgres://app:s3cret@db:5432/x')).toBe('postgres://app:***@db:5432/x');
+    expect(redactUrl('redis://:pw@127.0.0.1:6379')).toBe('redis://:***@127.0.0.1:6379');
+    expect(redactUrl('sqlite:./oncely.db')).toBe('sqlite:./oncely.db');
+    expect(redactUrl('mysql://u@h/db')).toBe('mysql://u@h/db');
+  });
+});
+
+describe('urlPassword', () => {
+  it('finds the decoded password to redact, or nothing', () => {
+    expect(urlPassword('postgres://app:s%40cret@db:5432/x')).toBe('s@cret');
+    expect(urlPassword('redis://:pw@127.0.0.1:6379')).toBe('pw');
+    expect(urlPassword('mysql://u@h/db')).toBeUndefined();
+    expect(urlPassword('sqlite:./oncely.db')).toBeUndefined();
+    expect(urlPassword('not a url')).toBeUndefined();
+    expect(urlPassword('mysql://u:50%zz@h/db')).toBeUndefined();
+    expect(urlPassword(undefined)).toBeUndefined();
+  });
+});
+
+describe('StoreClock', () => {
+  it('tracks the store clock through a skewed local clock and keeps the tightest sample', async () => {
+    let local = 1_000;
+    const clock = { monotonic: () => local, sleep: async () => {} };
+    const storeOffset = 1_700_000_000_000;
+    let rtt = 40;
+    const sync = new StoreClock(async () => {
+      const at = local + rtt / 2;
+      local += rtt;
+      return at + storeOffset;
+    }, clock);
+    await sync.sample();
+    expect(sync.estimate()).toBe(local + storeOffset);
+    expect(sync.errorBound()).toBe(20);
+    rtt = 100; // a worse sample does not replace a better one
+    await sync.sample();
+    expect(sync.errorBound()).toBe(20);
+    local += 5_000;
+    expect(sync.estimate()).toBe(local + storeOffset);
+  });
+});
+
+describe('keep-alive safety margin', () => {
+  it('is a tenth of the lease, between 1 ms and 1 s', () => {
+    expect(safetyMargin(300)).toBe(30);
+    expect(safetyMargin(5)).toBe(1);
+    expect(safetyMargin(3_600_000)).toBe(1_000);
+  });
+});
+
+describe('openStore', () => {
+  it('refuses unknown schemes, empty URLs and bad prefixes with INVALID_ARGUMENT', async () => {
+    for (const [url, prefix] of [
+      ['mongodb://x', undefined],
+      ['', undefined],
+      ['nonsense', undefined],
+      ['memory:', 'bad-prefix'],
+      ['memory:', '9lives'],
+    ] as const) {
+      await expect(openStore(url, prefix === undefined ? {} : { prefix })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+  });
+
+  it('redacts the password when refusing an unknown scheme', async () => {
+    const err = (await openStore('mongodb://u:hunter2@host/db').catch((e: unknown) => e)) as OncelyError;
+    expect(err.message).not.toContain('hunter2');
+  });
+
+  it('opens memory stores: private ones, and named ones shared within the process', async () => {
+    const a = await openStore('memory:shared-test');
+    const b = await openStore('memory:shared-test');
+    const c = await openStore('memory:');
+    const lock = await a.tryLock({ name: 'x', lockAtMostFor: '1m' });
+    expect(lock).not.toBeNull();
+    expect(await b.tryLock({ name: 'x', lockAtMostFor: '1m' })).toBeNull();
+    expect(await c.tryLock({ name: 'x', lockAtMostFor: '1m' })).not.toBeNull();
+    expect(a).toBeInstanceOf(MemoryStore);
+  });
+
+  it('normalises thrown values into OncelyError', () => {
+    const e = OncelyError.from(new TypeError('x'), 'STORE_UNAVAILABLE');
+    expect(e.code).toBe('STORE_UNAVAILABLE');
+    expect(e.cause).toBeInstanceOf(TypeError);
+    expect(OncelyError.from(e)).toBe(e);
+  });
+});

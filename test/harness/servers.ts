@@ -1,0 +1,260 @@
+/**
+ * Throwaway database servers for tests — testcontainers without Docker. Each `start*` function
+ * starts a fresh server process from the binaries installed on this machine, in its own temp
+ * directory on a free loopback port, waits until it accepts connections, and returns its URL and a
+ * `stop` that kills it and removes the directory. Nothing touches the machine's own services.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface RunningServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A TCP port nobody listens on right now (the kernel picks it). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts TCP connections on the port, or rejects after `timeoutMs`. */
+export async function waitForPort(port: number, timeoutMs: number, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null)
+      throw new Error(`server exited with code ${child.exitCode} before listening`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = new Socket();
+      socket.setTimeout(500);
+      socket.once('connect', () => resolve(true));
+      socket.once('error', () => resolve(false));
+      socket.once('timeout', () => resolve(false));
+      socket.connect(port, '127.0.0.1');
+    }).finally(() => {});
+    if (open) return;
+    if (Date.now() > deadline)
+      throw new Error(`nothing listened on 127.0.0.1:${port} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function tempDir(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `oncely-${label}-`));
+  chmodSync(dir, 0o777);
+  return dir;
+}
+
+/** Ends a child process: SIGTERM, then SIGKILL after `graceMs`. */
+async function kill(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+function collectOutput(child: ChildProcess): () => string {
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    output = (output + d.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output = (output + d.toString()).slice(-4000);
+  });
+  return () => output;
+}
+
+/** Starts a server process and waits until it listens on `port`; if it does not, kills it and says why. */
+async function spawnServer(
+  name: string,
+  command: string,
+  args: string[],
+  listen: { port: number; timeoutMs: number },
+): Promise<ChildProcess> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collectOutput(child);
+  try {
+    await waitForPort(listen.port, listen.timeoutMs, child);
+  } catch (err) {
+    await kill(child);
+    throw new Error(`${name} did not start: ${(err as Error).message}\n${output()}`);
+  }
+  return child;
+}
+
+function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root))
+    throw new Error('PostgreSQL binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
+  const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a));
+  const dir = versions.map((v) => join(root, v, 'bin')).find((d) => existsSync(join(d, 'initdb')));
+  if (!dir) throw new Error('no initdb under /usr/lib/postgresql/*/bin');
+  return dir;
+}
+
+/** As root, initdb refuses to run: run PostgreSQL tools as the `postgres` system user. */
+function asPostgres(command: string, args: string[]): [string, string[]] {
+  if (process.getuid?.() === 0) return ['runuser', ['-u', 'postgres', '--', command, ...args]];
+  return [command, args];
+}
+
+/** PostgreSQL with password (scram) auth: `postgres://postgres:<pw>@127.0.0.1:<port>/postgres`. */
+export async function startPostgres(): Promise<RunningServer> {
+  const bin = postgresBinDir();
+  const dir = tempDir('pg');
+  const data = join(dir, 'data');
+  const password = 'oncely-test-pw';
+  const pwfile = join(dir, 'pw');
+  writeFileSync(pwfile, password, { mode: 0o644 });
+  const [initCmd, initArgs] = asPostgres(join(bin, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'scram-sha-256',
+    `--pwfile=${pwfile}`,
+    '--no-sync',
+    '-E',
+    'UTF8',
+    '--locale=C',
+  ]);
+  await run(initCmd, initArgs, { timeout: 120_000 });
+  const port = await freePort();
+  const [cmd, args] = asPostgres(join(bin, 'postgres'), [
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=300',
+  ]);
+  const child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    async stop() {
+      await kill(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** MariaDB (or MySQL) with a password user: `mysql://oncely:<pw>@127.0.0.1:<port>/oncely_test`. */
+export async function startMariadb(): Promise<RunningServer> {
+  const dir = tempDir('mariadb');
+  const data = join(dir, 'data');
+  const socket = join(dir, 'mysqld.sock');
+  const user = process.getuid?.() === 0 ? 'root' : (process.env.USER ?? 'root');
+  await run(
+    'mariadb-install-db',
+    [
+      '--no-defaults',
+      `--datadir=${data}`,
+      `--user=${user}`,
+      '--auth-root-authentication-method=normal',
+      '--skip-test-db',
+      '--skip-name-resolve',
+    ],
+    { timeout: 120_000 },
+  );
+  const port = await freePort();
+  const child = await spawnServer(
+    'MariaDB',
+    'mariadbd',
+    [
+      '--no-defaults',
+      `--datadir=${data}`,
+      `--socket=${socket}`,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+      `--user=${user}`,
+      '--skip-name-resolve',
+      '--innodb-flush-log-at-trx-commit=2',
+      '--innodb-buffer-pool-size=128M',
+      '--max-connections=400',
+      '--skip-log-bin',
+      `--pid-file=${join(dir, 'mysqld.pid')}`,
+    ],
+    { port, timeoutMs: 60_000 },
+  );
+  const password = 'oncely-test-pw';
+  // root may only log in through the socket; create a password user for TCP, as apps use.
+  await run(
+    'mariadb',
+    [
+      '--no-defaults',
+      `--socket=${socket}`,
+      '-uroot',
+      '-e',
+      `CREATE DATABASE oncely_test; CREATE USER 'oncely'@'127.0.0.1' IDENTIFIED BY '${password}'; ` +
+        `GRANT ALL ON *.* TO 'oncely'@'127.0.0.1'; FLUSH PRIVILEGES;`,
+    ],
+    { timeout: 30_000 },
+  );
+  return {
+    url: `mysql://oncely:${password}@127.0.0.1:${port}/oncely_test`,
+    async stop() {
+      await kill(child, 10_000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Redis with the settings oncely requires (noeviction), nothing persisted: `redis://127.0.0.1:<port>`. */
+export async function startRedis(): Promise<RunningServer> {
+  const dir = tempDir('redis');
+  const port = await freePort();
+  const child = await spawnServer(
+    'Redis',
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--maxmemory-policy',
+      'noeviction',
+      '--maxclients',
+      '1000',
+    ],
+    { port, timeoutMs: 30_000 },
+  );
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      await kill(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openStore } from '../src/index.js';
+import { MysqlStore } from '../src/store/mysql.js';
+import { describeStore } from '../src/testing/index.js';
+import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
+
+const target = serverBackend('mysql');
+const prefix = testPrefix('my');
+
+describeStore('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+
+describeSqlServerSpecifics<mysql.Pool>(
+  {
+    name: 'mysql',
+    target,
+    prefix,
+    tag: 'my',
+    openPool(url) {
+      // As MysqlStore's docs recommend: multipleStatements makes acquire one round trip.
+      const pool = mysql.createPool({ uri: url, connectionLimit: 4, multipleStatements: true });
+      return { pool, rows: async (sql) => (await pool.query(sql))[0] as unknown[], end: () => pool.end() };
+    },
+    newStore: (p, on) =>
+      typeof on === 'string'
+        ? new MysqlStore({ uri: on, prefix: p })
+        : new MysqlStore({ pool: on, prefix: p }),
+    dropSchema: (p) =>
+      ['leases', 'records', 'fence', 'meta'].map((table) => `DROP TABLE IF EXISTS ${p}${table}`),
+    quotedKey: '`key`',
+    unreachableUrl: 'mariadb://u:hunter2-secret@10.255.255.1:3306/db',
+  },
+  (suite) => {
+    let plainPool: mysql.Pool;
+    beforeAll(() => {
+      plainPool = mysql.createPool({ uri: target.url!, connectionLimit: 4 });
+    });
+    afterAll(async () => {
+      await plainPool.end();
+    });
+
+    it('works on a pool without multipleStatements (statement by statement)', async () => {
+      const p = suite.fresh('plain');
+      const store = new MysqlStore({ pool: plainPool, prefix: p });
+      await store.migrate();
+      const granted = await store.acquire([
+        { key: 'b', owner: 'o', leaseMs: 10_000 },
+        { key: 'a', owner: 'o', leaseMs: 50 },
+      ]);
+      expect(granted.every(Boolean)).toBe(true);
+      expect(await store.acquire([{ key: 'b', owner: 'p', leaseMs: 10_000 }])).toEqual([null]);
+      await new Promise((r) => setTimeout(r, 100));
+      const [again] = await store.acquire([{ key: 'a', owner: 'p', leaseMs: 10_000 }]);
+      expect(again!.token).toBeGreaterThan(granted[1]!.token);
+      expect(await store.sweep()).toMatchObject({ leases: expect.any(Number) });
+      expect(await store.release('b', granted[0]!.token)).toBe(true);
+      await store.close();
+      const [rows] = await plainPool.query('SELECT 1 AS one');
+      expect(rows).toEqual([{ one: 1 }]);
+    });
+
+    it('never leaves a transaction open on a pooled connection after a failed acquire', async () => {
+      const p = suite.fresh('tx');
+      const single = mysql.createPool({ uri: target.url!, connectionLimit: 1, multipleStatements: true });
+      try {
+        const store = new MysqlStore({ pool: single, prefix: p });
+        await store.migrate();
+        await single.query(`DROP TABLE ${p}leases`);
+        await expect(store.tryLock({ name: 'x', lockAtMostFor: '1s' })).rejects.toMatchObject({
+          code: 'SCHEMA',
+        });
+        const [rows] = await single.query('SELECT @@in_transaction AS t');
+        expect(rows).toEqual([{ t: 0 }]);
+        await store.close();
+      } finally {
+        await single.end();
+      }
+    });
+
+    it('tells keys apart by trailing spaces (PAD SPACE collations would not)', async () => {
+      const store = new MysqlStore({ pool: suite.pool, prefix: suite.fresh('pad') });
+      await store.migrate();
+      for (const k of ['a', 'a ']) await store.put(k, k);
+      expect(await store.get('a ')).toBe('a ');
+      expect(await store.get('a')).toBe('a');
+      const [a, b] = await store.acquire([
+        { key: 'a', owner: 'o', leaseMs: 10_000 },
+        { key: 'a ', owner: 'o', leaseMs: 10_000 },
+      ]);
+      expect(a).not.toBeNull();
+      expect(b).not.toBeNull();
+      await store.close();
+    });
+
+    it('uses the UTC clock whatever the session time zone', async () => {
+      const single = mysql.createPool({ uri: target.url!, connectionLimit: 1 });
+      try {
+        const store = new MysqlStore({ pool: single, prefix: suite.fresh('tz') });
+        await store.migrate();
+        for (const zone of ['+00:00', '+05:00', '-07:00']) {
+          await single.query('SET time_zone = ?', [zone]);
+          expect(Math.abs((await store.now()) - Date.now())).toBeLessThan(5_000);
+        }
+        await store.close();
+      } finally {
+        await single.end();
+      }
+    });
+  },
+);

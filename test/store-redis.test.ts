@@ -1,0 +1,311 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OncelyError, openStore } from '../src/index.js';
+import { RedisStore } from '../src/store/redis.js';
+import { describeStore } from '../src/testing/index.js';
+import { serverBackend, testPrefix } from './harness/backends.js';
+
+const target = serverBackend('redis');
+const prefix = testPrefix('redis');
+
+describeStore('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
+
+const suite = target.skip ? describe.skip : describe;
+
+async function openError(url: string, options: { connectTimeoutMs?: number } = {}): Promise<OncelyError> {
+  try {
+    const store = await openStore(url, { prefix, ...options });
+    await store.close();
+  } catch (err) {
+    expect(err).toBeInstanceOf(OncelyError);
+    return err as OncelyError;
+  }
+  throw new Error(`openStore(${url}) succeeded`);
+}
+
+/** Deletes every key under one store's hash tag, as FLUSHDB would, without touching other tests' keys. */
+async function wipe(client: Redis, storePrefix: string): Promise<number> {
+  let removed = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `{${storePrefix}}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) removed += await client.del(...keys);
+  } while (cursor !== '0');
+  return removed;
+}
+
+suite('redis store specifics', () => {
+  let client: Redis;
+
+  beforeAll(() => {
+    client = new Redis(target.url!, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    for (const p of [prefix, `${prefix}c`, `${prefix}f`, `${prefix}o`, `${prefix}s`]) await wipe(client, p);
+    await client.quit();
+  });
+
+  it('works on the caller’s ioredis client and leaves it open on close()', async () => {
+    const store = new RedisStore({ client, prefix: `${prefix}c` });
+    await store.migrate();
+    expect(store.serverVersion).toMatch(/^\d+\.\d+/);
+    const lock = await store.tryLock({ name: 'own-client', lockAtMostFor: '10s' });
+    expect(lock).not.toBeNull();
+    expect(await client.exists(`{${prefix}c}lease:lock:own-client`)).toBe(1);
+    expect(await lock!.release()).toBe(true);
+    await store.close();
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
+  });
+
+  it('honours a keyPrefix on the caller’s client, scripts included', async () => {
+    const prefixed = new Redis(target.url!, { keyPrefix: 'app:', maxRetriesPerRequest: 1 });
+    try {
+      const store = new RedisStore({ client: prefixed, prefix: `${prefix}c` });
+      await store.migrate();
+      const [lease] = await store.acquire([{ key: 'kp', owner: 'o', leaseMs: 10_000 }]);
+      expect(await client.exists(`app:{${prefix}c}lease:kp`)).toBe(1);
+      expect((await store.listLeases({ prefix: 'kp' })).map((l) => l.token)).toEqual([lease!.token]);
+      expect(await store.release('kp', lease!.token)).toBe(true);
+      await store.close();
+    } finally {
+      await wipe(prefixed, `app:{${prefix}c}`);
+      const keys = await client.keys(`app:{${prefix}c}*`);
+      if (keys.length > 0) await client.del(...keys);
+      await prefixed.quit();
+    }
+  });
+
+  it('fails openStore with STORE_UNAVAILABLE within 10 s when nothing listens', async () => {
+    const started = performance.now();
+    const err = await openError('redis://127.0.0.1:1', { connectTimeoutMs: 5_000 });
+    expect(err.code).toBe('STORE_UNAVAILABLE');
+    expect(err.message).toMatch(/ECONNREFUSED|connect/i);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  it('fails within connectTimeoutMs when the server accepts but never answers', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const started = performance.now();
+      const err = await openError(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 1_000 });
+      expect(err.code).toBe('STORE_UNAVAILABLE');
+      expect(performance.now() - started).toBeLessThan(3_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('never shows the password in errors', async () => {
+    const err = await openError('redis://:secret-pw@127.0.0.1:1', { connectTimeoutMs: 2_000 });
+    expect(err.code).toBe('STORE_UNAVAILABLE');
+    expect(err.message).not.toContain('secret-pw');
+    const bad = await openError('redis://:secret-pw@127.0.0.1:1/not-a-db');
+    expect(bad.code).toBe('INVALID_ARGUMENT');
+    expect(bad.message).not.toContain('secret-pw');
+  });
+
+  it('keeps fencing tokens increasing after all of its keys were lost (FLUSHDB, restart without persistence)', async () => {
+    const p = `${prefix}f`;
+    const store = await openStore(target.url!, { prefix: p });
+    try {
+      const [first] = await store.acquire([{ key: 'fenced', owner: 'o', leaseMs: 10_000 }]);
+      const [second] = await store.acquire([{ key: 'other', owner: 'o', leaseMs: 10_000 }]);
+      expect(second!.token).toBeGreaterThan(first!.token);
+      // A fresh counter is seeded from the server clock, not 1.
+      expect(first!.token).toBeGreaterThan(1_000_000);
+      expect(await wipe(client, p)).toBeGreaterThan(0);
+      expect(await client.exists(`{${p}}fence`)).toBe(0);
+      const [after] = await store.acquire([{ key: 'fenced', owner: 'o', leaseMs: 10_000 }]);
+      expect(after!.token).toBeGreaterThan(second!.token);
+      const [next] = await store.acquire([{ key: 'fenced2', owner: 'o', leaseMs: 10_000 }]);
+      expect(next!.token).toBe(after!.token + 1);
+      expect(Number.isSafeInteger(next!.token)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('never sweeps the fence counter', async () => {
+    const p = `${prefix}f`;
+    const store = await openStore(target.url!, { prefix: p });
+    try {
+      await store.acquire([{ key: 'short', owner: 'o', leaseMs: 20 }]);
+      await new Promise((r) => setTimeout(r, 60));
+      await store.sweep({ limit: 10_000 });
+      expect(await client.exists(`{${p}}fence`)).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('stores odd keys and owners as data, in byte order', async () => {
+    const p = `${prefix}o`;
+    const store = await openStore(target.url!, { prefix: p });
+    try {
+      const keys = [
+        '*?[glob]',
+        'it\'s "quoted"',
+        '\t tab and\nnewline ',
+        '{hash}tag',
+        '|pipe|',
+        '[bracket',
+        '(paren',
+        '-',
+        '+',
+        'emoji 🔒',
+        'ünïcödé',
+        '中文',
+        '\u{10FFFF}max',
+      ];
+      const granted = await store.acquire(
+        keys.map((key) => ({ key, owner: `owner|${key}|\n`, leaseMs: 10_000 })),
+      );
+      expect(granted.every((g) => g !== null)).toBe(true);
+      for (const key of keys) {
+        const lease = await store.inspect(key);
+        expect(lease?.key).toBe(key);
+        expect(lease?.owner).toBe(`owner|${key}|\n`);
+      }
+      const sorted = [...keys].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      expect((await store.listLeases({ limit: 100 })).map((l) => l.key)).toEqual(sorted);
+      expect((await store.listLeases({ prefix: '[' })).map((l) => l.key)).toEqual(['[bracket']);
+      expect((await store.listLeases({ prefix: '(' })).map((l) => l.key)).toEqual(['(paren']);
+      expect((await store.listLeases({ prefix: '-' })).map((l) => l.key)).toEqual(['-']);
+      for (const key of keys) await store.put(key, `value of ${key}`);
+      expect((await store.scan('')).map((r) => r.key)).toEqual(sorted);
+      expect((await store.scan('', { reverse: true })).map((r) => r.key)).toEqual([...sorted].reverse());
+      expect((await store.scan('+')).map((r) => r.value)).toEqual(['value of +']);
+      expect(await store.get('{hash}tag')).toBe('value of {hash}tag');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('skips expired and vanished entries while still filling the page', async () => {
+    const p = `${prefix}o`;
+    const store = await openStore(target.url!, { prefix: p });
+    try {
+      for (let i = 0; i < 10; i++) await store.put(`page/${i}`, 'short', { ttlMs: 20 });
+      await store.put('page/9z', 'live');
+      await store.put('page/a', 'live');
+      await client.del(`{${p}}rec:page/a`); // vanished behind the index's back
+      await store.put('page/b', 'live');
+      await new Promise((r) => setTimeout(r, 60));
+      expect((await store.scan('page/', { limit: 2 })).map((r) => r.key)).toEqual(['page/9z', 'page/b']);
+      // The dead entries were removed on the way.
+      expect(await client.zrangebylex(`{${p}}recs`, '[page/', '(page0')).toEqual(['page/9z', 'page/b']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reports expiresAt in store time and survives a script cache flush', async () => {
+    const store = new RedisStore({ client, prefix: `${prefix}c` });
+    await store.migrate();
+    await client.script('FLUSH');
+    const before = await store.now();
+    const [lease] = await store.acquire([{ key: 'after-flush', owner: 'o', leaseMs: 5_000 }]);
+    expect(lease!.acquiredAt).toBeGreaterThanOrEqual(before);
+    expect(lease!.expiresAt).toBe(lease!.acquiredAt + 5_000);
+    const extended = await store.extend('after-flush', lease!.token, 8_000);
+    expect(extended).toBeGreaterThanOrEqual(lease!.acquiredAt + 8_000);
+    expect((await store.inspect('after-flush'))?.expiresAt).toBe(extended);
+    expect(await store.release('after-flush', lease!.token)).toBe(true);
+    await store.close();
+  });
+
+  it('judges expiry by its own comparison with TIME, not only by Redis key expiry', async () => {
+    const p = `${prefix}c`;
+    const store = new RedisStore({ client, prefix: p });
+    const past = (await store.now()) - 1;
+    // A lease whose expiry passed but whose key Redis has not dropped (no PXAT here).
+    await client.set(`{${p}}lease:stale`, `${past}|5|${past - 1000}|ghost`);
+    await client.zadd(`{${p}}leases`, 0, 'stale');
+    await client.zadd(`{${p}}lease-exp`, past, 'stale');
+    expect(await store.inspect('stale')).toBeNull();
+    expect(await store.extend('stale', 5, 1000)).toBeNull();
+    expect(await store.release('stale', 5)).toBe(false);
+    expect(await store.listLeases({ prefix: 'stale' })).toEqual([]);
+    const [lease] = await store.acquire([{ key: 'stale', owner: 'new', leaseMs: 5_000 }]);
+    expect(lease!.token).toBeGreaterThan(5);
+    expect((await store.listLeases({ prefix: 'stale' })).map((l) => l.owner)).toEqual(['new']);
+    await store.release('stale', lease!.token);
+    await client.hset(`{${p}}rec:stale`, 'v', 'old', 'e', String(past));
+    await client.zadd(`{${p}}recs`, 0, 'stale');
+    expect(await store.get('stale')).toBeNull();
+    expect(await store.scan('stale')).toEqual([]);
+    expect(await store.delete('stale')).toBe(false);
+    await store.close();
+  });
+
+  it('keeps index entries of released leases until sweep, which counts them', async () => {
+    const p = `${prefix}s`;
+    const store = await openStore(target.url!, { prefix: p });
+    try {
+      await store.sweep({ limit: 10_000 });
+      const [lease] = await store.acquire([{ key: 'swept', owner: 'o', leaseMs: 50 }]);
+      expect(await store.release('swept', lease!.token)).toBe(true);
+      expect(await store.inspect('swept')).toBeNull();
+      expect(await store.listLeases({ prefix: 'swept' })).toEqual([]);
+      // listLeases removed the dead entry on its way; take it again and let it expire instead.
+      const [again] = await store.acquire([{ key: 'swept', owner: 'o', leaseMs: 30 }]);
+      expect(again!.token).toBeGreaterThan(lease!.token);
+      await new Promise((r) => setTimeout(r, 80));
+      expect(await store.sweep({ limit: 10 })).toEqual({ leases: 1, records: 0 });
+      expect(await client.zcard(`{${p}}leases`)).toBe(0);
+      expect(await client.zcard(`{${p}}lease-exp`)).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('records risky server settings and writes a schema marker; refuses a newer schema', async () => {
+    const p = `${prefix}c`;
+    const store = new RedisStore({ client, prefix: p });
+    await store.migrate();
+    expect(await client.get(`{${p}}schema`)).toBe('1');
+    const [policy] = ((await client.config('GET', 'maxmemory-policy')) as string[]).slice(1);
+    expect(store.warnings.some((w) => w.includes('maxmemory-policy'))).toBe(policy !== 'noeviction');
+    await client.set(`{${p}}schema`, '2');
+    const newer = new RedisStore({ client, prefix: p });
+    await expect(newer.migrate()).rejects.toMatchObject({ code: 'SCHEMA' });
+    await client.set(`{${p}}schema`, '1');
+    await client.hset(`{${p}}lease:hash`, 'a', 'b');
+    await expect(store.acquire([{ key: 'hash', owner: 'o', leaseMs: 1000 }])).rejects.toMatchObject({
+      code: 'SCHEMA',
+    });
+    await client.del(`{${p}}lease:hash`);
+    await store.close();
+    await newer.close();
+  });
+
+  it('states the redis capabilities', async () => {
+    const store = new RedisStore({ client, prefix: `${prefix}c` });
+    expect(store.kind).toBe('redis');
+    expect(store.capabilities).toEqual({
+      fencing: true,
+      durability: 'server',
+      serverTime: true,
+      multiProcess: true,
+      multiHost: true,
+      batchAcquire: true,
+    });
+    await store.close();
+  });
+
+  it('rejects bad URLs and options with INVALID_ARGUMENT', () => {
+    for (const url of ['redis://', 'redis://host:6379/x', 'redis://host?tls=true']) {
+      expect(() => new RedisStore({ url })).toThrow(OncelyError);
+    }
+    expect(() => new RedisStore({})).toThrow(/client.*url/);
+    expect(() => new RedisStore({ client, url: 'redis://x' })).toThrow(/not both/);
+    expect(() => new RedisStore({ client, prefix: 'bad-prefix' })).toThrow(/prefix/);
+  });
+});
