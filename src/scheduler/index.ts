@@ -4,6 +4,7 @@ export type {
   HistoryEntry,
   JobContext,
   JobHandler,
+  JobInfo,
   NodeInfo,
   RunEvent,
   RunSource,

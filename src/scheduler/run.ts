@@ -140,7 +140,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         store.put(inflightKey, JSON.stringify(inflight)),
         writeHistory({ ...entry, status: 'running' }),
       ]);
-      emit('started', { ...base, attempt, source });
+      emit('started', { ...base, attempt, source, startedAt });
       const timeout = new AbortController();
       const signal = AbortSignal.any([lost, deps.stopSignal, timeout.signal]);
       const ctx: JobContext = {
@@ -166,6 +166,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       const t0 = clock.monotonic();
       let status: RunStatus;
       let error: unknown;
+      let output: string | undefined;
       const timer = new AbortController();
       try {
         const handlerDone = Promise.resolve().then(() => deps.handler(ctx));
@@ -196,7 +197,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         // A handler that ignores its signal is not waited for once the signal fired: the result
         // is recorded now and the handler's eventual settlement is ignored.
         handlerDone.catch(() => {});
-        await Promise.race([handlerDone, stopped]);
+        const value = await Promise.race([handlerDone, stopped]);
+        if (typeof value === 'string') output = value.length > 4000 ? value.slice(-4000) : value;
         status = 'succeeded';
       } catch (err) {
         error = err;
@@ -216,7 +218,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         return;
       }
       if (status === 'succeeded') {
-        await writeHistory({ ...entry, status, finishedAt });
+        await writeHistory({ ...entry, status, finishedAt, ...(output !== undefined && { output }) });
         emit('succeeded', { ...base, attempt, source, durationMs: clock.monotonic() - t0 });
         finished = true;
         return;

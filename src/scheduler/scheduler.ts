@@ -10,12 +10,14 @@ import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/
 import type { Lease, LeaseRequest, Store } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import { decodeHistory, encodeHistory, occFields } from './history.js';
+import { listJobs, listNodes } from './inspect.js';
 import { type JobOptions, type JobSpec, jobSpec, validateJobName } from './job-options.js';
 import { esc, gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
 import { type Claim, executeRun, type InflightRecord } from './run.js';
 import type {
   HistoryEntry,
   JobHandler,
+  JobInfo,
   NodeInfo,
   RunSource,
   SchedulerEvents,
@@ -86,7 +88,7 @@ export class Scheduler {
   private readonly stopTimeoutMs: number;
   private readonly storeClock: StoreClock;
   private readonly events = new EventEmitter();
-  private readonly jobs = new Map<string, Job>();
+  private readonly defined = new Map<string, Job>();
   private readonly sources = new Map<string, Source>();
   private paused = new Set<string>();
   private readonly running = new Set<Promise<void>>();
@@ -185,9 +187,9 @@ export class Scheduler {
     const spec = jobSpec(name, options);
     if (typeof handler !== 'function')
       throw invalidArgument(`job ${JSON.stringify(spec.name)}: handler must be a function`);
-    if (this.jobs.has(spec.name))
+    if (this.defined.has(spec.name))
       throw invalidArgument(`job ${JSON.stringify(spec.name)} is already defined on this scheduler`);
-    this.jobs.set(spec.name, { spec, handler: handler as JobHandler });
+    this.defined.set(spec.name, { spec, handler: handler as JobHandler });
     if (spec.trigger) {
       this.sources.set(sourceKey(spec.name, undefined), {
         job: spec.name,
@@ -215,7 +217,7 @@ export class Scheduler {
     this.startedAt = this.storeClock.estimate();
     // Nodes started together spread their sweeps over the interval.
     this.nextSweepAt = this.startedAt + Math.random() * this.sweepMs;
-    await Promise.all([...this.jobs.values()].map((job) => this.registerJob(job.spec)));
+    await Promise.all([...this.defined.values()].map((job) => this.registerJob(job.spec)));
     await this.poll();
     this.loopPromise = this.loop();
   }
@@ -294,14 +296,15 @@ export class Scheduler {
 
   /** Nodes whose heartbeat is current. */
   async nodes(): Promise<NodeInfo[]> {
-    const records = await this.store.scan(keys.nodePrefix, { limit: 10_000 });
-    return records.map((r) => {
-      const n = JSON.parse(r.value) as Omit<NodeInfo, 'startedAt' | 'lastSeen'> & {
-        startedAt: number;
-        lastSeen: number;
-      };
-      return { ...n, startedAt: new Date(n.startedAt), lastSeen: new Date(n.lastSeen) };
-    });
+    return listNodes(this.store);
+  }
+
+  /**
+   * Every job any node has defined on this store (records outlive their nodes): trigger, options,
+   * pause state, next fire times, latest run and the live nodes defining it. Needs no `define`.
+   */
+  async jobs(options: { nextCount?: number } = {}): Promise<JobInfo[]> {
+    return listJobs(this.store, options);
   }
 
   /** Stored per-user/per-tenant schedules of defined jobs, kept in the store and seen by every node within one poll. */
@@ -406,7 +409,7 @@ export class Scheduler {
   private syncStoredSchedules(list: StoredSchedule[]): void {
     const seen = new Set<string>();
     for (const s of list) {
-      if (!this.jobs.has(s.job)) continue;
+      if (!this.defined.has(s.job)) continue;
       const key = sourceKey(s.job, s.id);
       seen.add(key);
       const { id, job, data, ...trigger } = s;
@@ -443,7 +446,7 @@ export class Scheduler {
       version: VERSION,
       startedAt: this.startedAt,
       lastSeen: now,
-      jobs: [...this.jobs.keys()],
+      jobs: [...this.defined.keys()],
     };
     await this.store.put(keys.node(this.node), JSON.stringify(info), {
       ttlMs: Math.max(3 * this.pollMs, 15_000),
@@ -487,7 +490,7 @@ export class Scheduler {
     const candidates: Candidate[] = [];
     let budget = this.freeSlots();
     for (const source of this.sources.values()) {
-      const job = this.jobs.get(source.job);
+      const job = this.defined.get(source.job);
       if (!job || this.paused.has(source.job)) continue;
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const due: number[] = [];
@@ -652,7 +655,7 @@ export class Scheduler {
     const requests: LeaseRequest[] = [];
     const index: { occ: number; gate: number | undefined }[] = [];
     for (const c of batch) {
-      const spec = this.jobs.get(c.occ.job)!.spec;
+      const spec = this.defined.get(c.occ.job)!.spec;
       const occ =
         requests.push({ key: keys.occurrence(c.occ), owner: this.node, leaseMs: spec.lockAtMostForMs }) - 1;
       const gate = c.gate
@@ -691,7 +694,7 @@ export class Scheduler {
     gate: Lease | null | undefined,
     sentAt: number,
   ): Promise<void> {
-    const job = this.jobs.get(c.occ.job)!;
+    const job = this.defined.get(c.occ.job)!;
     if (!lease) {
       // Someone else has (or had) it; a gate we won for it is returned at once.
       if (gate) await this.store.release(gate.key, gate.token).catch(() => {});
@@ -808,7 +811,7 @@ export class Scheduler {
     const requests = await this.store.scan(keys.triggerPrefix, { limit: 1000 });
     for (const r of requests) {
       const req = JSON.parse(r.value) as { id: string; job: string; requestedAt: number; data?: unknown };
-      const job = this.jobs.get(req.job);
+      const job = this.defined.get(req.job);
       if (!job) continue;
       for (const shard of this.shardsOf(job)) {
         candidates.push({
@@ -824,7 +827,7 @@ export class Scheduler {
     // One pending record per gate (job, stored schedule, shard): one scan for all of them.
     const queued = await this.store.scan(keys.pendingPrefix, { limit: 1000 });
     for (const r of queued) {
-      const job = this.jobs.get(jobOfKey(r.key));
+      const job = this.defined.get(jobOfKey(r.key));
       if (!job || this.paused.has(job.spec.name)) continue;
       const p = JSON.parse(r.value) as OccurrenceId & { data?: unknown; source: RunSource };
       candidates.push({
@@ -855,7 +858,7 @@ export class Scheduler {
     const candidates: Candidate[] = [];
     for (const r of records) {
       const rec = JSON.parse(r.value) as InflightRecord;
-      const job = this.jobs.get(rec.job);
+      const job = this.defined.get(rec.job);
       if (!job) continue;
       const occ: OccurrenceId = {
         job: rec.job,

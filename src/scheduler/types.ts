@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Duration } from '../core/duration.js';
 import type { Logger } from '../core/logger.js';
+import type { Trigger } from '../schedule/trigger.js';
 import type { Store } from '../store/types.js';
 
 export interface SchedulerOptions {
@@ -58,6 +59,8 @@ export interface HistoryEntry {
   startedAt: Date;
   finishedAt?: Date;
   error?: string;
+  /** What a succeeded handler returned, when it returned a string (its last 4,000 characters). */
+  output?: string;
 }
 
 export interface RunEvent {
@@ -72,7 +75,8 @@ export interface RunEvent {
 }
 
 export interface SchedulerEvents {
-  started: RunEvent;
+  /** `startedAt`: store-time estimate of the handler's start (fire time to start = lateness). */
+  started: RunEvent & { startedAt: Date };
   succeeded: RunEvent & { durationMs: number };
   failed: RunEvent & { error: unknown; status: 'failed' | 'timed-out'; willRetry: boolean };
   skipped: { job: string; scheduleId?: string; fireTime: Date; shard?: number; reason: 'overlap' };
@@ -87,6 +91,24 @@ export interface NodeInfo {
   version: string;
   startedAt: Date;
   lastSeen: Date;
+}
+
+/** A job as recorded in the store by the nodes that define it (see `scheduler.jobs()`). */
+export interface JobInfo {
+  name: string;
+  /** The job's own trigger as defined; `null` for a job that runs only from stored schedules and `trigger()`. */
+  trigger: Trigger | null;
+  /** The job's options with defaults filled in (durations in ms). */
+  options: Record<string, unknown>;
+  paused: boolean;
+  /** The next fire times of its own trigger after the store's now. */
+  nextFireTimes: Date[];
+  /** The newest history record (newest fire time, last attempt). */
+  lastRun?: HistoryEntry;
+  /** Live nodes that define the job now; empty when every node that defined it is gone. */
+  nodes: string[];
+  /** When a node last recorded the definition. */
+  updatedAt: Date;
 }
 
 export interface StoredSchedule {
