@@ -1,7 +1,8 @@
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
-import { MysqlStore } from '../src/store/mysql.js';
+import { type MysqlPoolLike, MysqlStore } from '../src/store/mysql.js';
+import type { WriteOp } from '../src/store/types.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
@@ -58,6 +59,63 @@ describeSqlServerSpecifics<mysql.Pool>(
       await store.close();
       const [rows] = await plainPool.query('SELECT 1 AS one');
       expect(rows).toEqual([{ one: 1 }]);
+    });
+
+    it('applies a batch in one query, and statement by statement without multipleStatements', async () => {
+      for (const pool of [suite.pool, plainPool]) {
+        let queries = 0;
+        const counting: MysqlPoolLike = {
+          query: (sql, values) => {
+            queries++;
+            return pool.query(sql as string, values);
+          },
+          execute: (sql, values) => {
+            queries++;
+            return pool.execute(sql as string, values as never);
+          },
+          getConnection: async () => {
+            const conn = await pool.getConnection();
+            return {
+              query: (sql: string, values?: unknown) => {
+                queries++;
+                return conn.query(sql, values);
+              },
+              release: () => conn.release(),
+            };
+          },
+        };
+        const p = suite.fresh('rt');
+        const store = new MysqlStore({ pool: counting, prefix: p });
+        await store.migrate();
+        await store.now(); // the multipleStatements probe happens once, before counting
+        const [occurrence, gate] = await store.acquire([
+          { key: 'occ', owner: 'o', leaseMs: 10_000 },
+          { key: 'gate', owner: 'o', leaseMs: 10_000 },
+        ]);
+        await store.put('running', 'r');
+        const hold = (await store.now()) + 10_000;
+        queries = 0;
+        const ops: WriteOp[] = [
+          { op: 'put', key: 'history', value: 'done', ttlMs: 60_000 },
+          { op: 'delete', key: 'running' },
+          { op: 'release', key: 'occ', token: occurrence!.token, holdUntil: hold },
+          { op: 'release', key: 'gate', token: gate!.token + 1 },
+          { op: 'release', key: 'gate', token: gate!.token },
+        ];
+        expect(await store.apply(ops)).toEqual([true, true, true, false, true]);
+        expect(queries).toBe(pool === plainPool ? ops.length + 2 : 1);
+        expect((await store.inspect('occ'))?.expiresAt).toBe(hold);
+        // All or nothing: a failing statement rolls back the ops before it.
+        await pool.query(`DROP TABLE ${p}leases`);
+        await expect(
+          store.apply([
+            { op: 'put', key: 'aon', value: 'v' },
+            { op: 'release', key: 'occ', token: occurrence!.token },
+          ]),
+        ).rejects.toMatchObject({ code: 'SCHEMA' });
+        expect(await store.get('aon')).toBeNull();
+        await store.close();
+      }
     });
 
     it('never leaves a transaction open on a pooled connection after a failed acquire', async () => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { OncelyError, openStore } from '../src/index.js';
-import { PostgresStore } from '../src/store/postgres.js';
+import { type PgPoolLike, PostgresStore } from '../src/store/postgres.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
@@ -49,6 +49,86 @@ describeSqlServerSpecifics<pg.Pool>(
       expect(b!.token).toBeGreaterThan(0);
       expect(await store.extend('x', a!.token, 20_000)).toBeGreaterThan(a!.expiresAt);
       await store.close();
+    });
+
+    it('applies a batch in one query, with or without repeated keys and prepared statements', async () => {
+      for (const preparedStatements of [true, false]) {
+        const texts: string[] = [];
+        const counting: PgPoolLike = {
+          query: (config) => {
+            texts.push(config.text);
+            return suite.pool.query(config);
+          },
+        };
+        const store = new PostgresStore({ pool: counting, prefix: suite.fresh('rt'), preparedStatements });
+        await store.migrate();
+        const [occurrence, gate] = await store.acquire([
+          { key: 'occ', owner: 'o', leaseMs: 10_000 },
+          { key: 'gate', owner: 'o', leaseMs: 10_000 },
+        ]);
+        await store.put('running', 'r');
+        const hold = (await store.now()) + 10_000;
+        texts.length = 0;
+        expect(
+          await store.apply([
+            { op: 'put', key: 'history', value: 'done', ttlMs: 60_000 },
+            { op: 'delete', key: 'running' },
+            { op: 'release', key: 'occ', token: occurrence!.token, holdUntil: hold },
+            { op: 'release', key: 'gate', token: gate!.token },
+          ]),
+        ).toEqual([true, true, true, true]);
+        expect(texts).toHaveLength(1);
+        // Repeated record keys that collapse to one write per row stay one prepared statement.
+        texts.length = 0;
+        expect(
+          await store.apply([
+            { op: 'put', key: 'mark', value: '1' },
+            { op: 'put', key: 'mark', value: '2', ttlMs: 60_000 },
+            { op: 'delete', key: 'absent' },
+            { op: 'delete', key: 'absent' },
+            { op: 'put', key: 'brief', value: 'x' },
+            { op: 'delete', key: 'brief' },
+            { op: 'delete', key: 'history' },
+            { op: 'delete', key: 'history' },
+          ]),
+        ).toEqual([true, true, false, false, true, true, true, false]);
+        expect(texts).toHaveLength(1);
+        expect(texts[0]).toContain('unnest');
+        expect(await store.get('mark')).toBe('2');
+        expect(await store.get('brief')).toBeNull();
+        expect(await store.get('history')).toBeNull();
+        // A lease released twice: the single-op statements in one implicit transaction, values as hex.
+        texts.length = 0;
+        expect(
+          await store.apply([
+            { op: 'put', key: "it's", value: "'); DROP TABLE x; -- \\ 🚀" },
+            { op: 'release', key: 'occ', token: occurrence!.token },
+            { op: 'release', key: 'occ', token: occurrence!.token },
+            { op: 'delete', key: "it's" },
+            { op: 'put', key: "it's", value: '' },
+          ]),
+        ).toEqual([true, true, false, true, true]);
+        expect(texts).toHaveLength(1);
+        expect(texts[0]).not.toContain('unnest');
+        expect(texts[0]).not.toContain('DROP');
+        expect(await store.get("it's")).toBe('');
+        expect(await store.inspect('occ')).toBeNull();
+        // All or nothing: a NUL cannot be stored, and the put before it is rolled back with it.
+        await expect(
+          store.apply([
+            { op: 'put', key: 'first', value: 'v' },
+            { op: 'put', key: 'first', value: 'nul \u0000' },
+          ]),
+        ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        await expect(
+          store.apply([
+            { op: 'put', key: 'first', value: 'v' },
+            { op: 'put', key: 'second', value: 'nul \u0000' },
+          ]),
+        ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        expect(await store.get('first')).toBeNull();
+        await store.close();
+      }
     });
 
     it('rejects a bad prefix and unknown options with INVALID_ARGUMENT', () => {

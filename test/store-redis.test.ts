@@ -296,7 +296,56 @@ suite('redis store specifics', () => {
       multiProcess: true,
       multiHost: true,
       batchAcquire: true,
+      batchApply: true,
     });
+    await store.close();
+  });
+
+  it('applies a batch in exactly one EVALSHA', async () => {
+    const calls: string[] = [];
+    const counting = {
+      call: (command: string, ...args: (string | number)[]) => {
+        calls.push(command);
+        return client.call(command, ...args);
+      },
+    };
+    const store = new RedisStore({ client: counting, prefix: `${prefix}c` });
+    await store.migrate();
+    const [lease] = await store.acquire([{ key: 'rt-lease', owner: 'o', leaseMs: 10_000 }]);
+    const hold = (await store.now()) + 10_000;
+    await store.apply([{ op: 'put', key: 'rt-flush', value: 'v' }]); // the script is known from here on
+    calls.length = 0;
+    const results = await store.apply([
+      { op: 'put', key: 'rt-history', value: 'done', ttlMs: 60_000 },
+      { op: 'delete', key: 'rt-flush' },
+      { op: 'release', key: 'rt-lease', token: lease!.token, holdUntil: hold },
+      { op: 'release', key: 'rt-gate', token: 1 },
+    ]);
+    expect(results).toEqual([true, true, true, false]);
+    expect(calls).toEqual(['evalsha']);
+    expect(await store.apply([])).toEqual([]);
+    expect(calls).toEqual(['evalsha']);
+    await store.close();
+  });
+
+  it('applies nothing when a key of the batch holds another program’s data (WRONGTYPE)', async () => {
+    const p = `${prefix}c`;
+    const store = new RedisStore({ client, prefix: p });
+    await client.set(`{${p}}rec:foreign`, 'a plain string');
+    await expect(
+      store.apply([
+        { op: 'put', key: 'wt-first', value: 'v' },
+        { op: 'delete', key: 'foreign' },
+      ]),
+    ).rejects.toMatchObject({ code: 'SCHEMA' });
+    expect(await store.get('wt-first')).toBeNull();
+    // A put replaces whatever its key held, as put() does, and a later delete then finds a record.
+    expect(
+      await store.apply([
+        { op: 'put', key: 'foreign', value: 'v' },
+        { op: 'delete', key: 'foreign' },
+      ]),
+    ).toEqual([true, true]);
     await store.close();
   });
 

@@ -12,13 +12,16 @@ import type {
   StoredRecord,
   SweepOptions,
   SweepResult,
+  WriteOp,
 } from './types.js';
 import {
   type NormalizedScan,
+  type NormalizedWriteOp,
   normalizeListLeases,
   normalizePut,
   normalizeScan,
   normalizeSweep,
+  normalizeWriteOps,
   validateKey,
   validateLeaseMs,
   validateRequests,
@@ -35,6 +38,9 @@ export const DEFAULT_CAPABILITIES: StoreCapabilities = {
   multiProcess: true,
   multiHost: true,
   batchAcquire: true,
+  // False by default: a store that keeps BaseStore's op-by-op doApply neither makes one round trip
+  // nor applies the batch atomically. Every shipped backend overrides doApply and sets it true.
+  batchApply: false,
 };
 
 /**
@@ -58,6 +64,30 @@ export abstract class BaseStore implements Store {
   protected abstract doScan(scan: NormalizedScan): Promise<StoredRecord[]>;
   protected abstract doDelete(key: string): Promise<boolean>;
   protected abstract doSweep(limit: number): Promise<SweepResult>;
+
+  /**
+   * Applies a validated, non-empty `apply` batch in order. This default runs the ops one by one
+   * through `doPut`/`doDelete`/`doRelease`: correct results, but one round trip per op and **not
+   * atomic** (a failure leaves the earlier ops applied). It exists so that stores written against
+   * the contract before `apply` keep working; such a store should state `batchApply: false`
+   * (the {@link DEFAULT_CAPABILITIES} value). Every shipped backend overrides it with one round
+   * trip that applies the whole batch or nothing.
+   */
+  protected async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    const results: boolean[] = [];
+    for (const op of ops) {
+      if (op.op === 'put') {
+        await this.doPut(op.key, op.value, op.ttlMs);
+        results.push(true);
+      } else if (op.op === 'delete') {
+        results.push(await this.doDelete(op.key));
+      } else {
+        results.push(await this.doRelease(op.key, op.token, op.holdUntil));
+      }
+    }
+    return results;
+  }
+
   protected abstract doMigrate(): Promise<void>;
   protected abstract doClose(): Promise<void>;
 
@@ -148,6 +178,12 @@ export abstract class BaseStore implements Store {
   async delete(key: string): Promise<boolean> {
     validateKey(key);
     return this.call('delete', () => this.doDelete(key));
+  }
+
+  async apply(ops: readonly WriteOp[]): Promise<boolean[]> {
+    const normalized = normalizeWriteOps(ops);
+    if (normalized.length === 0) return [];
+    return this.call('apply', () => this.doApply(normalized));
   }
 
   async sweep(options?: SweepOptions): Promise<SweepResult> {

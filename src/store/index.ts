@@ -12,5 +12,12 @@ export type {
   StoredRecord,
   SweepOptions,
   SweepResult,
+  WriteOp,
 } from './types.js';
-export { MAX_BATCH, MAX_KEY_LENGTH, prefixUpperBound, validatePrefix } from './validate.js';
+export {
+  MAX_BATCH,
+  MAX_KEY_LENGTH,
+  type NormalizedWriteOp,
+  prefixUpperBound,
+  validatePrefix,
+} from './validate.js';

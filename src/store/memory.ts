@@ -1,6 +1,6 @@
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
-import { compareKeys, type NormalizedScan } from './validate.js';
+import { compareKeys, type NormalizedScan, type NormalizedWriteOp } from './validate.js';
 
 /** The shared state behind one memory space; every `MemoryStore` on the same space sees it. */
 interface Space {
@@ -19,7 +19,8 @@ function newSpace(): Space {
  * In-process store for tests and single-process apps. Every operation runs synchronously between
  * two awaits, so it is atomic with respect to every other caller in the process.
  * Clock: `performance.timeOrigin + performance.now()` — the host clock, monotonic, and immune to a
- * patched `Date.now`.
+ * patched `Date.now`. `apply` runs its whole batch in one synchronous step on one clock reading, so
+ * it is atomic (all or nothing: nothing in it can fail once the batch is validated).
  *
  * @example
  * const store = new MemoryStore();            // private space
@@ -34,6 +35,7 @@ export class MemoryStore extends BaseStore {
     serverTime: false,
     multiProcess: false,
     multiHost: false,
+    batchApply: true,
   };
   private readonly space: Space;
 
@@ -89,7 +91,10 @@ export class MemoryStore extends BaseStore {
   }
 
   protected async doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
-    const now = this.clock();
+    return this.releaseAt(key, token, holdUntil, this.clock());
+  }
+
+  private releaseAt(key: string, token: number, holdUntil: number | undefined, now: number): boolean {
     const lease = this.live(key, now);
     if (!lease || lease.token !== token) return false;
     lease.expiresAt = Math.max(now, holdUntil ?? 0);
@@ -111,7 +116,11 @@ export class MemoryStore extends BaseStore {
   }
 
   protected async doPut(key: string, value: string, ttlMs: number | undefined): Promise<void> {
-    this.space.records.set(key, { key, value, expiresAt: ttlMs === undefined ? null : this.clock() + ttlMs });
+    this.putAt(key, value, ttlMs, this.clock());
+  }
+
+  private putAt(key: string, value: string, ttlMs: number | undefined, now: number): void {
+    this.space.records.set(key, { key, value, expiresAt: ttlMs === undefined ? null : now + ttlMs });
   }
 
   private liveRecord(key: string, now: number): StoredRecord | undefined {
@@ -140,9 +149,26 @@ export class MemoryStore extends BaseStore {
   }
 
   protected async doDelete(key: string): Promise<boolean> {
-    const existed = this.liveRecord(key, this.clock()) !== undefined;
+    return this.deleteAt(key, this.clock());
+  }
+
+  private deleteAt(key: string, now: number): boolean {
+    const existed = this.liveRecord(key, now) !== undefined;
     this.space.records.delete(key);
     return existed;
+  }
+
+  /** The whole batch between two awaits, on one clock reading: no other caller sees half of it. */
+  protected override async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    const now = this.clock();
+    return ops.map((op) => {
+      if (op.op === 'put') {
+        this.putAt(op.key, op.value, op.ttlMs, now);
+        return true;
+      }
+      if (op.op === 'delete') return this.deleteAt(op.key, now);
+      return this.releaseAt(op.key, op.token, op.holdUntil, now);
+    });
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

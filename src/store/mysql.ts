@@ -13,8 +13,9 @@ export type { MysqlConnectionLike, MysqlPoolLike } from './sql/mysql/driver.js';
 export interface MysqlStoreOptions {
   /**
    * Your existing `mysql2/promise` pool; never ended by oncely. Create it with
-   * `multipleStatements: true` to make `acquire` one round trip (without it, the same statements go
-   * one by one on one connection, inside a transaction: correct, but five round trips).
+   * `multipleStatements: true` to make `acquire` and `apply` one round trip (without it, the same
+   * statements go one by one on one connection, inside a transaction: correct, but a round trip
+   * per statement).
    */
   pool?: MysqlPoolLike;
   /** `mysql://user:pass@host:3306/db` (or `mariadb://…`): oncely creates and ends its own pool. */

@@ -33,6 +33,10 @@
  * before) and nothing per release: a released lease's index entries stay until sweep or a
  * listLeases walk removes them, and the next grant of that name reuses them. Acquire is then
  * TIME, GET, INCR, SET, ZADD and release GET, TIME, DEL, inside one EVALSHA each.
+ *
+ * `apply` is one EVALSHA for the whole batch (./redis/apply.lua.ts), running the same Lua functions
+ * as put, delete and release; it is atomic, all or nothing (see the script's header for how it
+ * stays so without rollback).
  */
 import { isIP } from 'node:net';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -41,6 +45,7 @@ import { redactSecret, redactUrl } from '../core/redact.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import type { BackendOptions } from './open.js';
 import { ACQUIRE_LUA } from './redis/acquire.lua.js';
+import { APPLY_LUA } from './redis/apply.lua.js';
 import { DELETE_LUA } from './redis/delete.lua.js';
 import { EXTEND_LUA } from './redis/extend.lua.js';
 import { GET_LUA } from './redis/get.lua.js';
@@ -53,13 +58,20 @@ import { SCAN_LUA } from './redis/scan.lua.js';
 import { type LuaScript, luaScript } from './redis/script.js';
 import { SWEEP_LUA } from './redis/sweep.lua.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
-import { compareKeys, type NormalizedScan, prefixUpperBound, validatePrefix } from './validate.js';
+import {
+  compareKeys,
+  type NormalizedScan,
+  type NormalizedWriteOp,
+  prefixUpperBound,
+  validatePrefix,
+} from './validate.js';
 
 const SCRIPTS = {
   now: luaScript('now', NOW_LUA),
   acquire: luaScript('acquire', ACQUIRE_LUA),
   extend: luaScript('extend', EXTEND_LUA),
   release: luaScript('release', RELEASE_LUA),
+  apply: luaScript('apply', APPLY_LUA),
   inspect: luaScript('inspect', INSPECT_LUA),
   listLeases: luaScript('list-leases', LIST_LEASES_LUA),
   put: luaScript('put', PUT_LUA),
@@ -114,6 +126,7 @@ export class RedisStore extends BaseStore {
     multiProcess: true,
     multiHost: true,
     batchAcquire: true,
+    batchApply: true,
     fencing: true,
   };
   /** The server's `redis_version`, once `migrate()` could read it. */
@@ -268,6 +281,17 @@ export class RedisStore extends BaseStore {
 
   protected async doDelete(key: string): Promise<boolean> {
     return (await this.run(SCRIPTS.delete, [key])) === 1;
+  }
+
+  protected override async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    const args: (string | number)[] = [];
+    for (const op of ops) {
+      if (op.op === 'put') args.push('p', op.key, op.value, op.ttlMs ?? 0);
+      else if (op.op === 'delete') args.push('d', op.key, '', '');
+      else args.push('r', op.key, op.token, op.holdUntil ?? 0);
+    }
+    const reply = (await this.run(SCRIPTS.apply, args)) as number[];
+    return ops.map((_, i) => reply[i] === 1);
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

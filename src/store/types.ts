@@ -48,6 +48,18 @@ export interface PutOptions {
   ttlMs?: number;
 }
 
+/**
+ * One write in an {@link Store.apply} batch; each behaves exactly like the single-op method of the
+ * same name (and is validated the same way).
+ */
+export type WriteOp =
+  /** Like {@link Store.put}: creates or replaces a record (`ttlMs` omitted = never expires). Result: `true`. */
+  | { op: 'put'; key: string; value: string; ttlMs?: number }
+  /** Like {@link Store.delete}. Result: whether the record existed and had not expired. */
+  | { op: 'delete'; key: string }
+  /** Like {@link Store.release}, fencing and `holdUntil` included. Result: whether `token` still held the lease. */
+  | { op: 'release'; key: string; token: number; holdUntil?: number };
+
 export interface ScanOptions {
   /** At most this many records (default 100, at most 10,000). */
   limit?: number;
@@ -88,6 +100,11 @@ export interface StoreCapabilities {
   multiHost: boolean;
   /** `acquire` grants a whole batch in one round trip. */
   batchAcquire: boolean;
+  /**
+   * `apply` sends a whole batch in one round trip and applies it atomically (all or nothing).
+   * `false` for a store that inherits `BaseStore`'s op-by-op default `doApply`.
+   */
+  batchApply: boolean;
 }
 
 export interface Store extends AsyncDisposable {
@@ -132,6 +149,27 @@ export interface Store extends AsyncDisposable {
   scan(prefix: string, options?: ScanOptions): Promise<StoredRecord[]>;
   /** Deletes a record; returns whether it existed (and had not expired). */
   delete(key: string): Promise<boolean>;
+
+  /**
+   * Applies a batch of record writes and lease releases in order, as if each were called alone (a
+   * key may repeat; later ops see earlier ones' effects), in **one round trip** and atomically (all
+   * or nothing) on every shipped backend — see `capabilities.batchApply`. Returns one result per
+   * op, in order: `put` → `true`; `delete` → whether the record existed (unexpired); `release` →
+   * whether the lease was still held by `token`. Every op is validated before anything is sent
+   * (one bad op → `INVALID_ARGUMENT`, nothing applied); at most 1,000 ops; `[]` resolves `[]`
+   * without a round trip.
+   *
+   * @example
+   * // Finish a run: record it, drop the in-flight marker, release its occurrence (held until the
+   * // fire time has passed) and its overlap gate, in one call.
+   * const [, wasRunning, releasedOccurrence, releasedGate] = await store.apply([
+   *   { op: 'put', key: `history/${job}/${at}`, value: JSON.stringify(entry), ttlMs: 7 * 86_400_000 },
+   *   { op: 'delete', key: `running/${job}/${at}` },
+   *   { op: 'release', key: occurrence.key, token: occurrence.token, holdUntil: at + 60_000 },
+   *   { op: 'release', key: gate.key, token: gate.token },
+   * ]);
+   */
+  apply(ops: readonly WriteOp[]): Promise<boolean[]>;
 
   /** Deletes expired leases and records, in bounded batches; returns how many of each went. */
   sweep(options?: SweepOptions): Promise<SweepResult>;

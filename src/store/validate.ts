@@ -1,11 +1,18 @@
 import { invalidArgument } from '../core/errors.js';
-import type { LeaseRequest, ListLeasesOptions, PutOptions, ScanOptions, SweepOptions } from './types.js';
+import type {
+  LeaseRequest,
+  ListLeasesOptions,
+  PutOptions,
+  ScanOptions,
+  SweepOptions,
+  WriteOp,
+} from './types.js';
 
 /** Longest key a store accepts, in UTF-16 code units (all SQL schemas size their key columns for it). */
 export const MAX_KEY_LENGTH = 512;
 export const MAX_OWNER_LENGTH = 255;
 export const MAX_SCAN_LIMIT = 10_000;
-/** Largest batch one `acquire` round trip takes. */
+/** Largest batch one `acquire` or `apply` round trip takes. */
 export const MAX_BATCH = 1000;
 /** Leases longer than ~100 years are refused: they overflow nothing but are surely a unit mistake. */
 const MAX_LEASE_MS = 100 * 365 * 86_400_000;
@@ -87,6 +94,60 @@ export function validateRequests(requests: readonly LeaseRequest[]): void {
     validateOwner(r.owner);
     validateLeaseMs(r.leaseMs);
   }
+}
+
+/** A validated {@link WriteOp}: times rounded, absent options `undefined`, no other fields. */
+export type NormalizedWriteOp =
+  | { op: 'put'; key: string; value: string; ttlMs: number | undefined }
+  | { op: 'delete'; key: string }
+  | { op: 'release'; key: string; token: number; holdUntil: number | undefined };
+
+/**
+ * Validates an `apply` batch op by op with the single-op validators (so a batch refuses exactly
+ * what the single calls would) and returns normalised copies; throws before anything is applied.
+ */
+export function normalizeWriteOps(ops: readonly WriteOp[]): NormalizedWriteOp[] {
+  if (!Array.isArray(ops)) throw invalidArgument('apply() takes an array of { op, key, … }');
+  if (ops.length > MAX_BATCH) {
+    throw invalidArgument(`apply() takes at most ${MAX_BATCH} ops per batch; got ${ops.length}`);
+  }
+  return ops.map((op: WriteOp, i): NormalizedWriteOp => {
+    try {
+      return normalizeWriteOp(op);
+    } catch (err) {
+      throw invalidArgument(`apply() op ${i}: ${(err as Error).message}`);
+    }
+  });
+}
+
+function normalizeWriteOp(op: WriteOp): NormalizedWriteOp {
+  if (typeof op !== 'object' || op === null) throw invalidArgument('not an object');
+  switch (op.op) {
+    case 'put':
+      return {
+        op: 'put',
+        key: validateKey(op.key),
+        value: validateValue(op.value),
+        ttlMs: normalizePut(op.ttlMs === undefined ? {} : { ttlMs: op.ttlMs }),
+      };
+    case 'delete':
+      return { op: 'delete', key: validateKey(op.key) };
+    case 'release':
+      return {
+        op: 'release',
+        key: validateKey(op.key),
+        token: validateToken(op.token),
+        holdUntil: op.holdUntil === undefined ? undefined : validateTime(op.holdUntil, 'holdUntil'),
+      };
+    default:
+      throw invalidArgument(
+        `op is ${describe((op as { op?: unknown }).op)}; use 'put', 'delete' or 'release'`,
+      );
+  }
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
 function validateLimit(limit: number | undefined, fallback: number): number {

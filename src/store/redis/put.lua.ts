@@ -1,5 +1,9 @@
+import { CLOCK_LUA, PUT_RECORD_LUA } from './write-ops.lua.js';
+
 /**
  * put — create or replace a record, optionally with a time to live on the store clock.
+ *
+ * The logic is `putRecord` (./write-ops.lua.ts), shared with the apply script.
  *
  * KEYS[1]  the store's key base, `{<prefix>}`
  * ARGV[1]  key; ARGV[2] value; ARGV[3] ttlMs (whole number > 0, or 0 for "never expires")
@@ -13,23 +17,6 @@
  * record without its index entries or with a stale expiry. `TIME` before writes is fine: scripts
  * replicate by effects.
  */
-export const PUT_LUA = `
-local base = KEYS[1]
-local key = ARGV[1]
-local recordKey = base .. 'rec:' .. key
-local ttl = tonumber(ARGV[3])
-redis.call('DEL', recordKey)
-redis.call('ZADD', base .. 'recs', 0, key)
-if ttl > 0 then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local expires = string.format('%d', now + ttl)
-  redis.call('HSET', recordKey, 'v', ARGV[2], 'e', expires)
-  redis.call('PEXPIREAT', recordKey, expires)
-  redis.call('ZADD', base .. 'rec-exp', expires, key)
-  return now + ttl
-end
-redis.call('HSET', recordKey, 'v', ARGV[2])
-redis.call('ZREM', base .. 'rec-exp', key)
-return -1
+export const PUT_LUA = `${CLOCK_LUA}${PUT_RECORD_LUA}
+return putRecord(KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3]))
 `;

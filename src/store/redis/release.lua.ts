@@ -1,5 +1,9 @@
+import { CLOCK_LUA, RELEASE_LEASE_LUA } from './write-ops.lua.js';
+
 /**
  * release — give a lease up if `token` still holds it and it has not expired.
+ *
+ * The logic is `releaseLease` (./write-ops.lua.ts), shared with the apply script.
  *
  * KEYS[1]  the store's key base, `{<prefix>}`
  * ARGV[1]  key; ARGV[2] token (decimal); ARGV[3] holdUntil (store ms; 0 when not given)
@@ -18,24 +22,6 @@
  * a holder whose lease expired and was re-granted cannot release the new holder's lease.
  * `TIME` before writes is fine: scripts replicate by effects (Redis >= 5 default, Redis 7 only mode).
  */
-export const RELEASE_LUA = `
-local base = KEYS[1]
-local key = ARGV[1]
-local leaseKey = base .. 'lease:' .. key
-local current = redis.call('GET', leaseKey)
-if not current then return 0 end
-local expires, token = string.match(current, '^(%d+)|(%d+)|')
-if token ~= ARGV[2] then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if tonumber(expires) <= now then return 0 end
-local hold = tonumber(ARGV[3])
-if hold > now then
-  local heldUntil = string.format('%d', hold)
-  redis.call('SET', leaseKey, heldUntil .. string.sub(current, #expires + 1), 'PXAT', heldUntil)
-  if redis.call('ZADD', base .. 'lease-exp', heldUntil, key) == 1 then redis.call('ZADD', base .. 'leases', 0, key) end
-else
-  redis.call('DEL', leaseKey)
-end
-return 1
+export const RELEASE_LUA = `${CLOCK_LUA}${RELEASE_LEASE_LUA}
+return releaseLease(KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3]))
 `;

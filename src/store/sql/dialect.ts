@@ -1,4 +1,5 @@
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../types.js';
+import type { NormalizedWriteOp } from '../validate.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -76,6 +77,13 @@ export interface Dialect {
   release(key: string, token: number, holdUntil: number): Promise<boolean>;
   /** Upserts a record; `ttlMs` null = never expires. */
   put(key: string, value: string, ttlMs: number | null): Promise<void>;
+  /**
+   * Applies a non-empty batch of validated ops in order, each exactly like `put`, the shared
+   * delete statement and `release`, in one round trip and all or nothing. Keys may repeat. Returns
+   * one result per op (put → true; delete → a live record was deleted; release → token held it).
+   * May be re-run after an {@link Dialect.isRetryable} error (the whole batch was rolled back).
+   */
+  apply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]>;
   sweep(limit: number): Promise<SweepResult>;
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -2,13 +2,13 @@ import { OncelyError } from '../../core/errors.js';
 import { redactSecret } from '../../core/redact.js';
 import { BaseStore } from '../base.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from '../types.js';
-import { compareKeys, type NormalizedScan, prefixUpperBound } from '../validate.js';
+import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from '../validate.js';
 import type { Dialect, SqlValue } from './dialect.js';
 import { toInt, toLease, toRecord, toText } from './rows.js';
 import { SharedStatements } from './statements.js';
 
 /**
- * How often `acquire` and `sweep` run when the database picks them as a deadlock victim: it rolled
+ * How often `acquire`, `apply` and `sweep` run when the database picks them as a deadlock victim: it rolled
  * the whole statement or transaction back, so running it again is safe.
  */
 const ATTEMPTS = 4;
@@ -120,6 +120,10 @@ export class SqlStore extends BaseStore {
 
   protected async doDelete(key: string): Promise<boolean> {
     return (await this.dialect.query(this.statements.delete, [key])).affected > 0;
+  }
+
+  protected override async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    return this.retrying(() => this.dialect.apply(ops));
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

@@ -1,9 +1,12 @@
 import { OncelyError } from '../../../core/errors.js';
 import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
+import type { NormalizedWriteOp } from '../../validate.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import { SharedStatements } from '../statements.js';
 import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
 import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
+import { type MysqlWriteStatements, mysqlApplied, mysqlApplyScript } from './apply.js';
 import { MYSQL_NOW } from './clock.js';
 import { acceptsMultipleStatements, type MysqlHeader, type MysqlPoolLike, runScript } from './driver.js';
 import { mysqlExtend } from './extend.js';
@@ -30,11 +33,12 @@ function errno(err: unknown): number | undefined {
 
 export class MysqlDialect implements Dialect {
   readonly kind = 'mysql';
-  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES };
+  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES, batchApply: true };
   readonly syntax: SqlSyntax = { param: () => '?', key: '`key`', now: MYSQL_NOW };
   private readonly extendStatement: Statement;
   private readonly releaseStatement: Statement;
   private readonly putStatement: Statement;
+  private readonly writeStatements: MysqlWriteStatements;
   private readonly preparable = new Map<string, boolean>();
   /** Whether the pool's connections take multi-statement queries; probed once for a caller's pool. */
   private batched: Promise<boolean> | undefined;
@@ -47,6 +51,11 @@ export class MysqlDialect implements Dialect {
     this.extendStatement = mysqlExtend(tables);
     this.releaseStatement = mysqlRelease(tables);
     this.putStatement = mysqlPut(tables);
+    this.writeStatements = {
+      put: this.putStatement,
+      delete: new SharedStatements(tables, this.syntax).delete,
+      release: this.releaseStatement,
+    };
     if (options.multipleStatements !== undefined) this.batched = Promise.resolve(options.multipleStatements);
   }
 
@@ -106,6 +115,21 @@ export class MysqlDialect implements Dialect {
 
   async put(key: string, value: string, ttlMs: number | null): Promise<void> {
     await this.run(this.putStatement, [key, value, ttlMs]);
+  }
+
+  async apply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    const [only] = ops;
+    if (ops.length === 1 && only) {
+      // One statement is atomic on its own: the single-op path (prepared, autocommit).
+      if (only.op === 'put') await this.put(only.key, only.value, only.ttlMs ?? null);
+      else if (only.op === 'delete')
+        return [(await this.query(this.writeStatements.delete, [only.key])).affected > 0];
+      else return [await this.release(only.key, only.token, only.holdUntil ?? 0)];
+      return [true];
+    }
+    const batched = await this.multi();
+    const { parts, order } = mysqlApplyScript(this.writeStatements, ops);
+    return mysqlApplied(ops, order, await runScript(this.pool, parts, { batched, transaction: true }));
   }
 
   async sweep(limit: number): Promise<SweepResult> {

@@ -9,7 +9,7 @@ export interface MysqlConnectionLike {
 
 /**
  * What oncely needs from a `mysql2/promise` pool (`mysql.createPool(…)` fits). Created with
- * `multipleStatements: true`, `acquire` and `sweep` take one round trip; without it they send the
+ * `multipleStatements: true`, `acquire`, `apply` and `sweep` take one round trip; without it they send the
  * same statements one by one on one connection.
  */
 export interface MysqlPoolLike {

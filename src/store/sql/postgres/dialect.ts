@@ -1,13 +1,16 @@
 import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
+import type { NormalizedWriteOp } from '../../validate.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import { SharedStatements } from '../statements.js';
 import type { Tables } from '../tables.js';
 import { schemaTooNew } from '../tables.js';
 import { pgAcquire } from './acquire.js';
+import { pgApply } from './apply.js';
 import { PG_NOW } from './clock.js';
 import { pgExtend } from './extend.js';
-import { pgPut } from './put.js';
-import { pgRelease } from './release.js';
+import { pgPut, pgPutStatement } from './put.js';
+import { pgRelease, pgReleaseStatement } from './release.js';
 import { PG_SCHEMA_TOO_NEW, pgMigration } from './schema.js';
 import { pgSweep } from './sweep.js';
 
@@ -36,13 +39,14 @@ function sqlState(err: unknown): string | undefined {
 
 export class PostgresDialect implements Dialect {
   readonly kind = 'postgres';
-  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES };
+  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES, batchApply: true };
   readonly syntax: SqlSyntax = { param: (n) => `$${n}`, key: '"key"', now: PG_NOW };
   readonly acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
   readonly extend: (key: string, token: number, leaseMs: number) => Promise<number | null>;
   readonly release: (key: string, token: number, holdUntil: number) => Promise<boolean>;
   readonly put: (key: string, value: string, ttlMs: number | null) => Promise<void>;
   readonly sweep: (limit: number) => Promise<SweepResult>;
+  readonly apply: (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]>;
 
   constructor(
     private readonly pool: PgPoolLike,
@@ -55,6 +59,17 @@ export class PostgresDialect implements Dialect {
     this.release = pgRelease(tables, run);
     this.put = pgPut(tables, run);
     this.sweep = pgSweep(tables, run);
+    this.apply = pgApply(tables, run, this.simple.bind(this), {
+      put: pgPutStatement(tables),
+      delete: new SharedStatements(tables, this.syntax).delete,
+      release: pgReleaseStatement(tables),
+    });
+  }
+
+  /** A simple-protocol query (no values, no name), which may hold several statements. */
+  private async simple(text: string): Promise<readonly { rowCount: number | null }[]> {
+    const result: unknown = await this.pool.query({ text });
+    return (Array.isArray(result) ? result : [result]) as { rowCount: number | null }[];
   }
 
   async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {

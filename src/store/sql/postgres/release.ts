@@ -12,15 +12,19 @@ import { PG_NOW_CTE } from './clock.js';
  * Why it is atomic in one round trip: a single statement that locks the row and re-checks token and
  * expiry on its newest version.
  */
-export function pgRelease(
-  t: Tables,
-  run: Run,
-): (key: string, token: number, holdUntil: number) => Promise<boolean> {
-  const statement: Statement = {
+export function pgReleaseStatement(t: Tables): Statement {
+  return {
     name: `${t.prefix}release`,
     text:
       `${PG_NOW_CTE} UPDATE ${t.leases} AS l SET expires_at = GREATEST(c.now, $3::bigint) FROM c ` +
       `WHERE l."key" = $1 AND l.token = $2::bigint AND l.expires_at > c.now`,
   };
+}
+
+export function pgRelease(
+  t: Tables,
+  run: Run,
+): (key: string, token: number, holdUntil: number) => Promise<boolean> {
+  const statement = pgReleaseStatement(t);
   return async (key, token, holdUntil) => (await run(statement, [key, token, holdUntil])).affected > 0;
 }

@@ -1,8 +1,11 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
+import type { NormalizedWriteOp } from '../../validate.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import { SharedStatements } from '../statements.js';
 import type { Tables } from '../tables.js';
 import { sqliteAcquire } from './acquire.js';
+import { sqliteApply } from './apply.js';
 import { SQLITE_NOW } from './clock.js';
 import { Prepared } from './driver.js';
 import { sqliteExtend } from './extend.js';
@@ -17,6 +20,7 @@ export class SqliteDialect implements Dialect {
   readonly syntax: SqlSyntax = { param: () => '?', key: '"key"', now: SQLITE_NOW };
   readonly acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
   readonly sweep: (limit: number) => Promise<SweepResult>;
+  readonly apply: (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]>;
   private readonly prepared: Prepared;
   private readonly extendStatement: Statement;
   private readonly releaseStatement: Statement;
@@ -35,6 +39,7 @@ export class SqliteDialect implements Dialect {
       multiProcess: !memory,
       multiHost: false,
       batchAcquire: true,
+      batchApply: true,
     };
     this.prepared = new Prepared(db);
     this.acquire = sqliteAcquire(tables, this.prepared);
@@ -42,6 +47,11 @@ export class SqliteDialect implements Dialect {
     this.extendStatement = sqliteExtend(tables);
     this.releaseStatement = sqliteRelease(tables);
     this.putStatement = sqlitePut(tables);
+    this.apply = sqliteApply(this.prepared, {
+      put: this.putStatement,
+      delete: new SharedStatements(tables, this.syntax).delete,
+      release: this.releaseStatement,
+    });
   }
 
   async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {

@@ -1,0 +1,69 @@
+import type { NormalizedWriteOp } from '../../validate.js';
+import type { Statement } from '../dialect.js';
+import { lockOrder } from '../lock-order.js';
+import type { MysqlHeader, ScriptPart } from './driver.js';
+
+/** The single-op statements a batch reuses, with their parameter orders. */
+export interface MysqlWriteStatements {
+  /** (key, value, ttlMs) — put.ts. */
+  put: Statement;
+  /** (key) → affectedRows 1 when a live record was deleted — the shared delete statement. */
+  delete: Statement;
+  /** (holdUntil, key, token) → insertId > 0 when the token held the lease — release.ts. */
+  release: Statement;
+}
+
+/**
+ * apply (MySQL 8 / MariaDB 10.6+): the single-op put, delete and release statements, in one
+ * transaction sent as one multi-statement query (one round trip, one commit), in lock order
+ * (../lock-order.ts: records then leases, by key; one row's ops in the caller's order). Without
+ * multipleStatements the same statements go one by one on one connection, still inside
+ * START TRANSACTION … COMMIT (correct and atomic, but a round trip each).
+ *
+ * Takes: validated ops. Returns (see {@link mysqlApplied}), per op in the caller's order: put →
+ * true; delete → affectedRows > 0 (a live record was deleted); release → insertId > 0 (the token
+ * held an unexpired lease, which now ends at max(now, holdUntil); `LAST_INSERT_ID(expr)` is
+ * reported in a statement's own OK packet only when its SET ran, so an earlier release in the
+ * batch never leaks into a later one's answer). A batch of one is that statement alone (prepared,
+ * autocommit: one statement is atomic on its own).
+ *
+ * Why it is atomic, all or nothing: START TRANSACTION … COMMIT around statements that each lock
+ * the row they touch and re-check token and expiry on its newest version (as the single calls
+ * do); an error stops the script before COMMIT and `runScript` rolls the transaction back (a
+ * deadlock already rolled all of it back, so the store may run the batch again). Later statements
+ * see earlier ones' writes, so a key may repeat. Lock order keeps concurrent batches from
+ * deadlocking on each other's rows; should InnoDB still pick a victim (gap locks), it rolls that
+ * transaction back whole and the store runs the batch again.
+ */
+export function mysqlApplyScript(
+  statements: MysqlWriteStatements,
+  ops: readonly NormalizedWriteOp[],
+): { parts: ScriptPart[]; order: number[] } {
+  const order = lockOrder(ops);
+  const parts = order.map((i): ScriptPart => {
+    const op = ops[i]!;
+    if (op.op === 'put') {
+      return { sql: statements.put.text, values: [op.key, op.value, op.ttlMs ?? null] };
+    }
+    if (op.op === 'delete') return { sql: statements.delete.text, values: [op.key] };
+    return { sql: statements.release.text, values: [op.holdUntil ?? 0, op.key, op.token] };
+  });
+  return { parts, order };
+}
+
+/** The per-op results, in the caller's order, from the OK packets of the script's statements. */
+export function mysqlApplied(
+  ops: readonly NormalizedWriteOp[],
+  order: readonly number[],
+  results: readonly unknown[],
+): boolean[] {
+  const applied: boolean[] = new Array(ops.length).fill(false);
+  order.forEach((i, at) => {
+    const op = ops[i]!;
+    const header = results[at] as MysqlHeader | undefined;
+    if (op.op === 'put') applied[i] = true;
+    else if (op.op === 'delete') applied[i] = (header?.affectedRows ?? 0) > 0;
+    else applied[i] = Number(header?.insertId ?? 0) > 0;
+  });
+  return applied;
+}

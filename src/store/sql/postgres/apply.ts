@@ -1,0 +1,195 @@
+import type { NormalizedWriteOp } from '../../validate.js';
+import { compareKeys } from '../../validate.js';
+import type { Run, SqlValue, Statement } from '../dialect.js';
+import { lockOrder } from '../lock-order.js';
+import { toText } from '../rows.js';
+import type { Tables } from '../tables.js';
+import { PG_NOW_CTE } from './clock.js';
+
+/** The single-op statements a batch with a repeated key runs one after another ($n parameters). */
+export interface PgWriteStatements {
+  /** ($1 key, $2 value, $3 ttlMs) — put.ts. */
+  put: Statement;
+  /** ($1 key) → 1 row deleted when the record was live — the shared delete statement. */
+  delete: Statement;
+  /** ($1 key, $2 token, $3 holdUntil) → 1 row updated when the token held the lease — release.ts. */
+  release: Statement;
+}
+
+/** Sends one simple-protocol query (no parameters; several statements allowed); its results. */
+export type SimpleQuery = (text: string) => Promise<readonly { rowCount: number | null }[]>;
+
+/**
+ * apply (PostgreSQL): one statement for the whole batch whenever it can be written as at most one
+ * write per row (distinct leases; records in any order but delete-then-put of one key), else one
+ * multi-statement query; either way one round trip, all or nothing.
+ *
+ * One statement — a prepared statement with three data-modifying CTEs over unnest() arrays:
+ * `puts` is put.ts's upsert, `deletes` the shared delete, `releases` release.ts's UPDATE, each for
+ * many keys, on one clock instant read once in `c`. Takes: put keys, values, ttls (NULL = never
+ * expires); delete keys; release keys, tokens, holdUntils (0 = none). Returns: one row
+ * (op 'd' or 'r', key) per live record deleted and per lease released. All CTEs see one snapshot
+ * and a statement may not change a row twice, so each row gets one write: a record key's ops are
+ * collapsed in order first (see {@link planTogether}: repeated puts of one key, put-then-delete
+ * and the like keep this path), and a lease key may appear once. Rows of different keys commute,
+ * so applying them "at once" is applying them in order. Each array is sorted by key, so
+ * concurrent batches lock rows of one table in the same order.
+ *
+ * Otherwise (a lease released twice; a record deleted and then put again) — the single-op
+ * statements themselves, in lock order (../lock-order.ts: one row's ops in the caller's order),
+ * sent as one simple-protocol query, which PostgreSQL runs as one implicit transaction (as
+ * migrate does): later statements see earlier ones' writes. The simple protocol takes no parameters, so values are inlined — never as quoted
+ * text: every string becomes `convert_from(decode('<hex of its UTF-8>', 'hex'), 'UTF8')` (only hex
+ * digits reach the SQL text, whatever `standard_conforming_strings` says; a NUL still fails as it
+ * would as a parameter), numbers are validated safe integers. Parsed per call, not prepared: it
+ * is the rare path.
+ *
+ * Why it is atomic in one round trip: one statement, or one implicit transaction; an error rolls
+ * back all of it (a deadlock victim may then be re-run whole). Every write locks its row and
+ * re-checks its condition on the newest version under READ COMMITTED, exactly as the single calls:
+ * a release still needs the token to hold an unexpired lease, ends it at max(now, holdUntil) and
+ * never writes a token. Like release, apply takes no sweep gate (gate.ts): the gate protects tokens
+ * drawn before a row could be swept, and apply draws none — it only shortens or keeps leases live
+ * rows already have, and sweep re-checks `expires_at <= now` on the row it deletes.
+ */
+export function pgApply(
+  t: Tables,
+  run: Run,
+  simple: SimpleQuery,
+  single: PgWriteStatements,
+): (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]> {
+  const statement: Statement = {
+    name: `${t.prefix}apply`,
+    text:
+      `${PG_NOW_CTE}, ` +
+      `puts AS (INSERT INTO ${t.records} AS r ("key", value, expires_at) ` +
+      `SELECT u.k, u.v, c.now + u.ttl FROM c, unnest($1::text[], $2::text[], $3::bigint[]) AS u(k, v, ttl) ` +
+      `ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at), ` +
+      `deletes AS (DELETE FROM ${t.records} AS r USING c WHERE r."key" = ANY($4::text[]) ` +
+      `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING r."key"), ` +
+      `releases AS (UPDATE ${t.leases} AS l SET expires_at = GREATEST(c.now, u.hold) ` +
+      `FROM c, unnest($5::text[], $6::bigint[], $7::bigint[]) AS u(k, token, hold) ` +
+      `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING l."key") ` +
+      `SELECT 'd' AS op, "key" FROM deletes UNION ALL SELECT 'r' AS op, "key" FROM releases`,
+  };
+
+  const together = async (plan: Plan): Promise<boolean[]> => {
+    const { rows } = await run(statement, [
+      plan.puts.map((op) => op.key),
+      plan.puts.map((op) => op.value),
+      plan.puts.map((op) => op.ttlMs ?? null) as unknown as readonly number[],
+      plan.deletes,
+      plan.releases.map((op) => op.key),
+      plan.releases.map((op) => op.token),
+      plan.releases.map((op) => op.holdUntil ?? 0),
+    ]);
+    const deleted = new Set<string>();
+    const released = new Set<string>();
+    for (const row of rows) (row['op'] === 'd' ? deleted : released).add(toText(row['key']));
+    return plan.results.map((r) =>
+      typeof r === 'boolean' ? r : (r.op === 'd' ? deleted : released).has(r.key),
+    );
+  };
+
+  const inOrder = async (ops: readonly NormalizedWriteOp[]): Promise<boolean[]> => {
+    const order = lockOrder(ops);
+    const texts = order.map((i) => {
+      const op = ops[i]!;
+      if (op.op === 'put') return inline(single.put, [op.key, op.value, op.ttlMs ?? null]);
+      if (op.op === 'delete') return inline(single.delete, [op.key]);
+      return inline(single.release, [op.key, op.token, op.holdUntil ?? 0]);
+    });
+    const results = await simple(texts.join(';\n'));
+    const applied: boolean[] = new Array(ops.length).fill(false);
+    order.forEach((i, at) => {
+      applied[i] = ops[i]!.op === 'put' || (results[at]?.rowCount ?? 0) > 0;
+    });
+    return applied;
+  };
+
+  return async (ops) => {
+    const plan = planTogether(ops);
+    return plan ? together(plan) : inOrder(ops);
+  };
+}
+
+/** What the one-statement path writes, and how each op's result is read from its output. */
+interface Plan {
+  /** The last put of each record key whose last op is a put, sorted by key. */
+  puts: Extract<NormalizedWriteOp, { op: 'put' }>[];
+  /** Record keys whose last op is a delete, sorted. */
+  deletes: string[];
+  /** Releases (distinct keys), sorted by key. */
+  releases: Extract<NormalizedWriteOp, { op: 'release' }>[];
+  /** Per op: its result, known in advance, or the statement output row that decides it. */
+  results: (boolean | { op: 'd' | 'r'; key: string })[];
+}
+
+/**
+ * The batch as one write per row, or `undefined` when that cannot express it. A record's ops
+ * collapse: a put answers true and leaves the record live; a delete answers whether it was live,
+ * which is known once an earlier op of the batch wrote the key, and otherwise read from the
+ * statement's own delete; the row gets only the key's last op. That fails only for a key whose
+ * first op is a delete (its answer needs the row as it was) and whose last op is a put (a second
+ * write of the row). A lease key may appear once: a release's answer depends on the token in
+ * the row, so repeated releases go statement by statement.
+ */
+function planTogether(ops: readonly NormalizedWriteOp[]): Plan | undefined {
+  const live = new Map<string, boolean>();
+  const last = new Map<string, NormalizedWriteOp>();
+  const readsRow = new Set<string>();
+  const releases = new Map<string, Extract<NormalizedWriteOp, { op: 'release' }>>();
+  const results: Plan['results'] = [];
+  for (const op of ops) {
+    if (op.op === 'release') {
+      if (releases.has(op.key)) return undefined;
+      releases.set(op.key, op);
+      results.push({ op: 'r', key: op.key });
+      continue;
+    }
+    const known = live.get(op.key);
+    if (op.op === 'put') {
+      results.push(true);
+    } else if (known === undefined) {
+      readsRow.add(op.key);
+      results.push({ op: 'd', key: op.key });
+    } else {
+      results.push(known);
+    }
+    live.set(op.key, op.op === 'put');
+    last.set(op.key, op);
+  }
+  const puts: Plan['puts'] = [];
+  const deletes: string[] = [];
+  for (const op of last.values()) {
+    if (op.op === 'put') {
+      if (readsRow.has(op.key)) return undefined;
+      puts.push(op);
+    } else {
+      deletes.push(op.key);
+    }
+  }
+  const byKey = (a: { key: string }, b: { key: string }) => compareKeys(a.key, b.key);
+  return {
+    puts: puts.sort(byKey),
+    deletes: deletes.sort(compareKeys),
+    releases: [...releases.values()].sort(byKey),
+    results,
+  };
+}
+
+/** `statement` with `$n` replaced by injection-proof literals of `values[n - 1]`. */
+function inline(statement: Statement, values: readonly SqlValue[]): string {
+  return statement.text.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = values[Number(n) - 1];
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'number') {
+      if (!Number.isSafeInteger(value)) throw new Error(`cannot inline ${value}`);
+      return String(value);
+    }
+    if (typeof value === 'string') {
+      return `convert_from(decode('${Buffer.from(value, 'utf8').toString('hex')}', 'hex'), 'UTF8')`;
+    }
+    throw new Error('cannot inline an array');
+  });
+}
