@@ -2,7 +2,16 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
-import type { LeaseLock } from './lease-lock.js';
+import { INTERNAL_ABORT } from '../core/signals.js';
+
+/** What a keep-alive renews: a {@link LeaseLock}, or several leases renewed together. */
+export interface Renewable {
+  readonly name: string;
+  /** Local monotonic time by which the lease may have ended (measured from before the last grant/extend). */
+  readonly localDeadline: number;
+  /** Extends to now + leaseMs; `false` when the lease is gone. */
+  extend(leaseMs: number): Promise<boolean>;
+}
 
 export interface KeepAliveOptions {
   /** Lease length to renew to on each extend. */
@@ -39,7 +48,7 @@ export class KeepAlive {
   private readonly logger: Logger;
 
   constructor(
-    private readonly lock: LeaseLock,
+    private readonly lock: Renewable,
     private readonly options: KeepAliveOptions,
   ) {
     this.clock = options.clock ?? systemClock;
@@ -53,7 +62,7 @@ export class KeepAlive {
 
   /** Stops renewing; waits for an in-flight renewal so release() never races it. */
   async stop(): Promise<void> {
-    this.stopped.abort();
+    this.stopped.abort(INTERNAL_ABORT);
     await this.loop;
   }
 

@@ -7,15 +7,17 @@
  *            run|<job>|<shard>[|<schedule>]             fleet-wide "a run of this job (shard, stored
  *                                                       schedule) is going" (overlap skip/queue)
  *   records  job|<job>                                  job registry entry (definition, outlives nodes)
- *            jobnode|<job>|<node>                       which nodes define it (ttl)
- *            pause|<job>                                present = paused, cluster-wide
- *            hwm|<job>|<schedule>                       latest fire time handled (claimed or skipped)
- *            inflight|<job>|<schedule>|<fireTime>|<shard>  a claimed run not finished yet
- *            pending|<job>|<shard>|<schedule>           the one queued occurrence per gate (overlap queue)
- *            hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>  one per attempt (ttl = retention)
+ *            hwm|<job>|<schedule>                       latest fire time handled (run, or missed and skipped)
+ *            hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>  one per finished attempt (ttl = retention)
  *            node|<node>                                heartbeat (ttl)
- *            sched|<job>|<id>                           a stored schedule
- *            trig|<job>|<id>                            a manual trigger request
+ *            ctl|…                                      everything a poll reads, under one prefix so that
+ *                                                       one scan per poll sees all of it:
+ *            ctl|pause|<job>                            present = paused, cluster-wide
+ *            ctl|sched|<job>|<id>                       a stored schedule
+ *            ctl|trig|<job>|<id>                        a manual trigger request
+ *            ctl|pending|<job>|<shard>|<schedule>       the one queued occurrence per gate (overlap queue)
+ *            ctl|run|<job>|<schedule>|<fireTime>|<shard> a claimed run not finished yet ("in flight"):
+ *                                                       read by recovery, and shown by history() as running
  *
  * Fire times are zero-padded epoch ms (15 digits), so a prefix scan returns them in time order.
  * `|` and `%` inside names are escaped as %7C and %25.
@@ -55,8 +57,10 @@ export function gateScope(o: OccurrenceId): string | undefined {
 
 export const keys = {
   occurrence: (o: OccurrenceId) => `occ|${occParts(o)}`,
-  inflight: (o: OccurrenceId) => `inflight|${occParts(o)}`,
-  inflightPrefix: 'inflight|',
+  inflight: (o: OccurrenceId) => `ctl|run|${occParts(o)}`,
+  inflightPrefix: (job?: string) => (job === undefined ? 'ctl|run|' : `ctl|run|${esc(job)}|`),
+  /** Every record a poll reads starts with this (one scan per poll). */
+  controlPrefix: 'ctl|',
   /**
    * The overlap gate of one stream of runs: the job's own trigger (and its manual triggers), or one
    * stored schedule; per shard. Stored schedules get a gate each: per-user schedules of one job
@@ -66,27 +70,31 @@ export const keys = {
     scope === undefined ? `run|${esc(job)}|${shard ?? ''}` : `run|${esc(job)}|${shard ?? ''}|${esc(scope)}`,
   job: (job: string) => `job|${esc(job)}`,
   jobPrefix: 'job|',
-  jobNode: (job: string, node: string) => `jobnode|${esc(job)}|${esc(node)}`,
-  jobNodePrefix: (job: string) => `jobnode|${esc(job)}|`,
-  pause: (job: string) => `pause|${esc(job)}`,
-  pausePrefix: 'pause|',
+  pause: (job: string) => `ctl|pause|${esc(job)}`,
+  pausePrefix: 'ctl|pause|',
   highWater: (job: string, scheduleId: string | undefined) => `hwm|${esc(job)}|${esc(scheduleId ?? '')}`,
   /** The one queued occurrence (overlap queue) of a gate's stream: same scope as {@link keys.runGate}. */
   pending: (job: string, scope: string | undefined, shard: number | undefined) =>
-    `pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`,
-  pendingPrefix: 'pending|',
+    `ctl|pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`,
+  pendingPrefix: 'ctl|pending|',
   history: (o: OccurrenceId, attempt: number) =>
     `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|${String(attempt).padStart(4, '0')}`,
   historyPrefix: (job: string) => `hist|${esc(job)}|`,
   node: (node: string) => `node|${esc(node)}`,
   nodePrefix: 'node|',
-  schedule: (job: string, id: string) => `sched|${esc(job)}|${esc(id)}`,
-  schedulePrefix: (job?: string) => (job === undefined ? 'sched|' : `sched|${esc(job)}|`),
-  triggerRequest: (job: string, id: string) => `trig|${esc(job)}|${esc(id)}`,
-  triggerPrefix: 'trig|',
+  schedule: (job: string, id: string) => `ctl|sched|${esc(job)}|${esc(id)}`,
+  schedulePrefix: (job?: string) => (job === undefined ? 'ctl|sched|' : `ctl|sched|${esc(job)}|`),
+  triggerRequest: (job: string, id: string) => `ctl|trig|${esc(job)}|${esc(id)}`,
+  triggerPrefix: 'ctl|trig|',
 } as const;
 
-/** Reads the job name back out of a `<kind>|<job>|…` key. */
+/** Reads the job name back out of a `<kind>|<job>|…` or `ctl|<kind>|<job>|…` key. */
 export function jobOfKey(key: string): string {
-  return unesc(key.split('|')[1] ?? '');
+  const parts = key.split('|');
+  return unesc(parts[parts[0] === 'ctl' ? 2 : 1] ?? '');
+}
+
+/** The kind of a control record (`pause`, `sched`, `trig`, `pending`, `run`), from its key. */
+export function controlKind(key: string): string {
+  return key.split('|')[1] ?? '';
 }

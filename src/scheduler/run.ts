@@ -1,9 +1,10 @@
 import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { KeepAlive } from '../lock/keep-alive.js';
+import { INTERNAL_ABORT, linkSignals } from '../core/signals.js';
+import { KeepAlive, type Renewable } from '../lock/keep-alive.js';
 import { LeaseLock } from '../lock/lease-lock.js';
-import type { Lease, Store } from '../store/types.js';
+import type { Lease, Store, WriteOp } from '../store/types.js';
 import { encodeHistory, occFields } from './history.js';
 import type { JobSpec } from './job-options.js';
 import { keys, type OccurrenceId } from './keys.js';
@@ -16,6 +17,7 @@ import type {
   RunStatus,
   SchedulerEvents,
 } from './types.js';
+import type { WriteBatcher } from './write-batch.js';
 
 /** A claimed occurrence, ready to run: the store granted `lease` (and `gate` for fleet-wide overlap control). */
 export interface Claim {
@@ -27,6 +29,8 @@ export interface Claim {
   attempt: number;
   source: RunSource;
   data: unknown;
+  /** Written together with the first in-flight record (recovery: the dead attempt's history). */
+  startWrites?: WriteOp[];
 }
 
 /** What an in-flight record holds: enough for another node to recover the occurrence. */
@@ -40,10 +44,17 @@ export interface InflightRecord {
   node: string;
   source: RunSource;
   data?: unknown;
+  /** Store time the attempt started (history() shows it as running since then). */
+  startedAt: number;
+  /** Store time of the claim and the lease length: the lease cannot end before claimedAt + leaseMs. */
+  claimedAt: number;
+  leaseMs: number;
 }
 
 export interface RunDeps {
   store: Store;
+  /** Coalesces the run's writes with other runs' into few `apply` calls. */
+  writes: WriteBatcher;
   node: string;
   clock: Clock;
   logger: Logger;
@@ -53,8 +64,12 @@ export interface RunDeps {
   historyRetentionMs: number;
   /** How long a finished occurrence stays claimed ("done") after its fire time. */
   doneHoldMs: number;
+  /** The write that raises the occurrence's high-water mark when it finishes, if it needs one. */
+  highWater: (occ: OccurrenceId) => WriteOp | undefined;
   /** Aborted when stop() gives up waiting: the run is abandoned and left for recovery. */
   stopSignal: AbortSignal;
+  /** The current "store answers again" signal: a write waiting to retry goes at once. */
+  storeBack: () => AbortSignal;
 }
 
 function lockFor(deps: RunDeps, lease: Lease, sentAt: number): LeaseLock {
@@ -74,6 +89,20 @@ function lockFor(deps: RunDeps, lease: Lease, sentAt: number): LeaseLock {
   );
 }
 
+/** Both leases as one: extended together, lost when either is. */
+function renewTogether(a: LeaseLock, b: LeaseLock): Renewable {
+  return {
+    name: a.name,
+    get localDeadline() {
+      return Math.min(a.localDeadline, b.localDeadline);
+    },
+    extend: async (leaseMs) => {
+      const [x, y] = await Promise.all([a.extend(leaseMs), b.extend(leaseMs)]);
+      return x && y;
+    },
+  };
+}
+
 /** Store-time estimate: the lease's grant time plus local monotonic time elapsed since its request. */
 function storeTimeNow(claim: Claim, clock: Clock): number {
   return claim.lease.acquiredAt + Math.max(0, clock.monotonic() - claim.sentAt);
@@ -85,42 +114,108 @@ function errorText(err: unknown): string {
 }
 
 /**
+ * Retries `write` with back-off (100 ms doubling to 2 s) until it succeeds or `signal` aborts.
+ * Returns whether it succeeded. Reports the first failure and every tenth after it.
+ */
+async function persist(
+  deps: RunDeps,
+  what: string,
+  write: () => Promise<unknown>,
+  signal: AbortSignal,
+): Promise<boolean> {
+  for (let failures = 0; ; failures++) {
+    if (signal.aborted) return false;
+    try {
+      await write();
+      return true;
+    } catch (err) {
+      if (failures % 10 === 0) deps.emit('error', { error: err, during: what });
+      const wake = linkSignals([signal, deps.storeBack()]);
+      await deps.clock.sleep(Math.min(2_000, 100 * 2 ** Math.min(failures, 5)), wake.signal);
+      wake.dispose();
+    }
+  }
+}
+
+/**
  * Runs one claimed occurrence to its end: keeps its leases alive, calls the handler with retries
- * and a timeout, writes one history record per attempt, and finally marks the occurrence done.
+ * and a timeout, and records the outcome. Three store round trips in all (fewer when other runs
+ * share the batches): the claim, the in-flight record, and one finishing batch.
  *
- * Ordering (each step survives a crash before the next): inflight record → history "running" →
- * handler → history final → inflight deleted → occurrence released with a long hold ("done").
- * A crash before "history final" leaves an inflight record whose lease expires: another node
- * recovers it with attempt + 1 and a higher token. A crash after it is recognised by recovery
- * from the final history record and only cleaned up, never re-run.
+ * Ordering (each step survives a crash before the next):
+ *  1. claim (occurrence lease + overlap gate), by the caller;
+ *  2. in-flight record, retried while the claim holds — the handler never starts unrecorded, so a
+ *     crash from here on is recovered from it; a claim that could not be recorded before its lease
+ *     ran out is given up unrun (its fire time then counts as missed: misfire policy);
+ *  3. handler (attempts and retries; each failed attempt that will be retried gets its history);
+ *  4. one batch: history final + in-flight record deleted + high-water mark + occurrence released
+ *     with a long hold ("done") + gate released. Retried through store outages while the leases
+ *     are kept alive, so a store that was down when the handler ended neither re-runs the
+ *     occurrence nor leaves the gate blocking the next fire times. A crash between 3 and 4 is
+ *     recovered (at-least-once); recovery skips occurrences whose final history exists.
+ * `succeeded`/`failed` are emitted once the outcome is stored.
  */
 export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
-  const { store, spec, node, clock, logger, emit } = deps;
+  const { spec, node, clock, logger, emit, writes } = deps;
   const occLock = lockFor(deps, claim.lease, claim.sentAt);
   const gateLock = claim.gate ? lockFor(deps, claim.gate, claim.sentAt) : undefined;
-  const keepers = [occLock, ...(gateLock ? [gateLock] : [])].map(
-    (lock) => new KeepAlive(lock, { leaseMs: spec.lockAtMostForMs, renew: true, clock, logger }),
-  );
-  const lost = AbortSignal.any(keepers.map((k) => k.signal));
+  // One keep-alive for the claim and its gate: both leases have the same length and are renewed
+  // together (one keep-alive per run halves the timers and signals 1,000 simultaneous runs cost).
+  const keeper = new KeepAlive(gateLock ? renewTogether(occLock, gateLock) : occLock, {
+    leaseMs: spec.lockAtMostForMs,
+    renew: true,
+    clock,
+    logger,
+  });
+  const lost = keeper.signal;
+  // Aborted when the leases could not be kept, or when stop() gives up: the run must end.
+  const links = [linkSignals([lost, deps.stopSignal])];
+  const halt = links[0]!.signal;
   const base: Omit<RunEvent, 'attempt' | 'source'> = {
     ...occFields(claim.occ),
     token: claim.lease.token,
     node,
   };
   const inflightKey = keys.inflight(claim.occ);
+  const historyPut = (entry: HistoryEntry): WriteOp => ({
+    op: 'put',
+    key: keys.history(claim.occ, entry.attempt),
+    value: encodeHistory(entry),
+    ttlMs: deps.historyRetentionMs,
+  });
+  const releases = (hold: boolean): WriteOp[] => [
+    {
+      op: 'release',
+      key: claim.lease.key,
+      token: claim.lease.token,
+      ...(hold && {
+        holdUntil: Math.max(
+          claim.occ.fireTime + deps.doneHoldMs,
+          claim.lease.acquiredAt + spec.lockAtLeastForMs,
+        ),
+      }),
+    },
+    // The gate honours lockAtLeastFor; a hold in the past frees it at once.
+    ...(claim.gate
+      ? [
+          {
+            op: 'release' as const,
+            key: claim.gate.key,
+            token: claim.gate.token,
+            holdUntil: claim.gate.acquiredAt + spec.lockAtLeastForMs,
+          },
+        ]
+      : []),
+  ];
   let attempt = claim.attempt;
   let source = claim.source;
   let retriesLeft = spec.retries;
-  let finished = false;
-  const writeHistory = async (entry: HistoryEntry) => {
-    await store
-      .put(keys.history(claim.occ, entry.attempt), encodeHistory(entry), { ttlMs: deps.historyRetentionMs })
-      .catch((err) => {
-        emit('error', { error: err, during: 'history' });
-      });
-  };
+  let outcome: 'not-started' | 'finished' | 'abandoned' = 'not-started';
+  let final: HistoryEntry | undefined;
+  let announce = () => {};
   try {
     for (;;) {
+      const startedAt = storeTimeNow(claim, clock);
       const inflight: InflightRecord = {
         job: claim.occ.job,
         fireTime: claim.occ.fireTime,
@@ -128,21 +223,40 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         token: claim.lease.token,
         node,
         source,
+        startedAt,
+        claimedAt: claim.lease.acquiredAt,
+        leaseMs: spec.lockAtMostForMs,
         ...(claim.occ.scheduleId !== undefined && { scheduleId: claim.occ.scheduleId }),
         ...(claim.occ.shard !== undefined && { shard: claim.occ.shard }),
         ...(claim.data !== undefined && { data: claim.data }),
       };
-      const startedAt = new Date(storeTimeNow(claim, clock));
-      const entry = { ...base, attempt, source, startedAt } satisfies Omit<HistoryEntry, 'status'>;
-      // Both before the handler (a crash from here on is recovered from the inflight record), in
-      // one round trip's time.
-      await Promise.all([
-        store.put(inflightKey, JSON.stringify(inflight)),
-        writeHistory({ ...entry, status: 'running' }),
-      ]);
-      emit('started', { ...base, attempt, source, startedAt });
+      const recorded = await persist(
+        deps,
+        `start of ${claim.occ.job}`,
+        () =>
+          writes.submit([
+            ...(attempt === claim.attempt ? (claim.startWrites ?? []) : []),
+            { op: 'put', key: inflightKey, value: JSON.stringify(inflight) },
+          ]),
+        halt,
+      );
+      if (!recorded) {
+        // The first attempt never started: give the claim up. A retry that could not start is
+        // an abandoned occurrence (its earlier attempts are on record): recovery decides.
+        if (attempt !== claim.attempt) outcome = 'abandoned';
+        return;
+      }
+      const entry = {
+        ...base,
+        attempt,
+        source,
+        startedAt: new Date(startedAt),
+      } satisfies Omit<HistoryEntry, 'status'>;
+      emit('started', { ...base, attempt, source, startedAt: entry.startedAt });
       const timeout = new AbortController();
-      const signal = AbortSignal.any([lost, deps.stopSignal, timeout.signal]);
+      const attemptLink = spec.timeoutMs === undefined ? undefined : linkSignals([halt, timeout.signal]);
+      if (attemptLink) links.push(attemptLink);
+      const signal = attemptLink?.signal ?? halt;
       const ctx: JobContext = {
         job: claim.occ.job,
         fireTime: new Date(claim.occ.fireTime),
@@ -204,65 +318,86 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         error = err;
         status = timeout.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
       } finally {
-        timer.abort();
+        timer.abort(INTERNAL_ABORT);
+        attemptLink?.dispose();
       }
       const finishedAt = new Date(storeTimeNow(claim, clock));
-      if (lost.aborted || deps.stopSignal.aborted) {
+      if (halt.aborted) {
         // The claim is gone or we are stopping: this attempt is abandoned; recovery decides the rest.
-        await writeHistory({
-          ...entry,
-          status: 'abandoned',
-          finishedAt,
-          error: errorText(error ?? lost.reason),
-        });
+        final = { ...entry, status: 'abandoned', finishedAt, error: errorText(error ?? halt.reason) };
+        outcome = 'abandoned';
         return;
       }
       if (status === 'succeeded') {
-        await writeHistory({ ...entry, status, finishedAt, ...(output !== undefined && { output }) });
-        emit('succeeded', { ...base, attempt, source, durationMs: clock.monotonic() - t0 });
-        finished = true;
+        final = { ...entry, status, finishedAt, ...(output !== undefined && { output }) };
+        const durationMs = clock.monotonic() - t0;
+        const at = { attempt, source };
+        announce = () => emit('succeeded', { ...base, ...at, durationMs });
+        outcome = 'finished';
         return;
       }
       const willRetry = retriesLeft > 0;
-      await writeHistory({ ...entry, status, finishedAt, error: errorText(error) });
-      emit('failed', {
+      const failed: HistoryEntry = { ...entry, status, finishedAt, error: errorText(error) };
+      const event = {
         ...base,
         attempt,
         source,
         error,
         status: status as 'failed' | 'timed-out',
         willRetry,
-      });
+      };
       if (!willRetry) {
-        finished = true;
+        final = failed;
+        announce = () => emit('failed', event);
+        outcome = 'finished';
         return;
       }
+      await persist(deps, 'history', () => writes.submit([historyPut(failed)]), halt);
+      emit('failed', event);
       const n = spec.retries - retriesLeft;
       retriesLeft--;
       const delay = spec.retryDelayMs * 2 ** n * (0.5 + Math.random() / 2);
-      await clock.sleep(delay, AbortSignal.any([lost, deps.stopSignal]));
-      if (lost.aborted || deps.stopSignal.aborted) return;
+      await clock.sleep(delay, halt);
+      if (halt.aborted) {
+        outcome = 'abandoned';
+        return;
+      }
       attempt++;
       source = 'retry';
     }
   } catch (err) {
     emit('error', { error: err, during: `run of ${claim.occ.job}` });
   } finally {
-    await Promise.all(keepers.map((k) => k.stop()));
-    if (finished && !lost.aborted) {
-      // Done: forget the inflight record, then keep the occurrence claimed long enough that no
-      // late node can take it again (late nodes also consult the high-water mark).
-      await store.delete(inflightKey).catch((err) => emit('error', { error: err, during: 'finish' }));
-      const holdUntil = Math.max(
-        claim.occ.fireTime + deps.doneHoldMs,
-        claim.lease.acquiredAt + spec.lockAtLeastForMs,
+    for (const link of links) link.dispose();
+    if (outcome === 'finished') {
+      // Done: one batch, retried until stored (the keep-alive goes on meanwhile, so the claim
+      // does not lapse while the store is briefly away); then no late node can take the
+      // occurrence again (it stays claimed, and late nodes also consult the high-water mark).
+      const highWater = deps.highWater(claim.occ);
+      const ops: WriteOp[] = [
+        ...(final ? [historyPut(final)] : []),
+        { op: 'delete', key: inflightKey },
+        ...(highWater ? [highWater] : []),
+        ...releases(true),
+      ];
+      const stored = await persist(
+        deps,
+        `finish of ${claim.occ.job}`,
+        () => writes.submit(ops),
+        deps.stopSignal,
       );
-      await store.release(claim.lease.key, claim.lease.token, holdUntil).catch(() => {});
-    } else if (!lost.aborted) {
-      // Abandoned on stop: free the occurrence at once so another node recovers it.
-      await store.release(claim.lease.key, claim.lease.token).catch(() => {});
+      await keeper.stop();
+      if (stored) announce();
+    } else {
+      await keeper.stop();
+      // Abandoned (stop, lease lost) or never started: record it and free the occurrence at once
+      // so that another node recovers it (its in-flight record stays) or, never started, the
+      // misfire policy covers it. Releases of a lost lease are refused harmlessly. One try: the
+      // leases expire on their own if the store is away.
+      const ops: WriteOp[] = [...(final ? [historyPut(final)] : []), ...releases(false)];
+      await writes
+        .submit(ops)
+        .catch((err) => emit('error', { error: err, during: `release of ${claim.occ.job}` }));
     }
-    // The gate honours lockAtLeastFor (LeaseLock.release holds it until acquiredAt + lockAtLeastFor).
-    if (gateLock && !gateLock.released) await gateLock.release().catch(() => {});
   }
 }

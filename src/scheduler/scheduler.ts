@@ -5,14 +5,15 @@ import { parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument, OncelyError } from '../core/errors.js';
 import { defaultOwner, randomId } from '../core/ids.js';
 import { type Logger, silentLogger } from '../core/logger.js';
+import { INTERNAL_ABORT } from '../core/signals.js';
 import { nextFireTimes } from '../schedule/fire-times.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
-import type { Lease, LeaseRequest, Store } from '../store/types.js';
+import type { Lease, LeaseRequest, Store, StoredRecord, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import { decodeHistory, encodeHistory, occFields } from './history.js';
 import { listJobs, listNodes } from './inspect.js';
 import { type JobOptions, type JobSpec, jobSpec, validateJobName } from './job-options.js';
-import { esc, gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
+import { controlKind, esc, gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
 import { type Claim, executeRun, type InflightRecord } from './run.js';
 import type {
   HistoryEntry,
@@ -24,12 +25,19 @@ import type {
   SchedulerOptions,
   StoredSchedule,
 } from './types.js';
+import { WriteBatcher } from './write-batch.js';
 
 const VERSION = '0.1.0';
 /** A finished occurrence stays claimed ("done") at least this long after its fire time. */
 const MIN_DONE_HOLD_MS = 3_600_000;
 /** Timers never sleep longer than this without re-checking the time. */
 const MAX_SLEEP_MS = 30_000;
+/** Appended to the owner of an overlap gate taken by a misfire replay. */
+const REPLAY_MARK = ' (replay)';
+/** The store clock is re-read at least this often (and after every failure). */
+const CLOCK_RESAMPLE_MS = 10_000;
+/** A poll reads at most this many control records (stored schedules at scale: their own issue). */
+const MAX_CONTROL_RECORDS = 100_000;
 /** How many missed fire times are enumerated at most per source and tick. */
 const MAX_ENUMERATE = 10_000;
 
@@ -57,9 +65,11 @@ interface Candidate {
   attempt: number;
   /** Run after the claim; otherwise (missed-and-skipped) only mark. */
   gate: boolean;
-  /** Cleanup to do once claimed (delete a trigger/pending record). */
-  onClaimed?: () => Promise<unknown>;
-  /** Comes from a pending (overlap queue) record, which `onClaimed` deletes. */
+  /** A trigger request or pending record this candidate stands for: deleted once it is claimed. */
+  consumes?: string;
+  /** Written together with the run's in-flight record (recovery: the dead attempt's history). */
+  startWrites?: WriteOp[];
+  /** Comes from a pending (overlap queue) record (the one `consumes` names). */
   fromPending?: true;
 }
 
@@ -92,6 +102,10 @@ export class Scheduler {
   private readonly sources = new Map<string, Source>();
   private paused = new Set<string>();
   private readonly running = new Set<Promise<void>>();
+  /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
+  private readonly runningHere = new Set<string>();
+  /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
+  private storeBack = new AbortController();
   private loopPromise: Promise<void> | undefined;
   private stopping: AbortController | undefined;
   private readonly wake = { controller: new AbortController() };
@@ -102,6 +116,11 @@ export class Scheduler {
   private failures = 0;
   private readonly sweepMs: number;
   private nextSweepAt = Number.POSITIVE_INFINITY;
+  private nextHeartbeatAt = 0;
+  private clockSampledAt = Number.NEGATIVE_INFINITY;
+  private readonly writes: WriteBatcher;
+  /** The highest fire time whose high-water mark this node wrote, per mark key. */
+  private readonly highWaterWritten = new Map<string, number>();
 
   constructor(options: SchedulerOptions) {
     if (!options || typeof options !== 'object' || !options.store) {
@@ -145,6 +164,7 @@ export class Scheduler {
     this.stopTimeoutMs = parseDuration(options.stopTimeout ?? '30s', 'stopTimeout');
     this.sweepMs = parsePositiveDuration(options.sweepInterval ?? '1m', 'sweepInterval');
     this.storeClock = new StoreClock(() => this.store.now(), this.clock);
+    this.writes = new WriteBatcher(this.store);
   }
 
   // ── events ────────────────────────────────────────────────────────────────────────────────
@@ -214,6 +234,7 @@ export class Scheduler {
     this.stopping = new AbortController();
     this.abandon = new AbortController();
     await this.storeClock.sample();
+    this.clockSampledAt = this.clock.monotonic();
     this.startedAt = this.storeClock.estimate();
     // Nodes started together spread their sweeps over the interval.
     this.nextSweepAt = this.startedAt + Math.random() * this.sweepMs;
@@ -234,7 +255,7 @@ export class Scheduler {
     const drained = Promise.all([...this.running]);
     const timer = new AbortController();
     await Promise.race([drained, this.clock.sleep(this.stopTimeoutMs, timer.signal)]);
-    timer.abort();
+    timer.abort(INTERNAL_ABORT);
     if (this.running.size > 0) {
       this.abandon.abort(new OncelyError('CLOSED', `scheduler ${this.node} stopped`));
       await Promise.all([...this.running]);
@@ -277,19 +298,26 @@ export class Scheduler {
     this.poke();
   }
 
-  /** History records, newest fire time first. */
+  /**
+   * History, newest fire time first: one record per finished attempt, plus the attempts running
+   * now (from their in-flight records, status `running`).
+   */
   async history(options: { job?: string; limit?: number } = {}): Promise<HistoryEntry[]> {
     const limit = options.limit ?? 100;
     const jobs =
       options.job !== undefined
         ? [options.job]
         : (await this.store.scan(keys.jobPrefix, { limit: 10_000 })).map((r) => jobOfKey(r.key));
-    const lists = await Promise.all(
-      jobs.map((job) => this.store.scan(keys.historyPrefix(job), { reverse: true, limit })),
-    );
-    return lists
-      .flat()
-      .map((r) => decodeHistory(r.value))
+    const [lists, inflight] = await Promise.all([
+      Promise.all(jobs.map((job) => this.store.scan(keys.historyPrefix(job), { reverse: true, limit }))),
+      this.store.scan(keys.inflightPrefix(options.job), { limit: 10_000 }),
+    ]);
+    const finished = lists.flat().map((r) => decodeHistory(r.value));
+    const recorded = new Set(finished.map((h) => historyId(h)));
+    const running = inflight
+      .map((r) => runningEntry(JSON.parse(r.value) as InflightRecord))
+      .filter((h) => !recorded.has(historyId(h)));
+    return [...finished, ...running]
       .sort((a, b) => b.fireTime.getTime() - a.fireTime.getTime() || b.attempt - a.attempt)
       .slice(0, limit);
   }
@@ -336,7 +364,7 @@ export class Scheduler {
   // ── the loop ──────────────────────────────────────────────────────────────────────────────
 
   private poke(): void {
-    this.wake.controller.abort();
+    this.wake.controller.abort(INTERNAL_ABORT);
   }
 
   private async loop(): Promise<void> {
@@ -348,6 +376,10 @@ export class Scheduler {
         if (now >= this.nextPollAt) await this.poll();
         await this.tick();
         sleepMs = this.untilNextEvent();
+        if (this.failures > 0) {
+          this.storeBack.abort(INTERNAL_ABORT);
+          this.storeBack = new AbortController();
+        }
         this.failures = 0;
       } catch (err) {
         this.failures++;
@@ -382,20 +414,28 @@ export class Scheduler {
     return nextFireTimes(source.trigger, after, 1)[0];
   }
 
-  /** Reads cluster state: clock, pauses, stored schedules, trigger requests, queued runs, recovery; writes the heartbeat. */
+  /**
+   * Reads cluster state — pauses, stored schedules, trigger requests, queued runs, runs in flight
+   * (for recovery) — in one scan of the `ctl|` records; re-reads the store clock and writes the
+   * heartbeat only every few polls. An idle node costs about 1.4 round trips per poll interval.
+   */
   private async poll(): Promise<void> {
-    await this.storeClock.sample();
+    if (this.failures > 0 || this.clock.monotonic() - this.clockSampledAt >= CLOCK_RESAMPLE_MS) {
+      await this.storeClock.sample();
+      this.clockSampledAt = this.clock.monotonic();
+    }
     const now = this.storeClock.estimate();
     this.nextPollAt = now + this.pollMs;
-    const [pauses, schedules] = await Promise.all([
-      this.store.scan(keys.pausePrefix, { limit: 10_000 }),
-      this.store.scan(keys.schedulePrefix(), { limit: 10_000 }),
-    ]);
-    this.paused = new Set(pauses.map((r) => jobOfKey(r.key)));
-    this.syncStoredSchedules(schedules.map((r) => JSON.parse(r.value) as StoredSchedule));
-    await this.heartbeat(now);
-    await this.claimRequests();
-    await this.recover();
+    const control = await this.readControl();
+    const byKind = (kind: string) => control.filter((r) => controlKind(r.key) === kind);
+    this.paused = new Set(byKind('pause').map((r) => jobOfKey(r.key)));
+    this.syncStoredSchedules(byKind('sched').map((r) => JSON.parse(r.value) as StoredSchedule));
+    if (now >= this.nextHeartbeatAt) {
+      await this.heartbeat(now);
+      this.nextHeartbeatAt = now + this.heartbeatMs();
+    }
+    await this.claimRequests(byKind('trig'), byKind('pending'));
+    await this.recover(byKind('run'), now);
     if (now >= this.nextSweepAt) {
       // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
       // but stay stored until swept: every node deletes a bounded batch now and then.
@@ -404,6 +444,25 @@ export class Scheduler {
         .sweep({ limit: 1000 })
         .catch((err) => this.emit('error', { error: err, during: 'sweep' }));
     }
+  }
+
+  /** Every `ctl|` record, in pages of 10,000 (at most MAX_CONTROL_RECORDS). */
+  private async readControl(): Promise<StoredRecord[]> {
+    const all: StoredRecord[] = [];
+    for (;;) {
+      const last = all.at(-1)?.key;
+      const page = await this.store.scan(keys.controlPrefix, {
+        limit: 10_000,
+        ...(last !== undefined && { after: last }),
+      });
+      all.push(...page);
+      if (page.length < 10_000 || all.length >= MAX_CONTROL_RECORDS) return all;
+    }
+  }
+
+  /** Heartbeats go out every 5 polls (at most every 5 s); the record lives 3 intervals (at least 15 s). */
+  private heartbeatMs(): number {
+    return Math.min(5 * this.pollMs, 5_000);
   }
 
   private syncStoredSchedules(list: StoredSchedule[]): void {
@@ -449,7 +508,7 @@ export class Scheduler {
       jobs: [...this.defined.keys()],
     };
     await this.store.put(keys.node(this.node), JSON.stringify(info), {
-      ttlMs: Math.max(3 * this.pollMs, 15_000),
+      ttlMs: Math.max(3 * this.heartbeatMs(), 15_000),
     });
   }
 
@@ -661,7 +720,9 @@ export class Scheduler {
       const gate = c.gate
         ? requests.push({
             key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
-            owner: this.node,
+            // A replay of missed work says so: an on-time fire time that finds the gate held by a
+            // replay queues behind it instead of being skipped (see overlapped()).
+            owner: c.source === 'misfire' ? `${this.node}${REPLAY_MARK}` : this.node,
             leaseMs: spec.lockAtMostForMs,
           }) - 1
         : undefined;
@@ -695,15 +756,15 @@ export class Scheduler {
     sentAt: number,
   ): Promise<void> {
     const job = this.defined.get(c.occ.job)!;
+    const free = (l: Lease): WriteOp => ({ op: 'release', key: l.key, token: l.token });
     if (!lease) {
       // Someone else has (or had) it; a gate we won for it is returned at once.
-      if (gate) await this.store.release(gate.key, gate.token).catch(() => {});
+      if (gate) await this.writes.submit([free(gate)]).catch(() => {});
       return;
     }
     if (lease.acquiredAt < c.occ.fireTime) {
       // Never early: the store's clock had not reached the fire time. Give it back and retry.
-      await this.store.release(lease.key, lease.token);
-      if (gate) await this.store.release(gate.key, gate.token).catch(() => {});
+      await this.writes.submit([free(lease), ...(gate ? [free(gate)] : [])]);
       const source = this.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
       if (source && c.source === 'schedule')
         source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
@@ -713,14 +774,12 @@ export class Scheduler {
       await this.overlapped(job, c, lease);
       return;
     }
-    if (c.source === 'schedule' || c.source === 'misfire') {
-      // Not awaited before the run starts: until the mark is written, the held claim (and then
-      // the "done" hold) is what tells a late node that this fire time was handled.
-      void this.raiseHighWater(keys.highWater(c.occ.job, c.occ.scheduleId), c.occ.fireTime).catch((err) =>
-        this.emit('error', { error: err, during: 'high-water mark' }),
-      );
-    }
-    await c.onClaimed?.();
+    // The high-water mark is raised in the run's finishing batch: until then the held claim (and
+    // afterwards its "done" hold) is what tells a late node that this fire time was handled, and a
+    // claim that never gets to start leaves its fire time to the misfire policy. A trigger request
+    // or pending record is consumed now (it shares a batch with the other claims' writes): the
+    // held claim stands for it from here on.
+    if (c.consumes !== undefined) await this.writes.submit([{ op: 'delete', key: c.consumes }]);
     this.launch(job, {
       occ: c.occ,
       lease,
@@ -729,52 +788,85 @@ export class Scheduler {
       attempt: c.attempt,
       source: c.source,
       data: c.data,
+      ...(c.startWrites && { startWrites: c.startWrites }),
     });
   }
 
   /** The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one pending run). */
   private async overlapped(job: Job, c: Candidate, lease: Lease): Promise<void> {
-    const emitSkipped = () => this.emit('skipped', { ...occFields(c.occ), reason: 'overlap' });
-    if (c.source === 'misfire' && job.spec.misfire === 'catch-up') {
-      // A replay waits for the previous one: free the occurrence and try again next tick.
-      await this.store.release(lease.key, lease.token);
+    if ((c.source === 'misfire' && job.spec.misfire === 'catch-up') || c.source === 'recover') {
+      // A catch-up replay waits for the previous one, a recovery for the run holding the gate:
+      // free the occurrence and try again next tick (recovery: next poll; its in-flight record stays).
+      await this.writes.submit([{ op: 'release', key: lease.key, token: lease.token }]);
       return;
     }
+    const highWater = this.highWaterOp(c.occ);
+    // After an outage or a pause, nodes see "missed" at different moments: one may still be
+    // replaying the latest missed fire time when another claims the next one on time. Skipping
+    // that one for "overlapping" catch-up work would lose a fire time nobody missed, so it
+    // queues behind the replay instead (one look-up, only when the gate is taken).
+    const behindReplay =
+      c.source === 'schedule' &&
+      job.spec.overlap === 'skip' &&
+      (await this.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard)))?.owner.endsWith(
+        REPLAY_MARK,
+      ) === true;
     // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
     // after the current run ends", as ElasticJob's misfire flag): one pending run per gate, claimed
-    // by whichever node sees the gate free first.
-    if ((job.spec.overlap === 'queue' || c.source === 'misfire') && c.source !== 'recover') {
-      await this.store.put(
-        keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
-        JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
-      );
-      await this.store.release(lease.key, lease.token);
-      await this.raiseHighWater(keys.highWater(c.occ.job, c.occ.scheduleId), c.occ.fireTime);
-      // The pending record now stands for a trigger request: consume that, or it is re-claimed
-      // (a candidate that came from the pending record keeps it, rewritten just above).
-      if (!c.fromPending) await c.onClaimed?.();
+    // by whichever node sees the gate free first. One batch: the pending record, the occurrence
+    // freed for it, the mark, and the trigger request it replaces (a candidate that came from the
+    // pending record keeps it, rewritten here).
+    if (job.spec.overlap === 'queue' || c.source === 'misfire' || behindReplay) {
+      await this.writes.submit([
+        {
+          op: 'put',
+          key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+          value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
+        },
+        { op: 'release', key: lease.key, token: lease.token },
+        ...(highWater ? [highWater] : []),
+        ...(c.consumes !== undefined && !c.fromPending ? [{ op: 'delete' as const, key: c.consumes }] : []),
+      ]);
       return;
     }
+    // Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending
+    // run is consumed (or every poll would re-read it) — one batch.
     const at = new Date(lease.acquiredAt);
-    await this.store.put(
-      keys.history(c.occ, 1),
-      encodeHistory({
-        ...occFields(c.occ),
-        node: this.node,
-        attempt: 1,
-        token: lease.token,
-        source: c.source,
-        status: 'skipped',
-        startedAt: at,
-        finishedAt: at,
-      }),
-      { ttlMs: this.retentionMs },
-    );
-    await this.raiseHighWater(keys.highWater(c.occ.job, c.occ.scheduleId), c.occ.fireTime);
-    await this.store.release(lease.key, lease.token, c.occ.fireTime + this.doneHold(job));
-    // A skipped trigger request (or pending run) is handled: consume it, or every poll re-reads it.
-    await c.onClaimed?.();
-    emitSkipped();
+    await this.writes.submit([
+      {
+        op: 'put',
+        key: keys.history(c.occ, 1),
+        value: encodeHistory({
+          ...occFields(c.occ),
+          node: this.node,
+          attempt: 1,
+          token: lease.token,
+          source: c.source,
+          status: 'skipped',
+          startedAt: at,
+          finishedAt: at,
+        }),
+        ttlMs: this.retentionMs,
+      },
+      ...(highWater ? [highWater] : []),
+      { op: 'release', key: lease.key, token: lease.token, holdUntil: c.occ.fireTime + this.doneHold(job) },
+      ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
+    ]);
+    this.emit('skipped', { ...occFields(c.occ), reason: 'overlap' });
+  }
+
+  /**
+   * The finishing batch's mark write: only for fire times of a schedule (not manual triggers) and
+   * only if higher than what this node wrote before. It is a plain put, so two nodes finishing out
+   * of order can lower it by a little; the occurrences in between stay claimed ("done") for at
+   * least an hour, which is what a late node checks first.
+   */
+  private highWaterOp(occ: OccurrenceId): WriteOp | undefined {
+    if (occ.scheduleId?.startsWith('manual:')) return undefined;
+    const key = keys.highWater(occ.job, occ.scheduleId);
+    if ((this.highWaterWritten.get(key) ?? Number.NEGATIVE_INFINITY) >= occ.fireTime) return undefined;
+    this.highWaterWritten.set(key, occ.fireTime);
+    return { op: 'put', key, value: String(occ.fireTime) };
   }
 
   private doneHold(job: Job): number {
@@ -782,6 +874,8 @@ export class Scheduler {
   }
 
   private launch(job: Job, claim: Claim): void {
+    const occKey = keys.occurrence(claim.occ);
+    this.runningHere.add(occKey);
     const run = executeRun(
       {
         store: this.store,
@@ -791,13 +885,17 @@ export class Scheduler {
         spec: job.spec,
         handler: job.handler,
         emit: (event, payload) => this.emit(event, payload),
+        writes: this.writes,
+        highWater: (occ) => this.highWaterOp(occ),
         historyRetentionMs: this.retentionMs,
         doneHoldMs: this.doneHold(job),
         stopSignal: this.abandon.signal,
+        storeBack: () => this.storeBack.signal,
       },
       claim,
     ).finally(() => {
       this.running.delete(run);
+      this.runningHere.delete(occKey);
       // A slot is free and (with overlap) a gate may be: look for queued or due work now.
       this.nextPollAt = 0;
       this.poke();
@@ -806,9 +904,8 @@ export class Scheduler {
   }
 
   /** Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines. */
-  private async claimRequests(): Promise<void> {
+  private async claimRequests(requests: StoredRecord[], queued: StoredRecord[]): Promise<void> {
     const candidates: Candidate[] = [];
-    const requests = await this.store.scan(keys.triggerPrefix, { limit: 1000 });
     for (const r of requests) {
       const req = JSON.parse(r.value) as { id: string; job: string; requestedAt: number; data?: unknown };
       const job = this.defined.get(req.job);
@@ -820,12 +917,11 @@ export class Scheduler {
           data: req.data,
           attempt: 1,
           gate: job.spec.overlap !== 'allow',
-          onClaimed: () => this.store.delete(r.key),
+          consumes: r.key,
         });
       }
     }
-    // One pending record per gate (job, stored schedule, shard): one scan for all of them.
-    const queued = await this.store.scan(keys.pendingPrefix, { limit: 1000 });
+    // One pending record per gate (job, stored schedule, shard).
     for (const r of queued) {
       const job = this.defined.get(jobOfKey(r.key));
       if (!job || this.paused.has(job.spec.name)) continue;
@@ -841,7 +937,7 @@ export class Scheduler {
         data: p.data,
         attempt: 1,
         gate: true,
-        onClaimed: () => this.store.delete(r.key),
+        consumes: r.key,
         fromPending: true,
       });
     }
@@ -853,19 +949,24 @@ export class Scheduler {
    * up). With `recover` it is run again here with attempt + 1 and a higher token; without, it is
    * recorded as abandoned. An occurrence whose final history exists is only cleaned up.
    */
-  private async recover(): Promise<void> {
-    const records = await this.store.scan(keys.inflightPrefix, { limit: 100 });
+  private async recover(records: StoredRecord[], now: number): Promise<void> {
     const candidates: Candidate[] = [];
     for (const r of records) {
       const rec = JSON.parse(r.value) as InflightRecord;
       const job = this.defined.get(rec.job);
       if (!job) continue;
+      // A lease cannot end before claimedAt + leaseMs (extensions only move it later): no need to
+      // ask the store about a run that young. Only runs older than their lease cost a look-up.
+      if (rec.claimedAt + rec.leaseMs > now) continue;
       const occ: OccurrenceId = {
         job: rec.job,
         scheduleId: rec.scheduleId,
         fireTime: rec.fireTime,
         shard: rec.shard,
       };
+      // Still running (or still storing its outcome) here: its lease may have lapsed during an
+      // outage, but this node knows it is not dead.
+      if (this.runningHere.has(keys.occurrence(occ))) continue;
       if ((await this.store.inspect(keys.occurrence(occ))) !== null) continue;
       const last = await this.store.get(keys.history(occ, rec.attempt));
       const status = last === null ? undefined : decodeHistory(last).status;
@@ -882,8 +983,8 @@ export class Scheduler {
               token: rec.token,
               source: rec.source,
               status: 'abandoned',
-              startedAt: new Date(rec.fireTime),
-              finishedAt: new Date(await this.store.now()),
+              startedAt: new Date(rec.startedAt ?? rec.fireTime),
+              finishedAt: new Date(now),
             }),
             { ttlMs: this.retentionMs },
           );
@@ -891,10 +992,50 @@ export class Scheduler {
         await this.store.delete(r.key);
         continue;
       }
-      candidates.push({ occ, source: 'recover', data: rec.data, attempt: rec.attempt + 1, gate: false });
+      // A recovered run takes the overlap gate like any other run, and waits (next poll) while
+      // another run of the job holds it.
+      // The dead attempt is recorded as abandoned in the same write that starts the new one.
+      const abandoned = encodeHistory({
+        ...occFields(occ),
+        node: rec.node,
+        attempt: rec.attempt,
+        token: rec.token,
+        source: rec.source,
+        status: 'abandoned',
+        startedAt: new Date(rec.startedAt ?? rec.fireTime),
+        finishedAt: new Date(now),
+        error: `node ${rec.node} stopped renewing its lease; recovered by ${this.node}`,
+      });
+      candidates.push({
+        occ,
+        source: 'recover',
+        data: rec.data,
+        attempt: rec.attempt + 1,
+        gate: job.spec.overlap !== 'allow',
+        startWrites: [
+          { op: 'put', key: keys.history(occ, rec.attempt), value: abandoned, ttlMs: this.retentionMs },
+        ],
+      });
     }
     await this.claimAndRun(candidates);
   }
+}
+
+function historyId(h: HistoryEntry): string {
+  return `${h.job}\u0000${h.scheduleId ?? ''}\u0000${h.fireTime.getTime()}\u0000${h.shard ?? ''}\u0000${h.attempt}`;
+}
+
+/** An in-flight record shown as a history entry: the attempt is running (or its node died and recovery has not run yet). */
+function runningEntry(rec: InflightRecord): HistoryEntry {
+  return {
+    ...occFields({ job: rec.job, scheduleId: rec.scheduleId, fireTime: rec.fireTime, shard: rec.shard }),
+    node: rec.node,
+    attempt: rec.attempt,
+    token: rec.token,
+    source: rec.source,
+    status: 'running',
+    startedAt: new Date(rec.startedAt ?? rec.fireTime),
+  };
 }
 
 function sourceKey(job: string, scheduleId: string | undefined): string {

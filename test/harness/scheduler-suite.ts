@@ -57,13 +57,16 @@ export async function until(condition: () => boolean, timeoutMs: number, what: s
   }
 }
 
-/** A store whose calls are counted and, while `failing`, reject with STORE_UNAVAILABLE. */
+/**
+ * A store whose calls are counted and, while `failing`, reject with STORE_UNAVAILABLE (only the
+ * methods in `only`, when it is set).
+ */
 export interface FaultyStore extends Store {
-  fault: { failing: boolean; calls: { method: string; args: unknown[] }[] };
+  fault: { failing: boolean; only?: string[]; calls: { method: string; args: unknown[] }[] };
 }
 
 export function faulty(store: Store): FaultyStore {
-  const fault = { failing: false, calls: [] as { method: string; args: unknown[] }[] };
+  const fault: FaultyStore['fault'] = { failing: false, calls: [] };
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (prop === 'fault') return fault;
@@ -71,7 +74,7 @@ export function faulty(store: Store): FaultyStore {
       if (typeof value !== 'function' || prop === 'close') return value;
       return (...args: unknown[]) => {
         fault.calls.push({ method: String(prop), args });
-        if (fault.failing)
+        if (fault.failing && (fault.only === undefined || fault.only.includes(String(prop))))
           return Promise.reject(new OncelyError('STORE_UNAVAILABLE', `simulated outage: ${String(prop)}`));
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
@@ -485,9 +488,9 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       const job = unique('pause');
       const calls: Call[] = [];
       const [a, b] = await Promise.all(['a', 'b'].map((n) => node(`${job}-${n}`)));
-      // overlap 'allow': see the todo below for the gate race a replay and the next fire time have.
-      for (const n of [a!, b!])
-        n.s.define(job, { every: '1s', misfire: 'run-once', overlap: 'allow' }, recorder(calls));
+      // overlap 'skip' (default): the on-time fire time right after the replay must not be skipped
+      // for "overlapping" it, whichever node claims which.
+      for (const n of [a!, b!]) n.s.define(job, { every: '1s', misfire: 'run-once' }, recorder(calls));
       await Promise.all([a!.s.start(), b!.s.start()]);
       await until(() => calls.length >= 1, 10_000, 'a first run');
       await a!.s.pause(job);
@@ -749,11 +752,11 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       const onUnhandled = (err: unknown) => unhandled.push(err);
       process.on('unhandledRejection', onUnhandled);
       try {
-        // One node: with two, their views of "missed" differ by their poll phases and the replay
-        // race in the todo below shows up (a fire time lost after the outage, seen 1 in ~4 runs).
-        const nodes = await Promise.all(['a'].map((n) => node(`${job}-${n}`)));
-        for (const n of nodes)
-          n.s.define(job, { every: '1s', misfire: 'run-once', lockAtMostFor: '3s' }, recorder(calls));
+        // Two nodes: their views of "missed" differ by their poll phases, so one may replay while
+        // the other claims the next fire time on time (which queues behind the replay). The
+        // default 30 s lease: a run that ended during the outage must not block the gate.
+        const nodes = await Promise.all(['a', 'b'].map((n) => node(`${job}-${n}`)));
+        for (const n of nodes) n.s.define(job, { every: '1s', misfire: 'run-once' }, recorder(calls));
         await Promise.all(nodes.map((n) => n.s.start()));
         await until(() => calls.length >= 2, 10_000, 'two runs');
         for (const n of nodes) n.store.fault.failing = true;
@@ -790,25 +793,6 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         process.off('unhandledRejection', onUnhandled);
       }
     }, 40_000);
-
-    // Suspected from one failure on MariaDB (not yet reproduced on purpose): a claim granted just
-    // before the outage whose run then cannot write its inflight record keeps its occurrence lease
-    // and its overlap gate until they expire (the releases fail while the store is down and are
-    // never retried), so every fire time is skipped for lockAtMostFor (30 s by default) after the
-    // store returns, and the occurrence is lost (no inflight record, so no recovery). The outage
-    // test above uses lockAtMostFor '3s' to bound that; this test should use the default lease.
-    // Seen once on MariaDB: after resume, node A claims the run-once replay; node B defers its
-    // on-time fire time to its next poll (the fix in tick()), but if A's replay is still running
-    // then (slow store), B records that fire time as skipped for overlap. Right by the letter of
-    // overlap 'skip', but timing-dependent; the pause test uses overlap 'allow' until it is settled.
-    it.todo('resume with overlap skip: the on-time fire time after a run-once replay is never skipped');
-    it.todo('after a store outage, runs resume within one poll even with the default 30 s lease');
-    // Seen on PostgreSQL and MariaDB with two nodes in the outage test above (1 run in ~4): after
-    // the store returns, the fire times that ran were not consecutive from the run-once replay on
-    // (one fire time missing, a 2 s gap). Suspects: both nodes replay different "latest missed"
-    // fire times and the second replay overwrites the first's pending record (one pending run per
-    // gate), or a claim from just before the outage holding the gate (todo above).
-    it.todo('two nodes after a store outage: every fire time from the run-once replay on runs once');
 
     if (options.validation) {
       test('define() rejects bad input with INVALID_ARGUMENT naming the job and field', async ({ node }) => {
@@ -880,7 +864,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
           const s = createScheduler({ store: st });
           const history = await hist(s, job);
           expect(history.map((h) => [h.attempt, h.node, h.status, h.source])).toEqual([
-            [1, victim.id, 'running', 'manual'],
+            [1, victim.id, 'abandoned', 'manual'],
             [2, second.node, 'succeeded', 'recover'],
           ]);
           expect(children.flatMap((c) => c.lines).filter((l) => l.event === 'start')).toHaveLength(2);
