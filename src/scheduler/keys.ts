@@ -59,6 +59,8 @@ export const keys = {
   occurrence: (o: OccurrenceId) => `occ|${occParts(o)}`,
   inflight: (o: OccurrenceId) => `ctl|run|${occParts(o)}`,
   inflightPrefix: (job?: string) => (job === undefined ? 'ctl|run|' : `ctl|run|${esc(job)}|`),
+  /** The occurrence lease key an in-flight record stands for. */
+  occurrenceOfInflight: (inflightKey: string) => `occ|${inflightKey.slice('ctl|run|'.length)}`,
   /** Every record a poll reads starts with this (one scan per poll). */
   controlPrefix: 'ctl|',
   /**

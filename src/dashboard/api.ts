@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import { validateJobName } from '../scheduler/job-options.js';
+import {
+  ACTIONS,
+  type Action,
+  checkPost,
+  type Deps,
+  parseLimit,
+  queryString,
+  requireJob,
+  runAction,
+} from './context.js';
+import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.js';
+
+/**
+ * The JSON API (a contract: external tests use it). Dates are ISO-8601 strings.
+ *
+ *   GET  /api/jobs                       [{ name, trigger, paused, nextFireTimes, lastRun, options, nodes, updatedAt }]
+ *   GET  /api/history?job=&limit=        [{ job, fireTime, node, attempt, token, source, status, startedAt, … }] newest first
+ *   GET  /api/nodes                      [{ id, host, pid, version, startedAt, lastSeen }]
+ *   GET  /api/locks?limit=               [{ key, owner, token, acquiredAt, expiresAt, kind, name?, state? }]
+ *   POST /api/jobs/:name/trigger         202 { ok, job, action }
+ *   POST /api/jobs/:name/pause|resume    200 { ok, job, action, paused }
+ *
+ * Errors: `{ statusCode, code, error, message }` — 400 bad query, 401 no/wrong token, 403 CSRF,
+ * 404 unknown job.
+ */
+export function registerApi(app: FastifyInstance, deps: Deps): void {
+  const { scheduler, store } = deps;
+
+  app.get('/api/jobs', async () => (await scheduler.jobs()).map(jobJson));
+
+  app.get('/api/history', async (req) => {
+    const job = queryString(req.query, 'job');
+    const limit = parseLimit(queryString(req.query, 'limit'), 100);
+    if (job !== undefined && job !== '') validateJobName(job);
+    const history = await scheduler.history({ ...(job !== undefined && job !== '' && { job }), limit });
+    return history.map(historyJson);
+  });
+
+  app.get('/api/nodes', async () => (await scheduler.nodes()).map(nodeJson));
+
+  app.get('/api/locks', async (req) => {
+    const limit = parseLimit(queryString(req.query, 'limit'), 1000);
+    return (await leaseViews(store, limit)).map(leaseJson);
+  });
+
+  for (const action of ACTIONS) {
+    app.post<{ Params: { name: string } }>(`/api/jobs/:name/${action}`, async (req, reply) => {
+      checkPost(req, deps.auth, false);
+      const job = req.params.name;
+      validateJobName(job);
+      await requireJob(store, job);
+      await runAction(scheduler, action as Action, job);
+      if (action === 'trigger') return reply.code(202).send({ ok: true, job, action });
+      return { ok: true, job, action, paused: action === 'pause' };
+    });
+  }
+}

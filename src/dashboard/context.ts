@@ -1,0 +1,137 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalidArgument } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { keys } from '../scheduler/keys.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { Store } from '../store/types.js';
+import { type Auth, CSRF_FIELD, CSRF_HEADER, crossSiteReason } from './auth.js';
+import type { DashboardMetrics } from './metrics.js';
+
+/** What every route needs. */
+export interface Deps {
+  store: Store;
+  /** The scheduler actions and reads go through (the caller's, or an unstarted one of our own). */
+  scheduler: Scheduler;
+  auth: Auth;
+  metrics: DashboardMetrics;
+  logger: Logger;
+}
+
+/** An error with an HTTP status, rendered as JSON on /api and as a page elsewhere. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How a request proved it may be served. */
+export type AuthVia = 'bearer' | 'cookie' | 'none';
+const authVia = new WeakMap<FastifyRequest, AuthVia>();
+export function setAuthVia(req: FastifyRequest, via: AuthVia): void {
+  authVia.set(req, via);
+}
+
+export const MAX_LIMIT = 10_000;
+
+/** `?limit=`: absent = `fallback`; otherwise a whole number from 1 to 10,000 or a 400. */
+export function parseLimit(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const text = typeof value === 'string' ? value.trim() : undefined;
+  const n = text !== undefined && /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT)
+    throw invalidArgument(
+      `limit must be a whole number from 1 to ${MAX_LIMIT}; got ${JSON.stringify(value)}`,
+    );
+  return n;
+}
+
+/** `?refresh=` of a page: seconds between reloads, 1 to 3600, or none. */
+export function parseRefresh(value: unknown): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > 3600)
+    throw invalidArgument(
+      `refresh must be a whole number of seconds from 1 to 3600; got ${JSON.stringify(value)}`,
+    );
+  return n;
+}
+
+/** A single string query parameter (repeats are a 400). */
+export function queryString(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, unknown> | undefined)?.[name];
+  if (value === undefined || typeof value === 'string') return value;
+  throw invalidArgument(`${name} must be given once`);
+}
+
+/** 404 unless a node has recorded the job in this store. */
+export async function requireJob(store: Store, name: string): Promise<void> {
+  if ((await store.get(keys.job(name))) === null)
+    throw new HttpError(404, 'NOT_FOUND', `no job named ${JSON.stringify(name)} is recorded in this store`);
+}
+
+export type Action = 'trigger' | 'pause' | 'resume';
+export const ACTIONS: readonly Action[] = ['trigger', 'pause', 'resume'];
+
+export async function runAction(scheduler: Scheduler, action: Action, job: string): Promise<void> {
+  if (action === 'trigger') await scheduler.trigger(job);
+  else if (action === 'pause') await scheduler.pause(job);
+  else await scheduler.resume(job);
+}
+
+/**
+ * The CSRF rules of a POST (see auth.ts): a Bearer-authenticated request passes; any other must
+ * not come from another site; form posts always, and cookie-authenticated API calls, need the token.
+ */
+export function checkPost(req: FastifyRequest, auth: Auth, form: boolean): void {
+  const via = authVia.get(req) ?? 'none';
+  if (via === 'bearer') return;
+  const header = (name: string) => {
+    const v = req.headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const reason = crossSiteReason({
+    host: header('host'),
+    origin: header('origin'),
+    referer: header('referer'),
+    secFetchSite: header('sec-fetch-site'),
+  });
+  if (reason) throw new HttpError(403, 'FORBIDDEN', reason);
+  if (!form && via === 'none') return;
+  const body = req.body as Record<string, unknown> | undefined;
+  const given = header(CSRF_HEADER) ?? (body && typeof body === 'object' ? body[CSRF_FIELD] : undefined);
+  if (!auth.csrfMatches(given))
+    throw new HttpError(
+      403,
+      'FORBIDDEN',
+      `missing or invalid CSRF token: send the "${CSRF_FIELD}" form field of a dashboard page or the ${CSRF_HEADER} header, or authenticate with Authorization: Bearer`,
+    );
+}
+
+/** JSON API or browser page? */
+export function wantsJson(req: FastifyRequest): boolean {
+  const path = req.url.split('?')[0] ?? '';
+  return path.startsWith('/api/') || path === '/api' || path === '/metrics';
+}
+
+export function sendJsonError(reply: FastifyReply, status: number, code: string, message: string): void {
+  void reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send({ statusCode: status, code, error: STATUS_TEXT[status] ?? 'Error', message });
+}
+
+export const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};

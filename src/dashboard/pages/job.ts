@@ -1,0 +1,118 @@
+import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
+import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
+import { describeTrigger, runDuration } from '../views.js';
+import { actionButtons, legend, type PageContext, pausedBadge, statusBadge } from './common.js';
+
+/** The attempts of one occurrence `(fireTime, schedule, shard)`, newest attempt first. */
+interface Occurrence {
+  id: string;
+  fireTime: Date;
+  scheduleId: string | undefined;
+  shard: number | undefined;
+  attempts: HistoryEntry[];
+}
+
+/** Groups history (newest fire time first, attempts descending) into occurrences. */
+function occurrences(history: HistoryEntry[]): Occurrence[] {
+  const out: Occurrence[] = [];
+  const byKey = new Map<string, Occurrence>();
+  for (const e of history) {
+    const key = `${e.fireTime.getTime()}|${e.scheduleId ?? ''}|${e.shard ?? ''}`;
+    let occ = byKey.get(key);
+    if (!occ) {
+      occ = {
+        id: `occ-${out.length + 1}`,
+        fireTime: e.fireTime,
+        scheduleId: e.scheduleId,
+        shard: e.shard,
+        attempts: [],
+      };
+      byKey.set(key, occ);
+      out.push(occ);
+    }
+    occ.attempts.push(e);
+  }
+  for (const o of out) o.attempts.sort((a, b) => b.attempt - a.attempt);
+  return out;
+}
+
+/** `manual:<id>` is a `trigger()` request; anything else a stored schedule's id. */
+function scheduleLabel(id: string | undefined): Html | string {
+  if (id === undefined) return '';
+  if (id.startsWith('manual:'))
+    return html`<span class="kind">manual trigger <span class="mono">${id.slice('manual:'.length)}</span></span>`;
+  return html`<span class="kind">schedule <span class="mono">${id}</span></span>`;
+}
+
+function attemptView(e: HistoryEntry, now: number): Html {
+  const late = e.startedAt.getTime() - e.fireTime.getTime();
+  return html`<div class="attempt">
+<div class="meta">${statusBadge(e.status)}
+<span>node <b class="mono">${e.node}</b></span>
+<span>attempt <b>${e.attempt}</b></span>
+<span>source <b>${e.source}</b></span>
+<span>duration <b>${runDuration(e, now)}</b></span>
+<span>started <b>${formatTime(e.startedAt)}</b> (${formatDuration(late)} after fire time)</span>
+<span>token <b class="mono">${e.token}</b></span></div>
+${e.error !== undefined ? html`<pre class="text error">${e.error}</pre>` : ''}
+${e.output !== undefined ? html`<pre class="text output">${e.output}</pre>` : ''}
+</div>`;
+}
+
+export interface JobPageData {
+  name: string;
+  /** Undefined for a job with history but no record (every node that defined it is long gone). */
+  info: JobInfo | undefined;
+  history: HistoryEntry[];
+  limit: number;
+}
+
+/** `/jobs/:name`: the job's summary and its history as a timeline of occurrences. */
+export function jobPage(d: JobPageData, ctx: PageContext): Html {
+  const occs = occurrences(d.history);
+  const j = d.info;
+  const options = j
+    ? Object.entries(j.options)
+        .filter(([, v]) => v !== null && v !== undefined)
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(' · ')
+    : '';
+  const summary = j
+    ? html`<dl class="summary">
+<dt>State</dt><dd class="paused-state">${pausedBadge(j.paused)}</dd>
+<dt>Trigger</dt><dd class="mono">${describeTrigger(j.trigger)}</dd>
+<dt>Next fire times</dt><dd>${j.nextFireTimes.length > 0 ? j.nextFireTimes.map((t) => html`<div>${timeCell(t, ctx.now)}</div>`) : html`<span class="muted">—</span>`}</dd>
+<dt>Options</dt><dd class="mono">${options}</dd>
+<dt>Defined by</dt><dd class="mono">${j.nodes.length > 0 ? j.nodes.join(', ') : html`<span class="muted">no live node</span>`}</dd>
+<dt>Recorded</dt><dd>${timeCell(j.updatedAt, ctx.now)}</dd>
+</dl>
+<div class="actions">${actionButtons(j.name, j.paused, ctx.csrf, jobPath(j.name))}</div>`
+    : html`<p class="notice">No node records this job any more; its history is kept until it expires.</p>`;
+  // Oldest to newest, left to right: one cell per occurrence, coloured by its latest attempt.
+  const strip = [...occs]
+    .reverse()
+    .map(
+      (o) =>
+        html`<a href="#${o.id}" class="s-${o.attempts[0]!.status}" title="${formatTime(o.fireTime)}: ${o.attempts[0]!.status}"></a>`,
+    );
+  const timeline =
+    occs.length === 0
+      ? html`<p class="empty">No runs recorded yet.</p>`
+      : html`<div class="strip" aria-label="occurrences, oldest first">${strip}</div>
+<ol class="timeline">${occs.map(
+          (
+            o,
+          ) => html`<li id="${o.id}" class="run s-${o.attempts[0]!.status}" data-status="${o.attempts[0]!.status}">
+<div class="occ-head"><span class="fire">${formatTime(o.fireTime)}</span><span class="muted rel">${relative(o.fireTime, ctx.now)}</span>
+${scheduleLabel(o.scheduleId)}
+${o.shard !== undefined ? html`<span class="kind">shard ${o.shard}</span>` : ''}
+${o.attempts.length > 1 ? html`<span class="kind">${o.attempts.length} attempts</span>` : ''}</div>
+${o.attempts.map((e) => attemptView(e, ctx.now))}
+</li>`,
+        )}</ol>`;
+  return html`<h1>${d.name}</h1>
+${summary}
+<h2>History <span class="muted">(last ${d.history.length} of at most ${d.limit} records, newest first)</span></h2>
+${legend()}
+${timeline}`;
+}

@@ -1,0 +1,164 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { validateJobName } from '../../scheduler/job-options.js';
+import type { HistoryEntry } from '../../scheduler/types.js';
+import {
+  ACTIONS,
+  type Action,
+  checkPost,
+  type Deps,
+  HttpError,
+  parseLimit,
+  parseRefresh,
+  queryString,
+  requireJob,
+  runAction,
+} from '../context.js';
+import { type Html, html, jobPath, layout } from '../html.js';
+import { leaseViews } from '../views.js';
+import { jobPage } from './job.js';
+import { jobsPage } from './jobs.js';
+import { locksPage } from './locks.js';
+import { nodesPage } from './nodes.js';
+
+/** Run counts on the jobs page are taken over this many history records per job. */
+const COUNT_WINDOW = 100;
+
+const NOTICES: Record<Action, (job: string) => Html> = {
+  trigger: (job) =>
+    html`Trigger requested for <b>${job}</b>: a node that defines it runs it within a poll interval.`,
+  pause: (job) => html`Paused <b>${job}</b> on every node.`,
+  resume: (job) => html`Resumed <b>${job}</b>; what fell due while paused follows its misfire policy.`,
+};
+
+function notice(query: unknown): Html | undefined {
+  const q = query as Record<string, unknown>;
+  const done = q['done'];
+  const job = q['job'];
+  if (typeof done !== 'string' || typeof job !== 'string' || !(ACTIONS as readonly string[]).includes(done))
+    return undefined;
+  return NOTICES[done as Action](job);
+}
+
+/** A local path to come back to after a form post (never another origin). */
+function safeReturn(value: unknown, fallback: string): string {
+  if (typeof value !== 'string' || value.length > 2048 || !value.startsWith('/') || value.startsWith('//'))
+    return fallback;
+  if (/[\\\p{Cc}]/u.test(value)) return fallback;
+  return value;
+}
+
+/** The HTML pages and the form actions they post to. */
+export function registerPages(app: FastifyInstance, deps: Deps): void {
+  const { scheduler, store } = deps;
+  const send = (reply: FastifyReply, page: string, status = 200) =>
+    reply.code(status).type('text/html; charset=utf-8').send(page);
+  const ctx = async () => ({ csrf: deps.auth.csrfToken, now: await store.now() });
+
+  app.get('/', async (req, reply) => {
+    const refresh = parseRefresh(queryString(req.query, 'refresh'));
+    const [jobs, schedules, c] = await Promise.all([
+      scheduler.jobs({ nextCount: 3 }),
+      scheduler.schedules.list(),
+      ctx(),
+    ]);
+    const recent = new Map<string, HistoryEntry[]>(
+      await Promise.all(
+        jobs.map(
+          async (j) => [j.name, await scheduler.history({ job: j.name, limit: COUNT_WINDOW })] as const,
+        ),
+      ),
+    );
+    const body = jobsPage({ jobs, recent, schedules, window: COUNT_WINDOW }, c);
+    const n = notice(req.query);
+    return send(
+      reply,
+      layout({
+        title: 'Jobs',
+        active: 'jobs',
+        body,
+        storeKind: store.kind,
+        now: c.now,
+        ...(refresh && { refresh }),
+        ...(n && { notice: n }),
+      }),
+    );
+  });
+
+  app.get<{ Params: { name: string } }>('/jobs/:name', async (req, reply) => {
+    const name = req.params.name;
+    validateJobName(name);
+    const refresh = parseRefresh(queryString(req.query, 'refresh'));
+    const limit = parseLimit(queryString(req.query, 'limit'), 50);
+    const [jobs, history, c] = await Promise.all([
+      scheduler.jobs({ nextCount: 5 }),
+      scheduler.history({ job: name, limit }),
+      ctx(),
+    ]);
+    const info = jobs.find((j) => j.name === name);
+    if (!info && history.length === 0)
+      throw new HttpError(404, 'NOT_FOUND', `no job named ${JSON.stringify(name)} is recorded in this store`);
+    const n = notice(req.query);
+    return send(
+      reply,
+      layout({
+        title: name,
+        active: 'job',
+        body: jobPage({ name, info, history, limit }, c),
+        storeKind: store.kind,
+        now: c.now,
+        ...(refresh && { refresh }),
+        ...(n && { notice: n }),
+      }),
+    );
+  });
+
+  app.get('/nodes', async (req, reply) => {
+    const refresh = parseRefresh(queryString(req.query, 'refresh'));
+    const [nodes, c] = await Promise.all([scheduler.nodes(), ctx()]);
+    return send(
+      reply,
+      layout({
+        title: 'Nodes',
+        active: 'nodes',
+        body: nodesPage(nodes, c),
+        storeKind: store.kind,
+        now: c.now,
+        ...(refresh && { refresh }),
+      }),
+    );
+  });
+
+  app.get('/locks', async (req, reply) => {
+    const refresh = parseRefresh(queryString(req.query, 'refresh'));
+    const limit = parseLimit(queryString(req.query, 'limit'), 1000);
+    const holds = queryString(req.query, 'holds');
+    const [leases, c] = await Promise.all([leaseViews(store, limit), ctx()]);
+    return send(
+      reply,
+      layout({
+        title: 'Locks',
+        active: 'locks',
+        body: locksPage(leases, limit, holds === '1' || holds === 'true', c),
+        storeKind: store.kind,
+        now: c.now,
+        ...(refresh && { refresh }),
+      }),
+    );
+  });
+
+  // Form actions: POST only, CSRF token always; answered with a redirect back (post/redirect/get).
+  for (const action of ACTIONS) {
+    app.post<{ Params: { name: string } }>(`/jobs/:name/${action}`, async (req, reply) => {
+      checkPost(req, deps.auth, true);
+      const job = req.params.name;
+      validateJobName(job);
+      await requireJob(store, job);
+      await runAction(scheduler, action, job);
+      const body = req.body as Record<string, unknown> | undefined;
+      const back = new URL(safeReturn(body?.['return'], jobPath(job)), 'http://dashboard.invalid');
+      back.searchParams.set('done', action);
+      back.searchParams.set('job', job);
+      return reply.redirect(`${back.pathname}${back.search}`, 303);
+    });
+  }
+}

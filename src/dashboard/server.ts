@@ -1,0 +1,262 @@
+import type { AddressInfo } from 'node:net';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import { invalidArgument, OncelyError } from '../core/errors.js';
+import { type Logger, silentLogger } from '../core/logger.js';
+import { createScheduler, type Scheduler } from '../scheduler/scheduler.js';
+import type { Store } from '../store/types.js';
+import { registerApi } from './api.js';
+import { Auth, hostOfHeader, isLoopbackHost, parseCookies, SESSION_COOKIE } from './auth.js';
+import { type Deps, HttpError, STATUS_TEXT, sendJsonError, setAuthVia, wantsJson } from './context.js';
+import { html, layout } from './html.js';
+import { DashboardMetrics } from './metrics.js';
+import { registerPages } from './pages/routes.js';
+import { FAVICON_SVG, STYLE_CSS } from './style.js';
+
+export interface DashboardOptions {
+  store: Store;
+  /** The scheduler running in this process, if any: its events feed /metrics. */
+  scheduler?: Scheduler;
+  /** Default 127.0.0.1. Any non-loopback host requires `token`. */
+  host?: string;
+  /** Default 8080; 0 picks a free port. */
+  port?: number;
+  /** Usually from ONCELY_DASHBOARD_TOKEN; when set, every request needs it. */
+  token?: string;
+  logger?: Logger;
+}
+
+export interface Dashboard {
+  /** e.g. http://127.0.0.1:8080 */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** No script at all; styles and the icon come from /assets. */
+const CSP =
+  "default-src 'self'; script-src 'none'; style-src 'self'; img-src 'self' data:; object-src 'none'; " +
+  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/**
+ * Starts the web dashboard: jobs, a job's history timeline, nodes and locks as HTML pages, the
+ * same as a JSON API under /api, and Prometheus metrics at /metrics.
+ *
+ * Binds 127.0.0.1 by default. Any other host needs a non-empty `token` (otherwise
+ * `INVALID_ARGUMENT` naming ONCELY_DASHBOARD_TOKEN); with a token every request must carry it, as
+ * `Authorization: Bearer <token>` or the cookie a browser gets from opening any page with
+ * `?token=<token>`. Without `scheduler`, an unstarted one is created for reads and actions (it never
+ * claims work).
+ *
+ * @example
+ * const dashboard = await startDashboard({ store, scheduler, port: 8080 });
+ * console.log(`dashboard on ${dashboard.url}`);
+ * await dashboard.close();
+ */
+export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
+  if (!options || typeof options !== 'object' || !options.store)
+    throw invalidArgument('startDashboard needs { store } (see openStore)');
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host.trim() === '')
+    throw invalidArgument('dashboard host must be a host name or IP address such as 127.0.0.1');
+  const port = options.port ?? 8080;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw invalidArgument(`dashboard port must be a whole number from 0 to 65535; got ${String(port)}`);
+  const token = typeof options.token === 'string' && options.token.trim() !== '' ? options.token : undefined;
+  if (!isLoopbackHost(host) && token === undefined)
+    throw invalidArgument(
+      `refusing to serve the dashboard on ${JSON.stringify(host)} without a token: set ONCELY_DASHBOARD_TOKEN ` +
+        'to a non-empty secret (every request must then carry it), or bind a loopback address such as 127.0.0.1',
+    );
+
+  const store = options.store;
+  const logger = options.logger ?? silentLogger;
+  const scheduler = options.scheduler ?? createScheduler({ store, logger });
+  const metrics = new DashboardMetrics(store);
+  if (options.scheduler) metrics.attach(options.scheduler);
+  const auth = new Auth(token);
+  const deps: Deps = { store, scheduler, auth, metrics, logger };
+
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 64 * 1024,
+    // Job names are up to 255 characters, more when percent-encoded.
+    routerOptions: { maxParamLength: 2048 },
+    forceCloseConnections: true,
+    trustProxy: false,
+  });
+  await app.register(formbody);
+  // An action POST with `Content-Type: application/json` and no body is fine (there is nothing to send).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new HttpError(400, 'INVALID_ARGUMENT', 'request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('Content-Security-Policy', CSP);
+    reply.header('X-Content-Type-Options', 'nosniff');
+    reply.header('Referrer-Policy', 'no-referrer');
+    reply.header('X-Frame-Options', 'DENY');
+    reply.header('Cache-Control', 'no-store');
+    if (authenticate(req, reply, auth)) return reply;
+  });
+
+  app.setErrorHandler((err: FastifyError | Error, req, reply) => {
+    let status = 500;
+    let code = 'INTERNAL';
+    let message = 'internal error (see the dashboard log)';
+    if (err instanceof HttpError) {
+      status = err.status;
+      code = err.code;
+      message = err.message;
+    } else if (err instanceof OncelyError) {
+      code = err.code;
+      status = err.code === 'INVALID_ARGUMENT' ? 400 : err.code === 'STORE_UNAVAILABLE' ? 503 : 500;
+      if (status !== 500) message = err.message;
+    } else if (
+      typeof (err as FastifyError).statusCode === 'number' &&
+      (err as FastifyError).statusCode! < 500
+    ) {
+      status = (err as FastifyError).statusCode!;
+      code = (err as FastifyError).code ?? 'BAD_REQUEST';
+      message = err.message;
+    }
+    if (status >= 500) logger.error(`oncely dashboard: ${req.method} ${req.url.split('?')[0]} failed`, err);
+    sendError(req, reply, status, code, message, store.kind);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    sendError(
+      req,
+      reply,
+      404,
+      'NOT_FOUND',
+      `no such page: ${req.method} ${req.url.split('?')[0]}`,
+      store.kind,
+    );
+  });
+
+  app.get('/assets/style.css', (_req, reply) =>
+    reply.header('Cache-Control', 'private, max-age=300').type('text/css; charset=utf-8').send(STYLE_CSS),
+  );
+  app.get('/assets/favicon.svg', (_req, reply) =>
+    reply.header('Cache-Control', 'private, max-age=86400').type('image/svg+xml').send(FAVICON_SVG),
+  );
+  app.get('/favicon.ico', (_req, reply) => reply.redirect('/assets/favicon.svg', 301));
+  app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.scrape()));
+  registerApi(app, deps);
+  registerPages(app, deps);
+
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    metrics.close();
+    await app.close().catch(() => {});
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE')
+      throw invalidArgument(`dashboard port ${port} on ${host} is already in use; pick another with --port`);
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND')
+      throw invalidArgument(`dashboard host ${JSON.stringify(host)} is not an address of this machine`);
+    throw OncelyError.from(err, 'INTERNAL', `dashboard could not listen on ${host}:${port}: ${e.message}`);
+  }
+  const address = app.server.address() as AddressInfo;
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const url = `http://${shown}:${address.port}`;
+  logger.info(`oncely dashboard listening on ${url}${token ? ' (token required)' : ''}`);
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    close: () => {
+      closed ??= (async () => {
+        metrics.close();
+        await app.close();
+      })();
+      return closed;
+    },
+  };
+}
+
+/**
+ * Lets the request through, or answers it: 401 without the right token, a redirect that swaps a
+ * right `?token=` for the session cookie, 403 for a non-loopback Host when no token is set.
+ */
+/** Returns true when it has answered the request itself (the redirect). */
+function authenticate(req: FastifyRequest, reply: FastifyReply, auth: Auth): boolean {
+  if (!auth.required) {
+    // No token means loopback only: a Host that is not loopback is a DNS-rebinding page or a proxy.
+    const hostHeader = req.headers.host ?? '';
+    if (!isLoopbackHost(hostOfHeader(hostHeader)))
+      throw new HttpError(
+        403,
+        'FORBIDDEN',
+        `Host ${JSON.stringify(hostHeader)} is not a loopback name; set ONCELY_DASHBOARD_TOKEN to serve other hosts`,
+      );
+    setAuthVia(req, 'none');
+    return false;
+  }
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined) {
+    if (auth.tokenMatches(Auth.bearer(authorization))) {
+      setAuthVia(req, 'bearer');
+      return false;
+    }
+    throw unauthorized('the Authorization header does not carry the dashboard token');
+  }
+  const url = new URL(req.url, 'http://dashboard.invalid');
+  const queryToken = url.searchParams.get('token');
+  if (queryToken !== null) {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !auth.tokenMatches(queryToken))
+      throw unauthorized('wrong token');
+    url.searchParams.delete('token');
+    const secure = req.headers['x-forwarded-proto'] === 'https';
+    void reply.header('Set-Cookie', auth.sessionCookie(secure)).redirect(`${url.pathname}${url.search}`, 303);
+    return true;
+  }
+  if (auth.sessionMatches(parseCookies(req.headers.cookie).get(SESSION_COOKIE))) {
+    setAuthVia(req, 'cookie');
+    return false;
+  }
+  throw unauthorized('this dashboard needs a token');
+}
+
+function unauthorized(why: string): HttpError {
+  return new HttpError(
+    401,
+    'UNAUTHORIZED',
+    `${why}: send Authorization: Bearer <ONCELY_DASHBOARD_TOKEN>, or open a page once with ?token=<token>`,
+  );
+}
+
+function sendError(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  storeKind: string,
+): void {
+  if (status === 401) reply.header('WWW-Authenticate', 'Bearer realm="oncely"');
+  if (wantsJson(req)) {
+    sendJsonError(reply, status, code, message);
+    return;
+  }
+  const title = `${status} ${STATUS_TEXT[status] ?? 'Error'}`;
+  void reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(
+      layout({
+        title,
+        active: 'job',
+        body: html`<h1>${title}</h1><p class="error-message">${message}</p><p><a href="/">Back to the jobs</a></p>`,
+        storeKind,
+        now: Date.now(),
+      }),
+    );
+}
