@@ -1,0 +1,111 @@
+import { existsSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runDemo } from '../src/cli/demo/demo.js';
+import type { LedgerEntry } from '../src/cli/demo/ledger.js';
+import { DEMO_JOBS } from '../src/cli/demo/sample-jobs.js';
+import { expectedOccurrences, summarize } from '../src/cli/demo/summary.js';
+
+// The demo's nodes are separate Node.js processes running the compiled entry (CI builds first).
+const NODE_ENTRY = fileURLToPath(new URL('../dist/cli/demo/node-process.js', import.meta.url));
+
+function entry(over: Partial<LedgerEntry>): LedgerEntry {
+  return {
+    job: 'heartbeat',
+    fireTime: 10_000,
+    shard: null,
+    node: 'node-1',
+    attempt: 1,
+    token: 1,
+    source: 'schedule',
+    startedAt: 0,
+    finishedAt: 0,
+    ...over,
+  };
+}
+
+describe('oncely demo: the counting', () => {
+  const jobs = DEMO_JOBS.filter((j) => j.name === 'heartbeat' || j.name === 'shards');
+
+  it('expects every fire time strictly inside the window, one occurrence per shard', () => {
+    const shards = jobs.find((j) => j.name === 'shards')!;
+    expect(expectedOccurrences(shards, 10_000, 20_000).map((o) => [o.fireTime, o.shard])).toEqual([
+      [15_000, 0],
+      [15_000, 1],
+      [15_000, 2],
+      [20_000, 0],
+      [20_000, 1],
+      [20_000, 2],
+    ]);
+    expect(expectedOccurrences(shards, 20_000, 19_000)).toEqual([]);
+  });
+
+  it('counts a second completion of one occurrence as a duplicate, a skipped one as handled, the rest as misses', () => {
+    const d = summarize({
+      jobs,
+      nodes: ['node-1', 'node-2', 'node-3'],
+      window: { from: 9_999, to: 12_000 },
+      ledger: [
+        entry({ fireTime: 10_000 }),
+        entry({ fireTime: 10_000, node: 'node-2', attempt: 2, token: 7, source: 'recover' }),
+        entry({ job: 'shards', fireTime: 10_000, shard: 0 }),
+        entry({ job: 'shards', fireTime: 10_000, shard: 2, node: 'node-3' }),
+      ],
+      skipped: [{ job: 'heartbeat', fireTime: 12_000, shard: null }],
+      misfireSkipped: [{ job: 'shards', fireTime: 10_000 }],
+    });
+    expect(d.summary).toEqual({
+      occurrences: 3,
+      duplicates: 1,
+      misses: 1, // shards 10:00 shard 1: no completion, no skipped record
+      recoveries: 1,
+      runsPerNode: { 'node-1': 2, 'node-2': 1, 'node-3': 1 },
+    });
+    expect(d.missing).toEqual([{ job: 'shards', fireTime: 10_000, shard: 1 }]);
+    expect(d.missingByMisfire).toBe(1);
+    expect(d.skippedForOverlap).toBe(1);
+  });
+});
+
+describe('oncely demo: three processes, one killed mid-run', () => {
+  it('runs every occurrence exactly once, recovers the killed run, and says so', async () => {
+    if (!existsSync(NODE_ENTRY)) throw new Error(`${NODE_ENTRY} is missing: run npm run build first`);
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+    });
+    const started = performance.now();
+    const summary = await runDemo({ durationMs: 15_000, out });
+    const tookMs = performance.now() - started;
+
+    expect(summary.duplicates, text).toBe(0);
+    expect(summary.misses, text).toBe(0);
+    // The killed node is chosen while it runs slow-report (4.5 s), so at least that run is recovered.
+    expect(summary.recoveries, text).toBeGreaterThanOrEqual(1);
+    expect(summary.occurrences).toBeGreaterThanOrEqual(10);
+    expect(Object.keys(summary.runsPerNode).sort()).toEqual(['node-1', 'node-2', 'node-3']);
+    for (const [node, runs] of Object.entries(summary.runsPerNode))
+      expect(runs, `${node}\n${text}`).toBeGreaterThan(0);
+
+    expect(text).toMatch(/✗ SIGKILL node-\d in the middle of/);
+    expect(text).toMatch(
+      /↻ node-\d recovers slow-report \d\d:\d\d:\d\d\.000 \(attempt 2, token (\d+) > \d+\)/,
+    );
+    expect(text).toMatch(/↻ node-\d restarted/);
+    expect(text).toMatch(/── summary/);
+    expect(text).toMatch(/duplicates\s+0 ✓/);
+    expect(text).toMatch(/misses\s+0 /);
+    // Not a terminal: plain lines, no colours, no progress line redrawn with \r.
+    expect(text.includes('\u001b[')).toBe(false);
+    expect(text.includes('\r')).toBe(false);
+    expect(tookMs).toBeLessThan(25_000);
+  }, 40_000);
+
+  it('refuses a duration too short to show a kill and its recovery', async () => {
+    await expect(runDemo({ durationMs: 5_000, out: new PassThrough() })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+});
