@@ -1,0 +1,45 @@
+/**
+ * `oncely status`: every job recorded in the store (records outlive the nodes that defined them)
+ * with its trigger, pause state, next fire time and last run, then the live nodes.
+ * `--json` prints `{ "jobs": JobInfo[], "nodes": NodeInfo[] }`.
+ */
+import type { Command } from 'commander';
+import type { JobInfo, NodeInfo } from '../../scheduler/types.js';
+import { describeTrigger } from '../describe-trigger.js';
+import { withInspector } from '../inspect-session.js';
+import { printJson, printText } from '../output.js';
+import { type StoreFlags, withStoreOptions } from '../store-option.js';
+import { formatTable, isoOrDash } from '../table.js';
+import { nodesTable } from './nodes.js';
+
+export function registerStatus(program: Command): void {
+  withStoreOptions(program.command('status').description('jobs recorded in the store, and live nodes'))
+    .option('--json', 'print JSON: { jobs, nodes }')
+    .action((flags: StoreFlags & { json?: boolean }) =>
+      withInspector(flags, async (scheduler) => {
+        const [jobs, nodes] = await Promise.all([scheduler.jobs({ nextCount: 1 }), scheduler.nodes()]);
+        if (flags.json) printJson({ jobs, nodes });
+        else printText(statusText(jobs, nodes));
+      }),
+    );
+}
+
+function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
+  const jobPart =
+    jobs.length === 0
+      ? 'No jobs recorded in this store yet (start `oncely run FILE`).'
+      : formatTable(
+          ['JOB', 'TRIGGER', 'PAUSED', 'NEXT FIRE', 'LAST RUN', 'LAST STATUS', 'NODES'],
+          jobs.map((j) => [
+            j.name,
+            describeTrigger(j.trigger),
+            j.paused ? 'yes' : 'no',
+            j.paused ? '(paused)' : isoOrDash(j.nextFireTimes[0]),
+            isoOrDash(j.lastRun?.fireTime),
+            j.lastRun ? `${j.lastRun.status} on ${j.lastRun.node}` : '-',
+            j.nodes.length === 0 ? '(none live)' : j.nodes.join(','),
+          ]),
+        );
+  const nodePart = nodes.length === 0 ? 'No live nodes.' : nodesTable(nodes);
+  return `${jobPart}\n\n${nodePart}`;
+}

@@ -1,0 +1,55 @@
+/**
+ * The log of a long-running command (`oncely run`, `oncely dashboard`): one line per event on
+ * **stderr**, `<ISO time> <message>`, so stdout stays free for data. Every line passes through
+ * `scrubSecrets`: a driver error echoing the store URL cannot leak its password. It doubles as the
+ * `Logger` handed to the scheduler and the dashboard (debug lines are dropped unless
+ * `ONCELY_DEBUG` is set).
+ */
+
+import { OncelyError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { scrubSecrets } from './secrets.js';
+
+export type LineWriter = (line: string) => void;
+
+const toStderr: LineWriter = (line) => {
+  process.stderr.write(line);
+};
+
+function describe(value: unknown): string {
+  if (value instanceof OncelyError) return `${value.code}: ${value.message}`;
+  if (value instanceof Error) return value.message || value.name;
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export class CliLog implements Logger {
+  constructor(private readonly write: LineWriter = toStderr) {}
+
+  /** Writes one line (newlines inside `message` become separate lines, each with the timestamp). */
+  line(message: string): void {
+    const at = new Date().toISOString();
+    const text = scrubSecrets(message)
+      .split('\n')
+      .map((l) => `${at} ${l}\n`)
+      .join('');
+    this.write(text);
+  }
+
+  debug(...args: unknown[]): void {
+    if (process.env.ONCELY_DEBUG) this.line(`debug ${args.map(describe).join(' ')}`);
+  }
+  info(...args: unknown[]): void {
+    this.line(args.map(describe).join(' '));
+  }
+  warn(...args: unknown[]): void {
+    this.line(`warning ${args.map(describe).join(' ')}`);
+  }
+  error(...args: unknown[]): void {
+    this.line(`error ${args.map(describe).join(' ')}`);
+  }
+}
