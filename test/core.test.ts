@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { urlPassword } from '../src/core/redact.js';
+import { redactSecret, urlPassword } from '../src/core/redact.js';
 import {
   MemoryStore,
   OncelyError,
@@ -98,6 +98,14 @@ describe('redactUrl', () => {
   });
 });
 
+describe('redactSecret', () => {
+  it('redacts every occurrence of a password, and only the URL forms of a very short one', () => {
+    expect(redactSecret('auth failed for s3cret (s3cret)', 's3cret')).toBe('auth failed for *** (***)');
+    expect(redactSecret('cannot open postgres://u:p@h/db', 'p')).toBe('cannot open postgres://u:***@h/db');
+    expect(redactSecret('no password', undefined)).toBe('no password');
+  });
+});
+
 describe('urlPassword', () => {
   it('finds the decoded password to redact, or nothing', () => {
     expect(urlPassword('postgres://app:s%40cret@db:5432/x')).toBe('s@cret');
@@ -152,6 +160,20 @@ describe('openStore', () => {
       await expect(openStore(url, prefix === undefined ? {} : { prefix })).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
       });
+    }
+  });
+
+  it('refuses malformed server URLs with INVALID_ARGUMENT, not as an unreachable server', async () => {
+    for (const url of [
+      'postgres://u:hunter2@db:99999/x',
+      'postgres:nothing',
+      'mysql://u:hunter2@[::1/db',
+      'redis://u:hunter2@host:port',
+    ]) {
+      const err = (await openStore(url).catch((e: unknown) => e)) as OncelyError;
+      expect(err.code, url).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(/malformed store URL/);
+      expect(err.message).not.toContain('hunter2');
     }
   });
 

@@ -5,7 +5,6 @@
  * it only through `redactUrl`.
  */
 import type { Command } from 'commander';
-import { invalidArgument } from '../core/errors.js';
 import { redactUrl } from '../core/redact.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
@@ -43,33 +42,9 @@ export function storeUrlOf(flags: StoreFlags): string {
 export async function openCliStore(flags: StoreFlags): Promise<OpenedStore> {
   const url = storeUrlOf(flags);
   registerStoreUrl(url);
-  checkServerUrl(url);
   const store = await openStore(url, {
     ...(flags.prefix !== undefined && { prefix: flags.prefix }),
     connectTimeoutMs: 10_000,
   });
   return { store, shown: redactUrl(url) };
-}
-
-const SERVER_SCHEMES = new Set(['postgres', 'postgresql', 'mysql', 'mariadb', 'redis', 'rediss']);
-
-/**
- * A server URL that is not even a URL (bad port, unclosed IPv6 bracket, no `//`) is a usage
- * error (exit 2), but the drivers only notice when connecting, which `openStore` reports as
- * STORE_UNAVAILABLE (exit 1). Checked here first; an empty host stays allowed (PostgreSQL's
- * `postgres:///db?host=/run/postgresql` socket form).
- */
-function checkServerUrl(url: string): void {
-  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === undefined || !SERVER_SCHEMES.has(scheme)) return;
-  let ok = url.slice(scheme.length + 1).startsWith('//');
-  try {
-    new URL(url);
-  } catch {
-    ok = false;
-  }
-  if (!ok)
-    throw invalidArgument(
-      `malformed store URL ${JSON.stringify(redactUrl(url))}: expected ${scheme}://[user[:password]@]host[:port][/database]`,
-    );
 }

@@ -16,6 +16,14 @@ export function redactUrl(url: string): string {
 /** Redacts every occurrence of `secret` in `text`, for driver messages that echo the URL. */
 export function redactSecret(text: string, secret: string | undefined): string {
   if (!secret) return text;
+  // A very short password would blank out letters all over the message ("o***en"): only its
+  // URL forms (`:secret@`, also percent-encoded) are redacted then.
+  if (secret.length < 4) {
+    let out = text;
+    for (const form of new Set([secret, encodeURIComponent(secret)]))
+      out = out.split(`:${form}@`).join(':***@');
+    return out;
+  }
   return text.split(secret).join('***');
 }
 

@@ -67,6 +67,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       `unknown store URL ${JSON.stringify(shown)}: use memory:, sqlite:PATH, postgres://…, mysql://…, mariadb://…, redis://… or rediss://…`,
     );
   }
+  checkServerUrl(url, scheme!, shown);
   let mod: { fromUrl: FromUrl };
   try {
     mod = await backend.load();
@@ -77,7 +78,17 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       { cause: err },
     );
   }
-  const store = await mod.fromUrl(url, { prefix, connectTimeoutMs });
+  let store: Store;
+  try {
+    store = await mod.fromUrl(url, { prefix, connectTimeoutMs });
+  } catch (err) {
+    if (err instanceof OncelyError) throw err;
+    // A driver refusing the URL itself (it does not connect here): the URL is what to fix.
+    const detail = redactSecret(err instanceof Error ? err.message : String(err), urlPassword(url));
+    throw new OncelyError('INVALID_ARGUMENT', `store URL ${JSON.stringify(shown)}: ${detail}`, {
+      cause: err,
+    });
+  }
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -106,4 +117,27 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     clearTimeout(timer);
   }
   return store;
+}
+
+const SERVER_SCHEMES = new Set(['postgres', 'postgresql', 'mysql', 'mariadb', 'redis', 'rediss']);
+
+/**
+ * A server URL that is not even a URL (bad port, unclosed IPv6 bracket, no `//`) is bad input,
+ * not an unreachable server: the drivers would only notice when connecting. An empty host stays
+ * allowed (PostgreSQL's `postgres:///db?host=/run/postgresql` socket form).
+ */
+function checkServerUrl(url: string, scheme: string, shown: string): void {
+  if (!SERVER_SCHEMES.has(scheme)) return;
+  let ok = url.slice(scheme.length + 1).startsWith('//');
+  try {
+    new URL(url);
+  } catch {
+    ok = false;
+  }
+  if (!ok) {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `malformed store URL ${JSON.stringify(shown)}: expected ${scheme}://[user[:password]@]host[:port][/database]`,
+    );
+  }
 }
