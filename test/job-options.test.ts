@@ -38,10 +38,15 @@ describe('job definitions', () => {
     });
   });
 
+  it('accepts names up to 255 characters as stored', () => {
+    expect(jobSpec('x'.repeat(255), { every: '1s' }).name).toHaveLength(255);
+    expect(jobSpec(`${'|'.repeat(85)}`, {}).name).toHaveLength(85);
+  });
+
   const bad: [string, unknown, JobOptions | unknown, RegExp][] = [
     ['empty name', '', {}, /job name/],
-    ['long name', 'x'.repeat(201), {}, /at most 200/],
-    ['long name once escaped', '|'.repeat(67), {}, /201 characters long as stored/],
+    ['long name', 'x'.repeat(256), {}, /at most 255/],
+    ['long name once escaped', '|'.repeat(86), {}, /258 characters long as stored/],
     ['control character in name', 'a\nb', {}, /control/],
     ['unknown option', 'j', { cron: '* * * * *', retires: 3 }, /"j": retires is not a job option/],
     ['two triggers', 'j', { cron: '* * * * *', every: '1m' }, /"j".*only one of cron, every or at/],

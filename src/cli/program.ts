@@ -5,6 +5,7 @@
  * subcommands are added, which copy them.
  */
 import { Command } from 'commander';
+import { packageVersion } from '../core/version.js';
 import { registerControl } from './commands/control.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
@@ -14,7 +15,6 @@ import { registerNodes } from './commands/nodes.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { scrubSecrets } from './secrets.js';
-import { packageVersion } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('oncely');

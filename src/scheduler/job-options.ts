@@ -57,7 +57,7 @@ export interface JobSpec {
 }
 
 /** Longest job name: it becomes part of store keys (at most 512 characters) together with a schedule id and a fire time. */
-export const MAX_JOB_NAME_LENGTH = 200;
+export const MAX_JOB_NAME_LENGTH = 255;
 const MAX_SHARDS = 1000;
 
 const KNOWN = new Set([

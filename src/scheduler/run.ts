@@ -64,10 +64,12 @@ export interface RunDeps {
   historyRetentionMs: number;
   /** How long a finished occurrence stays claimed ("done") after its fire time. */
   doneHoldMs: number;
-  /** The write that raises the occurrence's high-water mark when it finishes, if it needs one. */
+  /** The write that raises the occurrence's high-water mark when it starts, if it needs one. */
   highWater: (occ: OccurrenceId) => WriteOp | undefined;
   /** Aborted when stop() gives up waiting: the run is abandoned and left for recovery. */
   stopSignal: AbortSignal;
+  /** After stopSignal, how long a handler may take to end before its claim is freed for recovery. */
+  handlerSettleMs: number;
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
   storeBack: () => AbortSignal;
 }
@@ -108,9 +110,10 @@ function storeTimeNow(claim: Claim, clock: Clock): number {
   return claim.lease.acquiredAt + Math.max(0, clock.monotonic() - claim.sentAt);
 }
 
+/** An error as stored in history: at most ~4,000 characters, keeping its start and its end (a failing command's last lines matter most). */
 function errorText(err: unknown): string {
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return text.length > 4000 ? `${text.slice(0, 4000)}…` : text;
+  return text.length > 4000 ? `${text.slice(0, 1000)}\n…\n${text.slice(-2990)}` : text;
 }
 
 /**
@@ -144,11 +147,12 @@ async function persist(
  *
  * Ordering (each step survives a crash before the next):
  *  1. claim (occurrence lease + overlap gate), by the caller;
- *  2. in-flight record, retried while the claim holds — the handler never starts unrecorded, so a
- *     crash from here on is recovered from it; a claim that could not be recorded before its lease
- *     ran out is given up unrun (its fire time then counts as missed: misfire policy);
+ *  2. in-flight record and high-water mark, in one batch, retried while the claim holds — the
+ *     handler never starts unrecorded, so a crash from here on is recovered from the record (and
+ *     the mark keeps the misfire policy away from it); a claim that could not be recorded before
+ *     its lease ran out is given up unrun, and its fire time, above the mark, counts as missed;
  *  3. handler (attempts and retries; each failed attempt that will be retried gets its history);
- *  4. one batch: history final + in-flight record deleted + high-water mark + occurrence released
+ *  4. one batch: history final + in-flight record deleted + occurrence released
  *     with a long hold ("done") + gate released. Retried through store outages while the leases
  *     are kept alive, so a store that was down when the handler ended neither re-runs the
  *     occurrence nor leaves the gate blocking the next fire times. A crash between 3 and 4 is
@@ -230,13 +234,16 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         ...(claim.occ.shard !== undefined && { shard: claim.occ.shard }),
         ...(claim.data !== undefined && { data: claim.data }),
       };
+      const first = attempt === claim.attempt;
+      const highWater = first ? deps.highWater(claim.occ) : undefined;
       const recorded = await persist(
         deps,
         `start of ${claim.occ.job}`,
         () =>
           writes.submit([
-            ...(attempt === claim.attempt ? (claim.startWrites ?? []) : []),
+            ...(first ? (claim.startWrites ?? []) : []),
             { op: 'put', key: inflightKey, value: JSON.stringify(inflight) },
+            ...(highWater ? [highWater] : []),
           ]),
         halt,
       );
@@ -278,12 +285,13 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
           }),
       };
       const t0 = clock.monotonic();
+      let handlerDone: Promise<unknown> = Promise.resolve();
       let status: RunStatus;
       let error: unknown;
       let output: string | undefined;
       const timer = new AbortController();
       try {
-        const handlerDone = Promise.resolve().then(() => deps.handler(ctx));
+        handlerDone = Promise.resolve().then(() => deps.handler(ctx));
         let onAbort = () => {};
         const stopped = new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason);
@@ -324,6 +332,20 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       const finishedAt = new Date(storeTimeNow(claim, clock));
       if (halt.aborted) {
         // The claim is gone or we are stopping: this attempt is abandoned; recovery decides the rest.
+        // Stopping with the claim still held: give a handler that ignores its signal a little time
+        // to end (the keep-alive goes on), so that another node does not recover the occurrence
+        // while this one is still running it (a shell command dying after SIGTERM, say).
+        if (!lost.aborted) {
+          const settle = new AbortController();
+          await Promise.race([
+            handlerDone.then(
+              () => {},
+              () => {},
+            ),
+            clock.sleep(deps.handlerSettleMs, settle.signal),
+          ]);
+          settle.abort(INTERNAL_ABORT);
+        }
         final = { ...entry, status: 'abandoned', finishedAt, error: errorText(error ?? halt.reason) };
         outcome = 'abandoned';
         return;
@@ -373,11 +395,9 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       // Done: one batch, retried until stored (the keep-alive goes on meanwhile, so the claim
       // does not lapse while the store is briefly away); then no late node can take the
       // occurrence again (it stays claimed, and late nodes also consult the high-water mark).
-      const highWater = deps.highWater(claim.occ);
       const ops: WriteOp[] = [
         ...(final ? [historyPut(final)] : []),
         { op: 'delete', key: inflightKey },
-        ...(highWater ? [highWater] : []),
         ...releases(true),
       ];
       const stored = await persist(

@@ -6,6 +6,7 @@ import { invalidArgument, OncelyError } from '../core/errors.js';
 import { defaultOwner, randomId } from '../core/ids.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
+import { packageVersion } from '../core/version.js';
 import { nextFireTimes } from '../schedule/fire-times.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
 import type { Lease, LeaseRequest, Store, StoredRecord, WriteOp } from '../store/types.js';
@@ -27,11 +28,12 @@ import type {
 } from './types.js';
 import { WriteBatcher } from './write-batch.js';
 
-const VERSION = '0.1.0';
 /** A finished occurrence stays claimed ("done") at least this long after its fire time. */
 const MIN_DONE_HOLD_MS = 3_600_000;
 /** Timers never sleep longer than this without re-checking the time. */
 const MAX_SLEEP_MS = 30_000;
+/** How many schedulers this process created (for distinct default node ids). */
+let schedulersCreated = 0;
 /** Appended to the owner of an overlap gate taken by a misfire replay. */
 const REPLAY_MARK = ' (replay)';
 /** The store clock is re-read at least this often (and after every failure). */
@@ -56,6 +58,8 @@ interface Source {
   cursor: number | undefined;
   /** A stored schedule's trigger as read, to notice when it changes. */
   signature?: string;
+  /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
+  next?: { after: number; at: number | undefined };
 }
 
 interface Candidate {
@@ -104,6 +108,8 @@ export class Scheduler {
   private readonly running = new Set<Promise<void>>();
   /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
   private readonly runningHere = new Set<string>();
+  /** The last poll saw queued (pending) runs. */
+  private pendingSeen = false;
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   private storeBack = new AbortController();
   private loopPromise: Promise<void> | undefined;
@@ -144,7 +150,11 @@ export class Scheduler {
         );
     }
     this.store = options.store;
-    this.node = options.node ?? defaultOwner();
+    // Node ids must differ between schedulers (heartbeats and claims are keyed by them): the
+    // process's owner id for the first one, with `#2`, `#3`… for further ones in the same process.
+    schedulersCreated++;
+    this.node =
+      options.node ?? (schedulersCreated === 1 ? defaultOwner() : `${defaultOwner()}#${schedulersCreated}`);
     if (
       typeof this.node !== 'string' ||
       this.node === '' ||
@@ -245,7 +255,8 @@ export class Scheduler {
 
   /**
    * Stops claiming, lets running handlers finish for up to `stopTimeout`, then aborts their
-   * signals; an aborted run is left for another node to recover.
+   * signals, gives handlers that ignore them up to another `stopTimeout` (at most 10 s; their
+   * claims kept alive), and frees what is still unfinished for another node to recover.
    */
   async stop(): Promise<void> {
     if (!this.loopPromise || !this.stopping) return;
@@ -411,7 +422,8 @@ export class Scheduler {
 
   private nextDue(source: Source, now: number): number | undefined {
     const after = source.cursor ?? now;
-    return nextFireTimes(source.trigger, after, 1)[0];
+    if (source.next?.after !== after) source.next = { after, at: nextFireTimes(source.trigger, after, 1)[0] };
+    return source.next.at;
   }
 
   /**
@@ -434,7 +446,9 @@ export class Scheduler {
       await this.heartbeat(now);
       this.nextHeartbeatAt = now + this.heartbeatMs();
     }
-    await this.claimRequests(byKind('trig'), byKind('pending'));
+    const pending = byKind('pending');
+    this.pendingSeen = pending.length > 0;
+    await this.claimRequests(byKind('trig'), pending);
     await this.recover(byKind('run'), now);
     if (now >= this.nextSweepAt) {
       // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
@@ -502,7 +516,7 @@ export class Scheduler {
       id: this.node,
       host: hostname(),
       pid: process.pid,
-      version: VERSION,
+      version: packageVersion(),
       startedAt: this.startedAt,
       lastSeen: now,
       jobs: [...this.defined.keys()],
@@ -728,25 +742,31 @@ export class Scheduler {
         : undefined;
       index.push({ occ, gate });
     }
-    // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch).
-    let from = 0;
-    while (from < batch.length) {
+    // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch); the
+    // batches go out together.
+    const slices: { from: number; to: number }[] = [];
+    for (let from = 0; from < batch.length; ) {
       let to = from;
       while (to < batch.length && (index[to]!.gate ?? index[to]!.occ) - index[from]!.occ < MAX_BATCH) to++;
-      const offset = index[from]!.occ;
-      const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
-      const sentAt = this.clock.monotonic();
-      const leases = await this.store.acquire(requests.slice(offset, end + 1));
-      await Promise.all(
-        batch.slice(from, to).map(async (c, i) => {
-          const at = index[from + i]!;
-          const lease = leases[at.occ - offset] ?? null;
-          const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
-          await this.afterClaim(c, lease, gate, sentAt);
-        }),
-      );
+      slices.push({ from, to });
       from = to;
     }
+    await Promise.all(
+      slices.map(async ({ from, to }) => {
+        const offset = index[from]!.occ;
+        const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
+        const sentAt = this.clock.monotonic();
+        const leases = await this.store.acquire(requests.slice(offset, end + 1));
+        await Promise.all(
+          batch.slice(from, to).map(async (c, i) => {
+            const at = index[from + i]!;
+            const lease = leases[at.occ - offset] ?? null;
+            const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
+            await this.afterClaim(c, lease, gate, sentAt);
+          }),
+        );
+      }),
+    );
   }
 
   private async afterClaim(
@@ -774,11 +794,10 @@ export class Scheduler {
       await this.overlapped(job, c, lease);
       return;
     }
-    // The high-water mark is raised in the run's finishing batch: until then the held claim (and
-    // afterwards its "done" hold) is what tells a late node that this fire time was handled, and a
-    // claim that never gets to start leaves its fire time to the misfire policy. A trigger request
-    // or pending record is consumed now (it shares a batch with the other claims' writes): the
-    // held claim stands for it from here on.
+    // The high-water mark is raised with the run's in-flight record: until then the held claim is
+    // what tells a late node that this fire time was handled, and a claim that never gets to start
+    // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
+    // now (it shares a batch with the other claims' writes): the held claim stands for it.
     if (c.consumes !== undefined) await this.writes.submit([{ op: 'delete', key: c.consumes }]);
     this.launch(job, {
       occ: c.occ,
@@ -856,10 +875,11 @@ export class Scheduler {
   }
 
   /**
-   * The finishing batch's mark write: only for fire times of a schedule (not manual triggers) and
-   * only if higher than what this node wrote before. It is a plain put, so two nodes finishing out
-   * of order can lower it by a little; the occurrences in between stay claimed ("done") for at
-   * least an hour, which is what a late node checks first.
+   * The mark write of a run's start batch (and of a skipped or queued occurrence): only for fire
+   * times of a schedule (not manual triggers) and only if higher than what this node wrote before.
+   * It is a plain put, so two nodes starting out of order can lower it by a little; the occurrences
+   * in between stay claimed (running, then "done" for at least an hour), which a late node checks
+   * first.
    */
   private highWaterOp(occ: OccurrenceId): WriteOp | undefined {
     if (occ.scheduleId?.startsWith('manual:')) return undefined;
@@ -890,14 +910,20 @@ export class Scheduler {
         historyRetentionMs: this.retentionMs,
         doneHoldMs: this.doneHold(job),
         stopSignal: this.abandon.signal,
+        handlerSettleMs: Math.min(10_000, this.stopTimeoutMs),
         storeBack: () => this.storeBack.signal,
       },
       claim,
     ).finally(() => {
+      const wasFull = this.freeSlots() <= 0;
       this.running.delete(run);
       this.runningHere.delete(occKey);
-      // A slot is free and (with overlap) a gate may be: look for queued or due work now.
-      this.nextPollAt = 0;
+      // A gate is free now: a run queued behind this one (overlap 'queue', or any run queued
+      // behind a misfire replay) may start at once, so read the pending runs now rather than at
+      // the next poll; likewise when this node was full and may have left due work waiting.
+      // Otherwise only the timer loop needs a look (a catch-up replay may be next).
+      if (wasFull || job.spec.overlap === 'queue' || claim.source === 'misfire' || this.pendingSeen)
+        this.nextPollAt = 0;
       this.poke();
     });
     this.running.add(run);

@@ -6,7 +6,7 @@ import type { Store } from '../store/types.js';
 
 export interface SchedulerOptions {
   store: Store;
-  /** This node's id (default `host:pid:random`); shown in history and `nodes()`. */
+  /** This node's id (default `host:pid:random`, plus `#2`, `#3`… for further schedulers of one process); shown in history and `nodes()`. */
   node?: string;
   /** Runs at once on this node (default 16); a node never claims more than it has free slots for. */
   concurrency?: number;

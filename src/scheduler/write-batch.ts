@@ -1,6 +1,9 @@
 import type { Store, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 
+/** Ops queued that make a batch worth sending without waiting for the turn of the event loop to end. */
+const EARLY_FLUSH_OPS = 100;
+
 interface Group {
   ops: WriteOp[];
   resolve: (results: boolean[]) => void;
@@ -19,6 +22,7 @@ interface Group {
  */
 export class WriteBatcher {
   private queue: Group[] = [];
+  private queued = 0;
   private scheduled = false;
 
   constructor(private readonly store: Store) {}
@@ -27,17 +31,24 @@ export class WriteBatcher {
     if (ops.length === 0) return Promise.resolve([]);
     return new Promise<boolean[]>((resolve, reject) => {
       this.queue.push({ ops, resolve, reject });
-      if (!this.scheduled) {
+      this.queued += ops.length;
+      // A full batch goes at once: when 1,000 runs start together the first ones need not wait
+      // until the last one has been set up.
+      if (this.queued >= EARLY_FLUSH_OPS) this.flush();
+      else if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => {
+          this.scheduled = false;
+          this.flush();
+        });
       }
     });
   }
 
   private flush(): void {
-    this.scheduled = false;
     const groups = this.queue;
     this.queue = [];
+    this.queued = 0;
     let batch: Group[] = [];
     let size = 0;
     for (const g of groups) {
