@@ -134,6 +134,8 @@ async function main(): Promise<void> {
   const started = new Date();
   const load = os.loadavg()[0] ?? Number.NaN;
   const rows: string[] = [];
+  const verdicts: string[] = [];
+  const verdict = (ok: boolean) => (ok ? 'met' : '**MISSED**');
   for (const backend of backends) {
     let server: Awaited<ReturnType<typeof provision>> | undefined;
     try {
@@ -154,6 +156,14 @@ async function main(): Promise<void> {
         idle,
       );
       process.stderr.write(' done\n');
+      verdicts.push(
+        `- ${backend}: one job p99 ${formatMs(one.p99)} ms ≤ 20: ${verdict(one.p99 <= 20)}; ` +
+          `1,000 jobs p99 ${formatMs(many.p99)} ms ≤ 250: ${verdict(many.p99 <= 250)}; ` +
+          `round trips per occurrence with 1,000 jobs ${many.roundTrips.toFixed(1)} ≤ 3: ${verdict(many.roundTrips <= 3)}; ` +
+          `one job: ${one.pathRoundTrips.toFixed(1)} on the occurrence path (one claim attempt per node, ` +
+          `then the in-flight record and the finishing batch on the node that runs it) + polling ` +
+          `${(one.idlePerSecond / 3).toFixed(1)} calls/s per node`,
+      );
       for (const [label, r] of [
         ['1 job, every 1s', one],
         ['1,000 jobs due together', many],
@@ -186,6 +196,8 @@ async function main(): Promise<void> {
     '| backend | case | occurrences | duplicates | p50 lateness | p99 lateness | max | round trips / occurrence (all) | idle calls/s (3 nodes) | occurrence path |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...rows,
+    '',
+    ...verdicts,
   ].join('\n');
   publish(ROOT, HEADING, body, values.quick);
 }
