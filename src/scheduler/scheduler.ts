@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { type Clock, StoreClock, systemClock } from '../core/clock.js';
 import { parseDuration, parsePositiveDuration } from '../core/duration.js';
@@ -111,11 +111,11 @@ export class Scheduler {
   /** The last poll saw queued (pending) runs. */
   private pendingSeen = false;
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
-  private storeBack = new AbortController();
+  private storeBack = sharedController();
   private loopPromise: Promise<void> | undefined;
   private stopping: AbortController | undefined;
   private readonly wake = { controller: new AbortController() };
-  private abandon = new AbortController();
+  private abandon = sharedController();
   private startedAt = 0;
   private nextPollAt = 0;
   private lastTickAt = Number.NEGATIVE_INFINITY;
@@ -242,7 +242,7 @@ export class Scheduler {
   async start(): Promise<void> {
     if (this.loopPromise) return;
     this.stopping = new AbortController();
-    this.abandon = new AbortController();
+    this.abandon = sharedController();
     await this.storeClock.sample();
     this.clockSampledAt = this.clock.monotonic();
     this.startedAt = this.storeClock.estimate();
@@ -389,7 +389,7 @@ export class Scheduler {
         sleepMs = this.untilNextEvent();
         if (this.failures > 0) {
           this.storeBack.abort(INTERNAL_ABORT);
-          this.storeBack = new AbortController();
+          this.storeBack = sharedController();
         }
         this.failures = 0;
       } catch (err) {
@@ -998,40 +998,28 @@ export class Scheduler {
       const status = last === null ? undefined : decodeHistory(last).status;
       const final =
         status === 'succeeded' || status === 'failed' || status === 'timed-out' || status === 'skipped';
+      // The dead attempt, recorded as abandoned: now (without recover), or in the same write that
+      // starts the new attempt.
+      const abandoned = (error?: string) =>
+        encodeHistory({
+          ...occFields(occ),
+          node: rec.node,
+          attempt: rec.attempt,
+          token: rec.token,
+          source: rec.source,
+          status: 'abandoned',
+          startedAt: new Date(rec.startedAt ?? rec.fireTime),
+          finishedAt: new Date(now),
+          ...(error !== undefined && { error }),
+        });
       if (final || !job.spec.recover) {
-        if (!final) {
-          await this.store.put(
-            keys.history(occ, rec.attempt),
-            encodeHistory({
-              ...occFields(occ),
-              node: rec.node,
-              attempt: rec.attempt,
-              token: rec.token,
-              source: rec.source,
-              status: 'abandoned',
-              startedAt: new Date(rec.startedAt ?? rec.fireTime),
-              finishedAt: new Date(now),
-            }),
-            { ttlMs: this.retentionMs },
-          );
-        }
+        if (!final)
+          await this.store.put(keys.history(occ, rec.attempt), abandoned(), { ttlMs: this.retentionMs });
         await this.store.delete(r.key);
         continue;
       }
       // A recovered run takes the overlap gate like any other run, and waits (next poll) while
       // another run of the job holds it.
-      // The dead attempt is recorded as abandoned in the same write that starts the new one.
-      const abandoned = encodeHistory({
-        ...occFields(occ),
-        node: rec.node,
-        attempt: rec.attempt,
-        token: rec.token,
-        source: rec.source,
-        status: 'abandoned',
-        startedAt: new Date(rec.startedAt ?? rec.fireTime),
-        finishedAt: new Date(now),
-        error: `node ${rec.node} stopped renewing its lease; recovered by ${this.node}`,
-      });
       candidates.push({
         occ,
         source: 'recover',
@@ -1039,7 +1027,12 @@ export class Scheduler {
         attempt: rec.attempt + 1,
         gate: job.spec.overlap !== 'allow',
         startWrites: [
-          { op: 'put', key: keys.history(occ, rec.attempt), value: abandoned, ttlMs: this.retentionMs },
+          {
+            op: 'put',
+            key: keys.history(occ, rec.attempt),
+            value: abandoned(`node ${rec.node} stopped renewing its lease; recovered by ${this.node}`),
+            ttlMs: this.retentionMs,
+          },
         ],
       });
     }
@@ -1062,6 +1055,16 @@ function runningEntry(rec: InflightRecord): HistoryEntry {
     status: 'running',
     startedAt: new Date(rec.startedAt ?? rec.fireTime),
   };
+}
+
+/**
+ * A controller whose signal every running run listens to (stop, "store is back"): one listener
+ * per run, removed when the run ends, so Node's leak warning (more than 10) does not apply.
+ */
+function sharedController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 function sourceKey(job: string, scheduleId: string | undefined): string {

@@ -7,11 +7,13 @@
  * The evidence is the ledger (node-process.ts appends one line per completed handler run) and
  * the store's history; node messages only drive the live view and the timing of the kill.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { systemClock } from '../../core/clock.js';
 import { invalidArgument, OncelyError } from '../../core/errors.js';
 import { createScheduler } from '../../scheduler/scheduler.js';
 import { openStore } from '../../store/open.js';
@@ -104,16 +106,7 @@ interface ActiveRun {
 }
 
 function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, Math.max(0, ms));
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return systemClock.sleep(ms, signal);
 }
 
 function tail(path: string, lines: number): string[] {
