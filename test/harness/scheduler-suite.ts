@@ -196,6 +196,22 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(stepMs);
     }
 
+    /**
+     * Every fire time from `from` to `to` (step `stepMs`) is accounted for: it ran once (succeeded)
+     * or was recorded as skipped for overlapping a run still going — none lost, none run twice.
+     * Under load a queued run can start late enough that the next fire time overlaps it; skipping
+     * that one is overlap 'skip' working as specified, so it is allowed here.
+     */
+    function expectAccountedFor(history: HistoryEntry[], from: number, to: number, stepMs: number): void {
+      for (let f = from; f <= to; f += stepMs) {
+        const statuses = history.filter((h) => h.fireTime.getTime() === f).map((h) => h.status);
+        expect(
+          statuses.length === 1 && ['succeeded', 'skipped'].includes(statuses[0]!),
+          `${f}: ${statuses}`,
+        ).toBe(true);
+      }
+    }
+
     /** Waits until the store clock is at `phaseMs` (± a little) within a `periodMs` cycle. */
     async function untilPhase(probe: Store, periodMs: number, from: number, to: number): Promise<number> {
       for (;;) {
@@ -504,17 +520,20 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       await until(() => calls.some((c) => c.fireTime > resumedAt), 10_000, 'a run after resume');
       await Promise.all([a!.s.stop(), b!.s.stop()]);
       // run-once: of the fire times that fell due while paused only the latest ran, as a misfire;
-      // from it on every fire time ran once (the on-time one right after the replay, not skipped).
+      // from it on every fire time is accounted for, and the on-time one right after the replay
+      // ran (queued behind the replay, not skipped for "overlapping" it).
       const times = fireTimesOf(calls);
+      expect(new Set(times).size, `duplicates: ${times}`).toBe(times.length);
       const lastBefore = Math.max(...times.filter((f) => f <= pausedAt));
       const [replay, ...rest] = times.filter((f) => f > pausedAt);
       expect(replay! - lastBefore).toBeGreaterThanOrEqual(2000); // at least one was missed and not run
       expect(replay!).toBeGreaterThanOrEqual(resumedAt - 2000);
-      expectConsecutive([replay!, ...rest], 1000);
       const history = await hist(a!.s, job);
       expect(history.find((h) => h.fireTime.getTime() === replay)?.source).toBe('misfire');
-      expect(history.filter((h) => h.status !== 'succeeded')).toEqual([]);
-      expect(new Set(times).size).toBe(times.length);
+      if (rest.length > 0) {
+        expect(rest[0]).toBe(replay! + 1000);
+        expectAccountedFor(history, replay!, Math.max(...rest), 1000);
+      }
     });
 
     test('trigger() runs a job once, now, on one node, with data; an overlapping one is skipped', async ({
@@ -780,12 +799,21 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         const sourceOf = (f: number) => history.find((h) => h.fireTime.getTime() === f)?.source;
         // run-once: of the fire times missed during the outage only the latest ran, as a misfire;
         // from it on every fire time ran once, and nothing was skipped for "overlapping" the replay.
-        const [replay, ...rest] = times.filter((f) => f > lastBefore);
-        expect(replay! - lastBefore).toBeGreaterThanOrEqual(2000);
+        // A claim granted at the very edge of the outage (its acquire already sent) runs late, once,
+        // as a scheduled run: this fault model fails calls at the client, so such an acquire
+        // can even be granted after downAt. Every other run from the outage on is the replay and
+        // what followed it.
+        const after = times.filter((f) => f > lastBefore);
+        const edge = after.filter((f) => f < upAt - 2000 && sourceOf(f) === 'schedule');
+        expect(edge.length).toBeLessThanOrEqual(1);
+        const [replay, ...rest] = after.filter((f) => !edge.includes(f));
+        expect(replay! - Math.max(lastBefore, ...edge)).toBeGreaterThanOrEqual(2000);
         expect(replay!).toBeGreaterThanOrEqual(upAt - 2000);
         expect(sourceOf(replay!)).toBe('misfire');
-        expectConsecutive([replay!, ...rest], 1000);
-        expect(history.filter((h) => h.status !== 'succeeded')).toEqual([]);
+        if (rest.length > 0) {
+          expect(rest[0]).toBe(replay! + 1000);
+          expectAccountedFor(history, replay!, Math.max(...rest), 1000);
+        }
         expect(
           nodes.flatMap((n) => n.events.misfired).filter((m) => m.action === 'skipped').length,
         ).toBeGreaterThanOrEqual(1);
