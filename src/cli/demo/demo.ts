@@ -424,7 +424,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         for (const a of runs) view.detail(a.run, `attempt ${a.run.attempt}, token ${a.run.token}`);
         view.event(
           style.dim(
-            `  its claims lapse within lockAtMostFor (${LOCK_AT_MOST_FOR_MS / 1000}s); then another node re-runs them with a higher token`,
+            `  its claims lapse within lockAtMostFor (${LOCK_AT_MOST_FOR_MS / 1000}s); then a live node (maybe the restarted one) re-runs them with a higher token`,
           ),
         );
         restart = (async () => {

@@ -147,7 +147,7 @@ export function formatSummary(d: SummaryDetails, style: Style, kill: KillReport 
     for (const r of kill.runs) lines.push(`${' '.repeat(25)}${item(r)}  token ${r.token}`);
   }
   lines.push(
-    `${label('recoveries')}${String(s.recoveries).padStart(4)}   ${d.recovered.length > 0 ? 're-run by another node, each once, with a higher token:' : 'none'}`,
+    `${label('recoveries')}${String(s.recoveries).padStart(4)}   ${d.recovered.length > 0 ? 're-run once each, with a higher token, by a live node (the killed one counts once restarted):' : 'none'}`,
   );
   for (const e of d.recovered) {
     const dead = kill?.runs.find((r) => r.job === e.job && r.fireTime === e.fireTime && r.shard === e.shard);
