@@ -569,7 +569,8 @@ export class Scheduler {
       const due: number[] = [];
       let after = source.cursor;
       for (let i = 0; i < MAX_ENUMERATE; i++) {
-        const [f] = nextFireTimes(source.trigger, after, 1);
+        // The first look is the memoised one: most ticks find nothing due for most sources.
+        const f = i === 0 ? this.nextDue(source, now) : nextFireTimes(source.trigger, after, 1)[0];
         if (f === undefined || f > now) break;
         due.push(f);
         after = f;
