@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dashboard } from '../src/dashboard/server.js';
+import { CHROMIUM_ARGS } from './fixtures/dashboard/chromium.js';
 import {
   type Cluster,
   dashboardFor,
@@ -61,16 +62,7 @@ describe.runIf(available)('dashboard in a browser', () => {
     await Promise.all([failed, events(cluster.scheduler, 'succeeded', (e) => e.job === 'tick', 3)]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
       timeout: 60_000,
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
