@@ -78,7 +78,6 @@ export const keys = {
   /** The one queued occurrence (overlap queue) of a gate's stream: same scope as {@link keys.runGate}. */
   pending: (job: string, scope: string | undefined, shard: number | undefined) =>
     `ctl|pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`,
-  pendingPrefix: 'ctl|pending|',
   history: (o: OccurrenceId, attempt: number) =>
     `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|${String(attempt).padStart(4, '0')}`,
   historyPrefix: (job: string) => `hist|${esc(job)}|`,

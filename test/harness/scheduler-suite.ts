@@ -212,6 +212,21 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       }
     }
 
+    /**
+     * The fire times after `since` that ran as misfire replays, and the whole history as one line
+     * of `offset:source:status@node` (offsets from `since`, oldest first) for failure messages.
+     */
+    function misfireReplays(history: HistoryEntry[], since: number) {
+      const timeline = history
+        .map((h) => `${h.fireTime.getTime() - since}:${h.source}:${h.status}@${h.node}`)
+        .reverse()
+        .join(' ');
+      const replays = history
+        .filter((h) => h.source === 'misfire' && h.fireTime.getTime() > since)
+        .map((h) => h.fireTime.getTime());
+      return { timeline, replays };
+    }
+
     /** Waits until the store clock is at `phaseMs` (± a little) within a `periodMs` cycle. */
     async function untilPhase(probe: Store, periodMs: number, from: number, to: number): Promise<number> {
       for (;;) {
@@ -525,13 +540,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       const times = fireTimesOf(calls);
       expect(new Set(times).size, `duplicates: ${times}`).toBe(times.length);
       const history = await hist(a!.s, job);
-      const timeline = history
-        .map((h) => `${h.fireTime.getTime() - pausedAt}:${h.source}:${h.status}@${h.node}`)
-        .reverse()
-        .join(' ');
-      const replays = history
-        .filter((h) => h.source === 'misfire' && h.fireTime.getTime() > pausedAt)
-        .map((h) => h.fireTime.getTime());
+      const { timeline, replays } = misfireReplays(history, pausedAt);
       expect(replays.length, timeline).toBeGreaterThanOrEqual(1);
       const replay = Math.min(...replays);
       const rest = times.filter((f) => f > replay);
@@ -797,19 +806,12 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         const times = fireTimesOf(calls);
         expect(new Set(times).size).toBe(times.length);
         const history = await hist(nodes[0]!.s, job);
-        const timeline = history
-          .map((h) => `${h.fireTime.getTime() - downAt}:${h.source}:${h.status}@${h.node}`)
-          .reverse()
-          .join(' ');
+        const { timeline, replays } = misfireReplays(history, downAt);
         // run-once: what fell due during the outage is replayed once, as a misfire (the latest
         // missed fire time as a node saw it when the store returned; under heavy load a node can
         // also have claimed a fire time just before the outage that then runs late, once, and
         // holds the overlap gate meanwhile). From the replay on every fire time is accounted for:
-        // run once, or recorded skipped. Exact misfire counts are the injected-clock test's job;
-        // that the fire time after a replay is not skipped, the pause test's.
-        const replays = history
-          .filter((h) => h.source === 'misfire' && h.fireTime.getTime() > downAt)
-          .map((h) => h.fireTime.getTime());
+        // run once, or recorded skipped. Exact misfire counts are the injected-clock test's job.
         expect(replays.length, timeline).toBeGreaterThanOrEqual(1);
         const replay = Math.max(...replays.filter((f) => f <= upAt), Math.min(...replays));
         const rest = times.filter((f) => f > replay);
