@@ -1,13 +1,15 @@
 /**
  * Runs a jobs-file `command` for one occurrence: the scheduler handler of `oncely run`.
  *
- * - `/bin/sh -c command`, in the job's `cwd`, with env = process env + job `env` + ONCELY_* (the
- *   ONCELY_* variables win; shard and schedule variables are always set, empty when not
- *   applicable, so `set -u` scripts work).
- * - stdout and stderr are logged line by line (`out …` / `err …` lines of the oncely log), and the
- *   last 4,000 characters of both, interleaved as they arrived, are kept: exit 0 returns them (the
- *   scheduler stores a string result as the history entry's `output`); any other exit rejects with
- *   the exit code and that tail (the history entry's `error`).
+ * - `/bin/sh -c command`, in the job's `cwd`, with the environment of job-env.ts (oncely's own
+ *   `ONCELY_*` settings, and so its secrets, are not passed on).
+ * - stdout and stderr are redacted as they arrive (each through a stream of `deps.redactor`, so a
+ *   secret split across chunks is caught), then logged line by line (`out …` / `err …` lines of
+ *   the oncely log), and the last 4,000 characters of both, interleaved as they arrived, are kept:
+ *   exit 0 returns them (the scheduler stores a string result as the history entry's `output`);
+ *   any other exit rejects with the exit code and that tail (the history entry's `error`).
+ *   Invariant: no text of the command reaches the log or history unredacted; the tail is cut from
+ *   redacted text, so cutting it cannot expose part of a secret.
  * - The command runs in its own process group (detached). When the run's signal aborts (timeout,
  *   stop after the grace period, lease lost) the whole group gets SIGTERM, so `sh -c 'sleep 100'`
  *   and its children stop too, then SIGKILL if anything in the group is still alive after
@@ -25,8 +27,10 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { JobContext, JobHandler } from '../scheduler/types.js';
+import { commandEnv } from './job-env.js';
 import type { CliJob } from './jobs-file.js';
 import type { CliLog } from './log.js';
+import type { Redactor } from './redact.js';
 
 /** Characters of combined output kept for history. */
 export const OUTPUT_TAIL = 4000;
@@ -82,6 +86,8 @@ export interface RunnerDeps {
   node: string;
   log: CliLog;
   running: RunningCommands;
+  /** Hides oncely's secrets in the command's output (secrets.ts `secretsRedactor()`). */
+  redactor: Redactor;
   /** SIGTERM → SIGKILL delay after an abort (default 5 s). */
   killAfterMs?: number;
 }
@@ -97,23 +103,6 @@ function killGroup(pid: number, signal: NodeJS.Signals): boolean {
 
 function groupAlive(pid: number): boolean {
   return killGroup(pid, 0 as unknown as NodeJS.Signals);
-}
-
-/** The environment of one run (see the file comment). */
-export function commandEnv(job: CliJob, ctx: JobContext, node: string): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    ...job.env,
-    ONCELY_JOB: ctx.job,
-    ONCELY_FIRE_TIME: ctx.fireTime.toISOString(),
-    ONCELY_NODE: node,
-    ONCELY_TOKEN: String(ctx.token),
-    ONCELY_ATTEMPT: String(ctx.attempt),
-    ONCELY_SCHEDULE_ID: ctx.scheduleId ?? '',
-    ONCELY_SHARD_INDEX: ctx.shard ? String(ctx.shard.index) : '',
-    ONCELY_SHARD_COUNT: ctx.shard ? String(ctx.shard.count) : '',
-    ONCELY_SHARD_PARAM: ctx.shard?.param ?? '',
-  };
 }
 
 /** `job=backup fire=2024-05-01T10:00:00.000Z shard=1`: how log lines name one run. */
@@ -160,10 +149,7 @@ export async function runCommand(job: CliJob, ctx: JobContext, deps: RunnerDeps)
   });
   const pid = child.pid;
 
-  const pumps = [
-    pump(child.stdout, 'out', label, deps.log, keep),
-    pump(child.stderr, 'err', label, deps.log, keep),
-  ];
+  const pumps = [pump(child.stdout, 'out', label, deps, keep), pump(child.stderr, 'err', label, deps, keep)];
 
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = () => {
@@ -181,7 +167,7 @@ export async function runCommand(job: CliJob, ctx: JobContext, deps: RunnerDeps)
     child.once('error', (err) => {
       // Spawn failed (e.g. the cwd vanished): there is no process to wait for.
       signal.removeEventListener('abort', onAbort);
-      reject(new Error(`could not start the command: ${err.message}`));
+      reject(new Error(deps.redactor.redact(`could not start the command: ${err.message}`)));
     });
     child.once('exit', (code, sig) => {
       signal.removeEventListener('abort', onAbort);
@@ -189,11 +175,13 @@ export async function runCommand(job: CliJob, ctx: JobContext, deps: RunnerDeps)
       const pipesGrace = new Promise<void>((r) => {
         pipeTimer = setTimeout(r, PIPE_GRACE_MS);
       });
-      void Promise.race([Promise.all(pumps), pipesGrace]).then(() => {
+      void Promise.race([Promise.all(pumps.map((p) => p.ended)), pipesGrace]).then(() => {
         clearTimeout(pipeTimer);
-        // A background child may hold the pipes open: stop reading, do not wait for it.
+        // A background child may hold the pipes open: stop reading, do not wait for it, but take
+        // what each pump still holds back (a partial line, the end of a possible secret).
         child.stdout.destroy();
         child.stderr.destroy();
+        for (const p of pumps) p.finish();
         if (signal.aborted) {
           reject(signal.reason);
           return;
@@ -226,31 +214,59 @@ export async function runCommand(job: CliJob, ctx: JobContext, deps: RunnerDeps)
   return await result;
 }
 
-/** Logs each line of `stream` as `<prefix> <label> | line`; resolves when the stream ends. */
-function pump(stream: Readable, prefix: string, label: string, log: CliLog, keep: (chunk: string) => void) {
-  return new Promise<void>((resolve) => {
-    let partial = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      keep(chunk);
-      partial += chunk;
-      const lines = partial.split('\n');
-      partial = lines.pop() ?? '';
-      while (partial.length > MAX_LINE) {
-        lines.push(partial.slice(0, MAX_LINE));
-        partial = partial.slice(MAX_LINE);
-      }
-      for (const line of lines) log.line(`${prefix} ${label} | ${line.replace(/\r$/, '')}`);
-    });
-    const end = () => {
-      if (partial !== '') log.line(`${prefix} ${label} | ${partial}`);
-      partial = '';
-      resolve();
-    };
-    stream.once('end', end);
-    stream.once('close', end);
-    stream.once('error', end);
+interface Pump {
+  /** Resolves when the stream has ended (and its text is all logged and kept). */
+  ended: Promise<void>;
+  /** Ends it now, keeping and logging what was held back (idempotent). */
+  finish(): void;
+}
+
+/**
+ * Redacts `stream`, passes the redacted text to `keep` and logs each line as
+ * `<prefix> <label> | line`.
+ */
+function pump(
+  stream: Readable,
+  prefix: string,
+  label: string,
+  deps: Pick<RunnerDeps, 'log' | 'redactor'>,
+  keep: (chunk: string) => void,
+): Pump {
+  const redacting = deps.redactor.stream();
+  let partial = '';
+  let finished = false;
+  const take = (text: string) => {
+    if (text === '') return;
+    keep(text);
+    partial += text;
+    const lines = partial.split('\n');
+    partial = lines.pop() ?? '';
+    while (partial.length > MAX_LINE) {
+      lines.push(partial.slice(0, MAX_LINE));
+      partial = partial.slice(MAX_LINE);
+    }
+    for (const line of lines) deps.log.line(`${prefix} ${label} | ${line.replace(/\r$/, '')}`);
+  };
+  let resolveEnded = () => {};
+  const ended = new Promise<void>((resolve) => {
+    resolveEnded = resolve;
   });
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    take(redacting.end());
+    if (partial !== '') deps.log.line(`${prefix} ${label} | ${partial}`);
+    partial = '';
+    resolveEnded();
+  };
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    if (!finished) take(redacting.push(chunk));
+  });
+  stream.once('end', finish);
+  stream.once('close', finish);
+  stream.once('error', finish);
+  return { ended, finish };
 }
 
 function delay(ms: number): Promise<void> {

@@ -34,7 +34,7 @@ export function exitCodeOf(err: unknown): number {
 
 /**
  * The message to print for `err` (main.ts prefixes each line with `error: `), with every registered secret
- * (store URL, its password) redacted; `undefined` when nothing should be printed because commander
+ * (store password, dashboard token) redacted; `undefined` when nothing should be printed because commander
  * already wrote its own message (or help/version).
  */
 export function messageOf(err: unknown): string | undefined {

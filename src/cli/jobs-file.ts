@@ -25,7 +25,7 @@ export interface CliJob {
   options: JobOptions;
   /** Run with `/bin/sh -c`. */
   command: string;
-  /** Added to the environment of each run (after the process environment, before ONCELY_*). */
+  /** Added to the environment of each run (after the inherited one, before the per-run ONCELY_*: job-env.ts). */
   env: Record<string, string>;
   /** Absolute working directory of each run; `undefined`: the directory `oncely run` was started in. */
   cwd: string | undefined;

@@ -1,14 +1,16 @@
 /**
  * The log of a long-running command (`oncely run`, `oncely dashboard`): one line per event on
  * **stderr**, `<ISO time> <message>`, so stdout stays free for data. Every line passes through
- * `scrubSecrets`: a driver error echoing the store URL cannot leak its password. It doubles as the
- * `Logger` handed to the scheduler and the dashboard (debug lines are dropped unless
- * `ONCELY_DEBUG` is set).
+ * `scrubSecrets` (a driver error echoing the store URL, or a command printing the dashboard token,
+ * cannot leak it) and then `printable` (a command's output cannot send terminal escapes, nor fake
+ * a log line with `\r`). It doubles as the `Logger` handed to the scheduler and the dashboard
+ * (debug lines are dropped unless `ONCELY_DEBUG` is set).
  */
 
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { scrubSecrets } from './secrets.js';
+import { printable } from './terminal-text.js';
 
 export type LineWriter = (line: string) => void;
 
@@ -33,7 +35,7 @@ export class CliLog implements Logger {
   /** Writes one line (newlines inside `message` become separate lines, each with the timestamp). */
   line(message: string): void {
     const at = new Date().toISOString();
-    const text = scrubSecrets(message)
+    const text = printable(scrubSecrets(message))
       .split('\n')
       .map((l) => `${at} ${l}\n`)
       .join('');

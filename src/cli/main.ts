@@ -2,19 +2,24 @@
 /**
  * Entry point of the `oncely` command (package.json "bin"). Runs one command and exits with the
  * documented code: 0 ok, 1 runtime failure, 2 usage or configuration error (see exit.ts). Error
- * messages go to stderr, one `error: …` line per problem, with store passwords redacted.
+ * messages go to stderr, one `error: …` line per problem, with oncely's secrets redacted and
+ * control characters neutralised.
  */
 import { EXIT_OK, exitCodeOf, messageOf } from './exit.js';
 import { buildProgram } from './program.js';
+import { registerEnvSecrets } from './secrets.js';
+import { printable } from './terminal-text.js';
 
 async function main(argv: readonly string[]): Promise<number> {
+  // Before anything can print: the secrets in oncely's own environment variables.
+  registerEnvSecrets(process.env);
   try {
     await buildProgram().parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
   } catch (err) {
     const message = messageOf(err);
     if (message !== undefined) {
-      for (const line of message.split('\n')) process.stderr.write(`error: ${line}\n`);
+      for (const line of message.split('\n')) process.stderr.write(`error: ${printable(line)}\n`);
     }
     return exitCodeOf(err);
   }

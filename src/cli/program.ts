@@ -15,6 +15,7 @@ import { registerNodes } from './commands/nodes.js';
 import { registerRun } from './commands/run.js';
 import { registerStatus } from './commands/status.js';
 import { scrubSecrets } from './secrets.js';
+import { printable } from './terminal-text.js';
 
 export function buildProgram(): Command {
   const program = new Command('oncely');
@@ -24,7 +25,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .configureOutput({
       writeOut: (text) => process.stdout.write(text),
-      writeErr: (text) => process.stderr.write(scrubSecrets(text)),
+      writeErr: (text) => process.stderr.write(printable(scrubSecrets(text))),
     })
     .addHelpText(
       'after',

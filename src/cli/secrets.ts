@@ -1,34 +1,57 @@
 /**
- * Secrets the CLI must never print: the raw store URL as given (it may carry a password) and that
- * password itself. Every message the CLI writes (errors, log lines, tables) goes through
- * `scrubSecrets`, so a driver error that echoes its connection string cannot leak it.
+ * The secrets of this `oncely` process, which it must never print, store or hand to a command:
+ * the password of the store URL (from `--store` or `$ONCELY_STORE`; decoded, as written and
+ * percent-encoded) and `$ONCELY_DASHBOARD_TOKEN` (as is and percent-encoded, as in `?token=`).
+ *
+ * They are registered before anything can print them (main.ts registers the environment's,
+ * store-option.ts the URL it opens). Every message the CLI writes (errors, log lines, tables,
+ * JSON) goes through `scrubSecrets`, and `oncely run` redacts command output with
+ * `secretsRedactor()` before it is logged or stored in history.
  */
-import { redactUrl, urlPassword } from '../core/redact.js';
+import { urlPassword } from '../core/redact.js';
+import { Redactor } from './redact.js';
 
-/** Shorter passwords are hidden inside URLs only. */
-const MIN_SCRUBBED_PASSWORD = 4;
+const secrets = new Set<string>();
+/** Rebuilt on the next use after a registration (registrations happen at start-up only). */
+let current: Redactor | undefined;
 
-const replacements: { secret: string; shown: string }[] = [];
-
-/** Registers a store URL: later output shows it redacted and never shows its password. */
-export function registerStoreUrl(url: string): void {
-  const shown = redactUrl(url);
-  if (shown !== url) replacements.push({ secret: url, shown });
-  // The password alone, decoded and as written (percent-encoded), for messages that echo it
-  // without the URL. Not when it is so short that blanking every occurrence would garble output
-  // (`p` would turn "postgres" into "***ostgres") while hiding next to nothing.
-  const password = urlPassword(url);
-  const raw = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1];
-  for (const secret of new Set([password, raw])) {
-    if (secret && secret.length >= MIN_SCRUBBED_PASSWORD) replacements.push({ secret, shown: '***' });
-  }
+function add(secret: string | undefined): void {
+  if (!secret || secrets.has(secret)) return;
+  secrets.add(secret);
+  current = undefined;
 }
 
-/** `text` with every registered secret replaced (longest first, so a URL goes before its password). */
+/** Registers the password of a store URL (nothing for a URL without one). */
+export function registerStoreUrl(url: string): void {
+  const password = urlPassword(url);
+  // As written, also when the WHATWG parser rejects the URL (then `password` is undefined).
+  const raw = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1];
+  add(password);
+  add(raw);
+  if (password !== undefined) add(encodeURIComponent(password));
+}
+
+/** Registers the dashboard token. */
+export function registerDashboardToken(token: string | undefined): void {
+  if (token === undefined || token.trim() === '') return;
+  add(token);
+  add(encodeURIComponent(token));
+}
+
+/** Registers the secrets found in oncely's environment variables (`ONCELY_STORE`, `ONCELY_DASHBOARD_TOKEN`). */
+export function registerEnvSecrets(env: NodeJS.ProcessEnv): void {
+  const store = env.ONCELY_STORE;
+  if (store !== undefined && store !== '') registerStoreUrl(store);
+  registerDashboardToken(env.ONCELY_DASHBOARD_TOKEN);
+}
+
+/** A redactor of every secret registered so far. */
+export function secretsRedactor(): Redactor {
+  current ??= new Redactor(secrets);
+  return current;
+}
+
+/** `text` with every registered secret replaced by `***`. */
 export function scrubSecrets(text: string): string {
-  let out = text;
-  for (const { secret, shown } of [...replacements].sort((a, b) => b.secret.length - a.secret.length)) {
-    out = out.split(secret).join(shown);
-  }
-  return out;
+  return secretsRedactor().redact(text);
 }

@@ -1,8 +1,9 @@
 /**
  * `--store URL` / `--prefix P`: which store a command talks to. The URL comes from `--store`, else
  * `$ONCELY_STORE` (ignored when empty), else `sqlite:./oncely.db` (relative to the working
- * directory). The raw URL is registered as a secret before anything can print it: messages show
- * it only through `redactUrl`.
+ * directory). The URL's password is registered as a secret before anything can print it (also for
+ * a URL from `--store`, which main.ts did not see in the environment): messages show the URL only
+ * through `redactUrl`, and `oncely run` redacts it from command output.
  */
 import type { Command } from 'commander';
 import { redactUrl } from '../core/redact.js';

@@ -9,6 +9,9 @@
  * Shutdown (first SIGTERM/SIGINT): stop claiming, give running commands up to `--grace` to finish,
  * then abort the rest (their process groups get SIGTERM, then SIGKILL), wait for them, exit 0.
  * A second signal SIGKILLs every running command and exits 1 at once.
+ *
+ * Secrets: commands get no `ONCELY_*` setting of this process (job-env.ts), and their output is
+ * redacted of the store password and dashboard token before it is logged or stored (secrets.ts).
  */
 import { type Command, Option } from 'commander';
 import { type Dashboard, startDashboard } from '../../dashboard/server.js';
@@ -19,6 +22,7 @@ import { EXIT_FAILURE } from '../exit.js';
 import { loadJobsFile } from '../jobs-file.js';
 import { CliLog } from '../log.js';
 import { attachRunLog } from '../run-log.js';
+import { secretsRedactor } from '../secrets.js';
 import { onShutdown } from '../signals.js';
 import { openCliStore, type StoreFlags, withStoreOptions } from '../store-option.js';
 import { formatDuration } from '../table.js';
@@ -72,8 +76,10 @@ async function run(file: string, flags: RunFlags): Promise<void> {
       ...(flags.concurrency !== undefined && { concurrency: flags.concurrency }),
     });
     const node = scheduler.node;
+    // Every secret is registered by now (the environment's in main.ts, the store URL's on opening).
+    const redactor = secretsRedactor();
     for (const job of jobsFile.jobs) {
-      scheduler.define(job.name, job.options, commandHandler(job, { node, log, running }));
+      scheduler.define(job.name, job.options, commandHandler(job, { node, log, running, redactor }));
     }
     const runLog = attachRunLog(scheduler, log);
     if (flags.dashboard) {
