@@ -1,0 +1,112 @@
+import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
+import { MAX_BATCH } from '../store/validate.js';
+import { type Candidate, sourceKey } from './internal-types.js';
+import { gateScope, keys } from './keys.js';
+import type { NodeState } from './node-state.js';
+import { type Overlap, REPLAY_MARK } from './overlap.js';
+import type { Runs } from './runs.js';
+
+/** Claims candidates (occurrences and their overlap gates) in batched acquires, and starts what it won. */
+export class Claims {
+  constructor(
+    private readonly state: NodeState,
+    private readonly overlap: Overlap,
+    private readonly runs: Runs,
+  ) {}
+
+  /**
+   * One round trip for every due occurrence (and the overlap gates they need), limited to this
+   * node's free slots so that an overloaded node leaves work to the others.
+   */
+  async claimAndRun(candidates: Candidate[]): Promise<void> {
+    const s = this.state;
+    if (candidates.length === 0 || s.stopping?.signal.aborted) return;
+    const batch = candidates.slice(0, Math.max(0, s.freeSlots()));
+    if (batch.length === 0) return;
+    const requests: LeaseRequest[] = [];
+    const index: { occ: number; gate: number | undefined }[] = [];
+    for (const c of batch) {
+      const spec = s.defined.get(c.occ.job)!.spec;
+      const occ =
+        requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
+      const gate = c.gate
+        ? requests.push({
+            key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
+            // A replay of missed work says so: an on-time fire time that finds the gate held by a
+            // replay queues behind it instead of being skipped (see overlapped()).
+            owner: c.source === 'misfire' ? `${s.node}${REPLAY_MARK}` : s.node,
+            leaseMs: spec.lockAtMostForMs,
+          }) - 1
+        : undefined;
+      index.push({ occ, gate });
+    }
+    // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch); the
+    // batches go out together.
+    const slices: { from: number; to: number }[] = [];
+    for (let from = 0; from < batch.length; ) {
+      let to = from;
+      while (to < batch.length && (index[to]!.gate ?? index[to]!.occ) - index[from]!.occ < MAX_BATCH) to++;
+      slices.push({ from, to });
+      from = to;
+    }
+    await Promise.all(
+      slices.map(async ({ from, to }) => {
+        const offset = index[from]!.occ;
+        const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
+        const sentAt = s.clock.monotonic();
+        const leases = await s.store.acquire(requests.slice(offset, end + 1));
+        await Promise.all(
+          batch.slice(from, to).map(async (c, i) => {
+            const at = index[from + i]!;
+            const lease = leases[at.occ - offset] ?? null;
+            const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
+            await this.afterClaim(c, lease, gate, sentAt);
+          }),
+        );
+      }),
+    );
+  }
+
+  private async afterClaim(
+    c: Candidate,
+    lease: Lease | null,
+    gate: Lease | null | undefined,
+    sentAt: number,
+  ): Promise<void> {
+    const s = this.state;
+    const job = s.defined.get(c.occ.job)!;
+    const free = (l: Lease): WriteOp => ({ op: 'release', key: l.key, token: l.token });
+    if (!lease) {
+      // Someone else has (or had) it; a gate we won for it is returned at once.
+      if (gate) await s.writes.submit([free(gate)]).catch(() => {});
+      return;
+    }
+    if (lease.acquiredAt < c.occ.fireTime) {
+      // Never early: the store's clock had not reached the fire time. Give it back and retry.
+      await s.writes.submit([free(lease), ...(gate ? [free(gate)] : [])]);
+      const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+      if (source && c.source === 'schedule')
+        source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
+      return;
+    }
+    if (gate === null) {
+      await this.overlap.overlapped(job, c, lease);
+      return;
+    }
+    // The high-water mark is raised with the run's in-flight record: until then the held claim is
+    // what tells a late node that this fire time was handled, and a claim that never gets to start
+    // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
+    // now (it shares a batch with the other claims' writes): the held claim stands for it.
+    if (c.consumes !== undefined) await s.writes.submit([{ op: 'delete', key: c.consumes }]);
+    this.runs.launch(job, {
+      occ: c.occ,
+      lease,
+      gate: gate ?? undefined,
+      sentAt,
+      attempt: c.attempt,
+      source: c.source,
+      data: c.data,
+      ...(c.startWrites && { startWrites: c.startWrites }),
+    });
+  }
+}

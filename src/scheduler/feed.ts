@@ -1,0 +1,150 @@
+import { hostname } from 'node:os';
+import { packageVersion } from '../core/version.js';
+import { compileTrigger, type Trigger } from '../schedule/trigger.js';
+import type { StoredRecord } from '../store/types.js';
+import { sourceKey } from './internal-types.js';
+import type { JobSpec } from './job-options.js';
+import { controlKind, jobOfKey, keys } from './keys.js';
+import type { NodeState } from './node-state.js';
+import type { Recovery } from './recover.js';
+import type { Requests } from './requests.js';
+import type { StoredSchedule } from './types.js';
+
+/** The store clock is re-read at least this often (and after every failure). */
+const CLOCK_RESAMPLE_MS = 10_000;
+/** A poll reads at most this many control records (stored schedules at scale: their own issue). */
+const MAX_CONTROL_RECORDS = 100_000;
+
+/** What changed in the cluster — pauses, stored schedules, triggers, queued and orphaned runs — and this node's own records in it (heartbeat, job registry). */
+export class Feed {
+  constructor(
+    private readonly state: NodeState,
+    private readonly requests: Requests,
+    private readonly recovery: Recovery,
+  ) {}
+
+  /**
+   * Reads cluster state — pauses, stored schedules, trigger requests, queued runs, runs in flight
+   * (for recovery) — in one scan of the `ctl|` records; re-reads the store clock and writes the
+   * heartbeat only every few polls. An idle node costs about 1.4 round trips per poll interval.
+   */
+  async poll(): Promise<void> {
+    const s = this.state;
+    if (s.failures > 0 || s.clock.monotonic() - s.clockSampledAt >= CLOCK_RESAMPLE_MS) {
+      await s.storeClock.sample();
+      s.clockSampledAt = s.clock.monotonic();
+    }
+    const now = s.storeClock.estimate();
+    s.nextPollAt = now + s.pollMs;
+    const control = await this.readControl();
+    const byKind = (kind: string) => control.filter((r) => controlKind(r.key) === kind);
+    s.paused = new Set(byKind('pause').map((r) => jobOfKey(r.key)));
+    this.syncStoredSchedules(byKind('sched').map((r) => JSON.parse(r.value) as StoredSchedule));
+    if (now >= s.nextHeartbeatAt) {
+      await this.heartbeat(now);
+      s.nextHeartbeatAt = now + this.heartbeatMs();
+    }
+    const pending = byKind('pending');
+    s.pendingSeen = pending.length > 0;
+    await this.requests.claimRequests(byKind('trig'), pending);
+    await this.recovery.recover(byKind('run'), now);
+    if (now >= s.nextSweepAt) {
+      // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
+      // but stay stored until swept: every node deletes a bounded batch now and then.
+      s.nextSweepAt = now + s.sweepMs;
+      await s.store.sweep({ limit: 1000 }).catch((err) => s.emit('error', { error: err, during: 'sweep' }));
+    }
+  }
+
+  /** Every `ctl|` record, in pages of 10,000 (at most MAX_CONTROL_RECORDS). */
+  private async readControl(): Promise<StoredRecord[]> {
+    const all: StoredRecord[] = [];
+    for (;;) {
+      const last = all.at(-1)?.key;
+      const page = await this.state.store.scan(keys.controlPrefix, {
+        limit: 10_000,
+        ...(last !== undefined && { after: last }),
+      });
+      all.push(...page);
+      if (page.length < 10_000 || all.length >= MAX_CONTROL_RECORDS) return all;
+    }
+  }
+
+  /** Heartbeats go out every 5 polls (at most every 5 s); the record lives 3 intervals (at least 15 s). */
+  private heartbeatMs(): number {
+    return Math.min(5 * this.state.pollMs, 5_000);
+  }
+
+  private syncStoredSchedules(list: StoredSchedule[]): void {
+    const { defined, sources } = this.state;
+    const seen = new Set<string>();
+    for (const s of list) {
+      if (!defined.has(s.job)) continue;
+      const key = sourceKey(s.job, s.id);
+      seen.add(key);
+      const { id, job, data, ...trigger } = s;
+      const existing = sources.get(key);
+      const signature = JSON.stringify(trigger);
+      if (existing?.signature === signature) {
+        existing.data = data;
+        continue;
+      }
+      try {
+        const compiled = compileTrigger(trigger as Trigger, `schedule ${JSON.stringify(id)}`);
+        sources.set(key, {
+          job,
+          scheduleId: id,
+          trigger: compiled,
+          data,
+          cursor: existing?.cursor,
+          signature,
+        });
+      } catch (err) {
+        this.state.emit('error', { error: err, during: `schedule ${id}` });
+      }
+    }
+    for (const [key, source] of sources) {
+      if (source.scheduleId !== undefined && !seen.has(key)) sources.delete(key);
+    }
+  }
+
+  private async heartbeat(now: number): Promise<void> {
+    const s = this.state;
+    const info = {
+      id: s.node,
+      host: hostname(),
+      pid: process.pid,
+      version: packageVersion(),
+      startedAt: s.startedAt,
+      lastSeen: now,
+      jobs: [...s.defined.keys()],
+    };
+    await s.store.put(keys.node(s.node), JSON.stringify(info), {
+      ttlMs: Math.max(3 * this.heartbeatMs(), 15_000),
+    });
+  }
+
+  /** Records the job's definition in the store (`job|<name>`), for `jobs()`, the CLI and the dashboard. */
+  async registerJob(spec: JobSpec): Promise<void> {
+    const s = this.state;
+    const record = {
+      name: spec.name,
+      trigger: spec.triggerSource ?? null,
+      options: {
+        overlap: spec.overlap,
+        misfire: spec.misfire,
+        catchUpLimit: spec.catchUpLimit,
+        misfireThresholdMs: spec.misfireThresholdMs,
+        lockAtMostForMs: spec.lockAtMostForMs,
+        lockAtLeastForMs: spec.lockAtLeastForMs,
+        timeoutMs: spec.timeoutMs ?? null,
+        retries: spec.retries,
+        recover: spec.recover,
+        shards: spec.shards?.count ?? null,
+      },
+      definedBy: s.node,
+      updatedAt: await s.store.now(),
+    };
+    await s.store.put(keys.job(spec.name), JSON.stringify(record));
+  }
+}

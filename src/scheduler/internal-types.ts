@@ -1,0 +1,51 @@
+import type { CompiledTrigger } from '../schedule/trigger.js';
+import type { WriteOp } from '../store/types.js';
+import type { JobSpec } from './job-options.js';
+import type { OccurrenceId } from './keys.js';
+import type { JobHandler, RunSource } from './types.js';
+
+/** A job defined on this node. */
+export interface Job {
+  spec: JobSpec;
+  handler: JobHandler;
+}
+
+/** One stream of fire times: a job's own trigger, or one stored schedule of it. */
+export interface Source {
+  job: string;
+  scheduleId: string | undefined;
+  trigger: CompiledTrigger;
+  data: unknown;
+  /** Every fire time up to and including this one has been handled by this node's view. */
+  cursor: number | undefined;
+  /** A stored schedule's trigger as read, to notice when it changes. */
+  signature?: string;
+  /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
+  next?: { after: number; at: number | undefined };
+}
+
+/** An occurrence this node is about to try to claim. */
+export interface Candidate {
+  occ: OccurrenceId;
+  source: RunSource;
+  data: unknown;
+  attempt: number;
+  /** Run after the claim; otherwise (missed-and-skipped) only mark. */
+  gate: boolean;
+  /** A trigger request or pending record this candidate stands for: deleted once it is claimed. */
+  consumes?: string;
+  /** Written together with the run's in-flight record (recovery: the dead attempt's history). */
+  startWrites?: WriteOp[];
+  /** Comes from a pending (overlap queue) record (the one `consumes` names). */
+  fromPending?: true;
+}
+
+/** A source's key in `NodeState.sources`. */
+export function sourceKey(job: string, scheduleId: string | undefined): string {
+  return `${job}\u0000${scheduleId ?? ''}`;
+}
+
+/** The shards an occurrence of the job fans out to (`[undefined]` when it is not sharded). */
+export function shardsOf(job: Job): (number | undefined)[] {
+  return job.spec.shards ? Array.from({ length: job.spec.shards.count }, (_, i) => i) : [undefined];
+}

@@ -1,0 +1,61 @@
+import { INTERNAL_ABORT } from '../core/signals.js';
+import { type Due, nextDue } from './due.js';
+import type { Feed } from './feed.js';
+import { type NodeState, sharedController } from './node-state.js';
+
+/** Timers never sleep longer than this without re-checking the time. */
+const MAX_SLEEP_MS = 30_000;
+
+/** The node's timing loop: poll when a poll is due, tick, sleep until the next event (or a poke); back off while the store fails. */
+export class Loop {
+  constructor(
+    private readonly state: NodeState,
+    private readonly feed: Feed,
+    private readonly due: Due,
+  ) {}
+
+  /** Runs until `state.stopping` aborts. */
+  async loop(): Promise<void> {
+    const s = this.state;
+    const stopping = s.stopping!.signal;
+    while (!stopping.aborted) {
+      let sleepMs: number;
+      try {
+        const now = s.storeClock.estimate();
+        if (now >= s.nextPollAt) await this.feed.poll();
+        await this.due.tick();
+        sleepMs = this.untilNextEvent();
+        if (s.failures > 0) {
+          s.storeBack.abort(INTERNAL_ABORT);
+          s.storeBack = sharedController();
+        }
+        s.failures = 0;
+      } catch (err) {
+        s.failures++;
+        s.emit('error', { error: err, during: 'scheduler loop' });
+        // Bounded back-off while the store is unreachable; the misfire policy covers what falls due meanwhile.
+        sleepMs = Math.min(MAX_SLEEP_MS, 250 * 2 ** Math.min(s.failures, 7));
+      }
+      if (stopping.aborted) break;
+      s.wake.controller = new AbortController();
+      await s.clock.sleep(Math.max(0, Math.min(sleepMs, MAX_SLEEP_MS)), s.wake.controller.signal);
+    }
+  }
+
+  /** Milliseconds until the next fire time that this node could claim, or the next poll. */
+  private untilNextEvent(): number {
+    const s = this.state;
+    const now = s.storeClock.estimate();
+    let next = s.nextPollAt;
+    for (const source of s.sources.values()) {
+      // A fire time the last tick already saw but could not claim (no free slot, a catch-up
+      // replay waiting for its predecessor) is retried when a run ends or at the next poll, not
+      // in a busy loop.
+      const due = nextDue(source, now);
+      if (due !== undefined && due > s.lastTickAt) next = Math.min(next, due);
+    }
+    // Wake a little after the fire time: the store clock estimate is only good to ± errorBound,
+    // and a claim granted before the fire time would be early.
+    return next - now + Math.ceil(s.storeClock.errorBound());
+  }
+}

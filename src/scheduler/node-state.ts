@@ -1,0 +1,90 @@
+import { setMaxListeners } from 'node:events';
+import { type Clock, StoreClock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { INTERNAL_ABORT } from '../core/signals.js';
+import type { Store } from '../store/types.js';
+import { SchedulerEmitter } from './events.js';
+import type { Job, Source } from './internal-types.js';
+import type { ResolvedOptions } from './options.js';
+import type { SchedulerEvents } from './types.js';
+import { WriteBatcher } from './write-batch.js';
+
+/**
+ * What one scheduler node knows and is doing, shared by the rooms (feed, due, claim, runs,
+ * recover, loop): its options, its jobs and sources, the runs going on here, and the timers
+ * of the loop. Every room gets the same instance. Fields that get replaced (`paused` by each
+ * poll, `storeBack` by the loop, `abandon` by start, `wake.controller` before each sleep) are
+ * read through it when needed, never kept.
+ */
+export class NodeState {
+  readonly store: Store;
+  readonly node: string;
+  readonly concurrency: number;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly pollMs: number;
+  readonly retentionMs: number;
+  readonly stopTimeoutMs: number;
+  readonly sweepMs: number;
+  readonly storeClock: StoreClock;
+  readonly events: SchedulerEmitter;
+  readonly defined = new Map<string, Job>();
+  readonly sources = new Map<string, Source>();
+  paused = new Set<string>();
+  readonly running = new Set<Promise<void>>();
+  /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
+  readonly runningHere = new Set<string>();
+  /** The last poll saw queued (pending) runs. */
+  pendingSeen = false;
+  /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
+  storeBack = sharedController();
+  stopping: AbortController | undefined;
+  readonly wake = { controller: new AbortController() };
+  abandon = sharedController();
+  startedAt = 0;
+  nextPollAt = 0;
+  lastTickAt = Number.NEGATIVE_INFINITY;
+  failures = 0;
+  nextSweepAt = Number.POSITIVE_INFINITY;
+  nextHeartbeatAt = 0;
+  clockSampledAt = Number.NEGATIVE_INFINITY;
+  readonly writes: WriteBatcher;
+
+  constructor(options: ResolvedOptions) {
+    this.store = options.store;
+    this.node = options.node;
+    this.concurrency = options.concurrency;
+    this.logger = options.logger;
+    this.clock = options.clock;
+    this.pollMs = options.pollMs;
+    this.retentionMs = options.retentionMs;
+    this.stopTimeoutMs = options.stopTimeoutMs;
+    this.sweepMs = options.sweepMs;
+    this.events = new SchedulerEmitter(this.logger, this.node);
+    this.storeClock = new StoreClock(() => this.store.now(), this.clock);
+    this.writes = new WriteBatcher(this.store);
+  }
+
+  emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {
+    this.events.emit(event, payload);
+  }
+
+  /** Wakes the loop now (a run ended, a trigger or schedule change, stop). */
+  poke(): void {
+    this.wake.controller.abort(INTERNAL_ABORT);
+  }
+
+  freeSlots(): number {
+    return this.concurrency - this.running.size;
+  }
+}
+
+/**
+ * A controller whose signal every running run listens to (stop, "store is back"): one listener
+ * per run, removed when the run ends, so Node's leak warning (more than 10) does not apply.
+ */
+export function sharedController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}

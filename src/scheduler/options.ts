@@ -1,0 +1,70 @@
+import { type Clock, systemClock } from '../core/clock.js';
+import { parseDuration, parsePositiveDuration } from '../core/duration.js';
+import { invalidArgument } from '../core/errors.js';
+import { defaultOwner } from '../core/ids.js';
+import { type Logger, silentLogger } from '../core/logger.js';
+import type { Store } from '../store/types.js';
+import type { SchedulerOptions } from './types.js';
+
+/** How many schedulers this process created (for distinct default node ids). */
+let schedulersCreated = 0;
+
+/** `SchedulerOptions` checked, with defaults filled in and durations in ms. */
+export interface ResolvedOptions {
+  store: Store;
+  node: string;
+  concurrency: number;
+  logger: Logger;
+  clock: Clock;
+  pollMs: number;
+  retentionMs: number;
+  stopTimeoutMs: number;
+  sweepMs: number;
+}
+
+/** Validates `createScheduler`'s options (`INVALID_ARGUMENT` naming the field) and fills in defaults. */
+export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
+  if (!options || typeof options !== 'object' || !options.store) {
+    throw invalidArgument('createScheduler needs { store } (see openStore)');
+  }
+  const known = new Set([
+    'store',
+    'node',
+    'concurrency',
+    'logger',
+    'pollInterval',
+    'historyRetention',
+    'stopTimeout',
+    'sweepInterval',
+    'clock',
+  ]);
+  for (const field of Object.keys(options)) {
+    if (!known.has(field))
+      throw invalidArgument(
+        `unknown scheduler option ${JSON.stringify(field)}; known: ${[...known].join(', ')}`,
+      );
+  }
+  // Node ids must differ between schedulers (heartbeats and claims are keyed by them): the
+  // process's owner id for the first one, with `#2`, `#3`… for further ones in the same process.
+  schedulersCreated++;
+  const node =
+    options.node ?? (schedulersCreated === 1 ? defaultOwner() : `${defaultOwner()}#${schedulersCreated}`);
+  if (typeof node !== 'string' || node === '' || node.length > 200 || /\p{Cc}/u.test(node)) {
+    throw invalidArgument('node must be 1-200 printable characters');
+  }
+  const concurrency = options.concurrency ?? 16;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
+    throw invalidArgument(`concurrency must be a whole number from 1 to 10000; got ${options.concurrency}`);
+  }
+  return {
+    store: options.store,
+    node,
+    concurrency,
+    logger: options.logger ?? silentLogger,
+    clock: options.clock ?? systemClock,
+    pollMs: parsePositiveDuration(options.pollInterval ?? '1s', 'pollInterval'),
+    retentionMs: parsePositiveDuration(options.historyRetention ?? '7d', 'historyRetention'),
+    stopTimeoutMs: parseDuration(options.stopTimeout ?? '30s', 'stopTimeout'),
+    sweepMs: parsePositiveDuration(options.sweepInterval ?? '1m', 'sweepInterval'),
+  };
+}

@@ -1,0 +1,81 @@
+import type { Lease } from '../store/types.js';
+import { doneHold, type HighWater } from './high-water.js';
+import { encodeHistory, occFields } from './history.js';
+import type { Candidate, Job } from './internal-types.js';
+import { gateScope, keys } from './keys.js';
+import type { NodeState } from './node-state.js';
+
+/** Appended to the owner of an overlap gate taken by a misfire replay. */
+export const REPLAY_MARK = ' (replay)';
+
+/** What happens to an occurrence this node claimed while its overlap gate was taken. */
+export class Overlap {
+  constructor(
+    private readonly state: NodeState,
+    private readonly highWater: HighWater,
+  ) {}
+
+  /** The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one pending run). */
+  async overlapped(job: Job, c: Candidate, lease: Lease): Promise<void> {
+    const s = this.state;
+    if ((c.source === 'misfire' && job.spec.misfire === 'catch-up') || c.source === 'recover') {
+      // A catch-up replay waits for the previous one, a recovery for the run holding the gate:
+      // free the occurrence and try again next tick (recovery: next poll; its in-flight record stays).
+      await s.writes.submit([{ op: 'release', key: lease.key, token: lease.token }]);
+      return;
+    }
+    const highWater = this.highWater.highWaterOp(c.occ);
+    // After an outage or a pause, nodes see "missed" at different moments: one may still be
+    // replaying the latest missed fire time when another claims the next one on time. Skipping
+    // that one for "overlapping" catch-up work would lose a fire time nobody missed, so it
+    // queues behind the replay instead (one look-up, only when the gate is taken).
+    const behindReplay =
+      c.source === 'schedule' &&
+      job.spec.overlap === 'skip' &&
+      (await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard)))?.owner.endsWith(
+        REPLAY_MARK,
+      ) === true;
+    // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
+    // after the current run ends", as ElasticJob's misfire flag): one pending run per gate, claimed
+    // by whichever node sees the gate free first. One batch: the pending record, the occurrence
+    // freed for it, the mark, and the trigger request it replaces (a candidate that came from the
+    // pending record keeps it, rewritten here).
+    if (job.spec.overlap === 'queue' || c.source === 'misfire' || behindReplay) {
+      await s.writes.submit([
+        {
+          op: 'put',
+          key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+          value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
+        },
+        { op: 'release', key: lease.key, token: lease.token },
+        ...(highWater ? [highWater] : []),
+        ...(c.consumes !== undefined && !c.fromPending ? [{ op: 'delete' as const, key: c.consumes }] : []),
+      ]);
+      return;
+    }
+    // Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending
+    // run is consumed (or every poll would re-read it) — one batch.
+    const at = new Date(lease.acquiredAt);
+    await s.writes.submit([
+      {
+        op: 'put',
+        key: keys.history(c.occ, 1),
+        value: encodeHistory({
+          ...occFields(c.occ),
+          node: s.node,
+          attempt: 1,
+          token: lease.token,
+          source: c.source,
+          status: 'skipped',
+          startedAt: at,
+          finishedAt: at,
+        }),
+        ttlMs: s.retentionMs,
+      },
+      ...(highWater ? [highWater] : []),
+      { op: 'release', key: lease.key, token: lease.token, holdUntil: c.occ.fireTime + doneHold(job) },
+      ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
+    ]);
+    s.emit('skipped', { ...occFields(c.occ), reason: 'overlap' });
+  }
+}

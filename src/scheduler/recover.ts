@@ -1,0 +1,84 @@
+import type { StoredRecord } from '../store/types.js';
+import type { Claims } from './claim.js';
+import { decodeHistory, encodeHistory, occFields } from './history.js';
+import type { Candidate } from './internal-types.js';
+import { keys, type OccurrenceId } from './keys.js';
+import type { NodeState } from './node-state.js';
+import type { InflightRecord } from './run.js';
+
+/** Runs in flight whose node died (or gave up): run again, or recorded as abandoned. */
+export class Recovery {
+  constructor(
+    private readonly state: NodeState,
+    private readonly claims: Claims,
+  ) {}
+
+  /**
+   * Recovery: an inflight record whose lease is free belongs to a run whose node died (or gave
+   * up). With `recover` it is run again here with attempt + 1 and a higher token; without, it is
+   * recorded as abandoned. An occurrence whose final history exists is only cleaned up.
+   */
+  async recover(records: StoredRecord[], now: number): Promise<void> {
+    const s = this.state;
+    const candidates: Candidate[] = [];
+    for (const r of records) {
+      const rec = JSON.parse(r.value) as InflightRecord;
+      const job = s.defined.get(rec.job);
+      if (!job) continue;
+      // A lease cannot end before claimedAt + leaseMs (extensions only move it later): no need to
+      // ask the store about a run that young. Only runs older than their lease cost a look-up.
+      if (rec.claimedAt + rec.leaseMs > now) continue;
+      const occ: OccurrenceId = {
+        job: rec.job,
+        scheduleId: rec.scheduleId,
+        fireTime: rec.fireTime,
+        shard: rec.shard,
+      };
+      // Still running (or still storing its outcome) here: its lease may have lapsed during an
+      // outage, but this node knows it is not dead.
+      if (s.runningHere.has(keys.occurrence(occ))) continue;
+      if ((await s.store.inspect(keys.occurrence(occ))) !== null) continue;
+      const last = await s.store.get(keys.history(occ, rec.attempt));
+      const status = last === null ? undefined : decodeHistory(last).status;
+      const final =
+        status === 'succeeded' || status === 'failed' || status === 'timed-out' || status === 'skipped';
+      // The dead attempt, recorded as abandoned: now (without recover), or in the same write that
+      // starts the new attempt.
+      const abandoned = (error?: string) =>
+        encodeHistory({
+          ...occFields(occ),
+          node: rec.node,
+          attempt: rec.attempt,
+          token: rec.token,
+          source: rec.source,
+          status: 'abandoned',
+          startedAt: new Date(rec.startedAt ?? rec.fireTime),
+          finishedAt: new Date(now),
+          ...(error !== undefined && { error }),
+        });
+      if (final || !job.spec.recover) {
+        if (!final) await s.store.put(keys.history(occ, rec.attempt), abandoned(), { ttlMs: s.retentionMs });
+        await s.store.delete(r.key);
+        continue;
+      }
+      // A recovered run takes the overlap gate like any other run, and waits (next poll) while
+      // another run of the job holds it.
+      candidates.push({
+        occ,
+        source: 'recover',
+        data: rec.data,
+        attempt: rec.attempt + 1,
+        gate: job.spec.overlap !== 'allow',
+        startWrites: [
+          {
+            op: 'put',
+            key: keys.history(occ, rec.attempt),
+            value: abandoned(`node ${rec.node} stopped renewing its lease; recovered by ${s.node}`),
+            ttlMs: s.retentionMs,
+          },
+        ],
+      });
+    }
+    await this.claims.claimAndRun(candidates);
+  }
+}

@@ -1,0 +1,50 @@
+import { doneHold, type HighWater } from './high-water.js';
+import type { Job } from './internal-types.js';
+import { keys } from './keys.js';
+import type { NodeState } from './node-state.js';
+import { type Claim, executeRun } from './run.js';
+
+/** Starts claimed occurrences on this node and keeps track of them (free slots, recovery, stop). */
+export class Runs {
+  constructor(
+    private readonly state: NodeState,
+    private readonly highWater: HighWater,
+  ) {}
+
+  launch(job: Job, claim: Claim): void {
+    const s = this.state;
+    const occKey = keys.occurrence(claim.occ);
+    s.runningHere.add(occKey);
+    const run = executeRun(
+      {
+        store: s.store,
+        node: s.node,
+        clock: s.clock,
+        logger: s.logger,
+        spec: job.spec,
+        handler: job.handler,
+        emit: (event, payload) => s.emit(event, payload),
+        writes: s.writes,
+        highWater: (occ) => this.highWater.highWaterOp(occ),
+        historyRetentionMs: s.retentionMs,
+        doneHoldMs: doneHold(job),
+        stopSignal: s.abandon.signal,
+        handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
+        storeBack: () => s.storeBack.signal,
+      },
+      claim,
+    ).finally(() => {
+      const wasFull = s.freeSlots() <= 0;
+      s.running.delete(run);
+      s.runningHere.delete(occKey);
+      // A gate is free now: a run queued behind this one (overlap 'queue', or any run queued
+      // behind a misfire replay) may start at once, so read the pending runs now rather than at
+      // the next poll; likewise when this node was full and may have left due work waiting.
+      // Otherwise only the timer loop needs a look (a catch-up replay may be next).
+      if (wasFull || job.spec.overlap === 'queue' || claim.source === 'misfire' || s.pendingSeen)
+        s.nextPollAt = 0;
+      s.poke();
+    });
+    s.running.add(run);
+  }
+}
