@@ -5,12 +5,36 @@ import { type MysqlPoolLike, MysqlStore } from '../src/store/mysql.js';
 import type { WriteOp } from '../src/store/types.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { noBackslashEscapesPool } from './harness/mysql-modes.js';
 import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
 
 const target = serverBackend('mysql');
 const prefix = testPrefix('my');
 
 describeStore('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+
+// The whole suite again on a caller's pool whose sessions have sql_mode NO_BACKSLASH_ESCAPES (a
+// backslash is then no escape), with and without multipleStatements: every value must still be data.
+for (const multipleStatements of [true, false]) {
+  const modePrefix = testPrefix(`mynbe${multipleStatements ? 'm' : 'p'}`);
+  let pool: mysql.Pool | undefined;
+  describeStore(
+    `mysql (NO_BACKSLASH_ESCAPES${multipleStatements ? '' : ', no multipleStatements'})`,
+    async () => {
+      pool ??= noBackslashEscapesPool(target.url!, { multipleStatements });
+      const store = new MysqlStore({ pool, prefix: modePrefix });
+      await store.migrate();
+      return store;
+    },
+    { skip: target.skip },
+  );
+  afterAll(async () => {
+    if (!pool) return;
+    for (const table of ['leases', 'records', 'fence', 'meta'])
+      await pool.query(`DROP TABLE IF EXISTS ${modePrefix}${table}`);
+    await pool.end();
+  });
+}
 
 describeSqlServerSpecifics<mysql.Pool>(
   {

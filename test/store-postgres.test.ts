@@ -2,6 +2,7 @@ import pg from 'pg';
 import { expect, it } from 'vitest';
 import { OncelyError, openStore } from '../src/index.js';
 import { type PgPoolLike, PostgresStore } from '../src/store/postgres.js';
+import type { WriteOp } from '../src/store/types.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
@@ -60,7 +61,8 @@ describeSqlServerSpecifics<pg.Pool>(
             return suite.pool.query(config);
           },
         };
-        const store = new PostgresStore({ pool: counting, prefix: suite.fresh('rt'), preparedStatements });
+        const p = suite.fresh('rt');
+        const store = new PostgresStore({ pool: counting, prefix: p, preparedStatements });
         await store.migrate();
         const [occurrence, gate] = await store.acquire([
           { key: 'occ', owner: 'o', leaseMs: 10_000 },
@@ -113,19 +115,31 @@ describeSqlServerSpecifics<pg.Pool>(
         expect(texts[0]).not.toContain('DROP');
         expect(await store.get("it's")).toBe('');
         expect(await store.inspect('occ')).toBeNull();
-        // All or nothing: a NUL cannot be stored, and the put before it is rolled back with it.
-        await expect(
-          store.apply([
+        // A NUL (which PostgreSQL text cannot hold) is refused before anything is sent.
+        for (const ops of [
+          [
             { op: 'put', key: 'first', value: 'v' },
             { op: 'put', key: 'first', value: 'nul \u0000' },
-          ]),
-        ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-        await expect(
-          store.apply([
+          ],
+          [
             { op: 'put', key: 'first', value: 'v' },
             { op: 'put', key: 'second', value: 'nul \u0000' },
-          ]),
-        ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+          ],
+        ] as WriteOp[][]) {
+          await expect(store.apply(ops)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: /NUL/ });
+        }
+        await expect(store.put('first', 'nul \u0000')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+        expect(await store.get('first')).toBeNull();
+        // All or nothing: a statement that fails rolls back the ops before it, in one statement and
+        // statement by statement (a lease released twice).
+        await suite.pool.query(`DROP TABLE ${p}leases`);
+        const release: WriteOp = { op: 'release', key: 'occ', token: occurrence!.token };
+        for (const ops of [
+          [{ op: 'put', key: 'first', value: 'v' }, release],
+          [{ op: 'put', key: 'first', value: 'v' }, release, release],
+        ] as WriteOp[][]) {
+          await expect(store.apply(ops)).rejects.toMatchObject({ code: 'SCHEMA' });
+        }
         expect(await store.get('first')).toBeNull();
         await store.close();
       }

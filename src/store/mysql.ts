@@ -15,7 +15,8 @@ export interface MysqlStoreOptions {
    * Your existing `mysql2/promise` pool; never ended by oncely. Create it with
    * `multipleStatements: true` to make `acquire` and `apply` one round trip (without it, the same
    * statements go one by one on one connection, inside a transaction: correct, but a round trip
-   * per statement).
+   * per statement). Its sessions may use any `sql_mode` (NO_BACKSLASH_ESCAPES included): values
+   * go as prepared-statement parameters or hex literals, never through client-side escaping.
    */
   pool?: MysqlPoolLike;
   /** `mysql://user:pass@host:3306/db` (or `mariadb://…`): oncely creates and ends its own pool. */

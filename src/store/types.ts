@@ -11,7 +11,10 @@ import type { Lock, TryLockOptions } from '../lock/types.js';
 
 /** One key to lease in an {@link Store.acquire} batch. */
 export interface LeaseRequest {
-  /** 1..512 characters, stored as data (any characters, including quotes and emoji). */
+  /**
+   * 1..512 characters, stored as data (quotes, backslashes, emoji: any well-formed Unicode text
+   * but NUL, as for every key and record value).
+   */
   key: string;
   /** Who holds it; free text up to 255 characters, shown by `oncely locks`. */
   owner: string;
@@ -141,7 +144,11 @@ export interface Store extends AsyncDisposable {
   /** Unexpired leases, ascending by key. */
   listLeases(options?: ListLeasesOptions): Promise<Lease[]>;
 
-  /** Creates or replaces a record. */
+  /**
+   * Creates or replaces a record. Keys and values are well-formed Unicode text without NUL
+   * (U+0000) on every backend (PostgreSQL text cannot hold one); anything else is
+   * `INVALID_ARGUMENT`.
+   */
   put(key: string, value: string, options?: PutOptions): Promise<void>;
   /** The record's value, or `null` if absent or expired. */
   get(key: string): Promise<string | null>;

@@ -55,6 +55,7 @@ export function validateOwner(owner: string): string {
   if (typeof owner !== 'string' || owner.length === 0)
     throw invalidArgument('owner must be a non-empty string');
   requireWellFormed(owner, 'owner');
+  if (owner.includes('\u0000')) throw invalidArgument('owner must not contain NUL characters');
   if (owner.length > MAX_OWNER_LENGTH) {
     throw invalidArgument(
       `owner is ${owner.length} characters long; at most ${MAX_OWNER_LENGTH} are allowed`,
@@ -171,6 +172,10 @@ export function normalizeScan(prefix: string, options: ScanOptions = {}): Normal
   if (options.after !== undefined && typeof options.after !== 'string') {
     throw invalidArgument('scan() after must be a key string');
   }
+  // No key holds a NUL (validateKey), so a prefix or cursor with one is a caller's mistake, and
+  // PostgreSQL text could not even carry it to the server.
+  if (prefix.includes('\u0000') || options.after?.includes('\u0000'))
+    throw invalidArgument('scan() prefix and after must not contain NUL characters (no key can hold one)');
   return {
     prefix,
     limit: validateLimit(options.limit, 100),
@@ -182,6 +187,8 @@ export function normalizeScan(prefix: string, options: ScanOptions = {}): Normal
 export function normalizeListLeases(options: ListLeasesOptions = {}): { prefix: string; limit: number } {
   const prefix = options.prefix ?? '';
   if (typeof prefix !== 'string') throw invalidArgument('listLeases() prefix must be a string');
+  if (prefix.includes('\u0000'))
+    throw invalidArgument('listLeases() prefix must not contain NUL characters (no key can hold one)');
   return { prefix, limit: validateLimit(options.limit, 100) };
 }
 
@@ -194,10 +201,20 @@ export function normalizePut(options: PutOptions = {}): number | undefined {
   return validateLeaseMs(options.ttlMs, 'ttlMs');
 }
 
+/**
+ * Record values are well-formed Unicode text without NUL (U+0000), on every backend: PostgreSQL
+ * `text` cannot hold a NUL, and a value one store takes every store must take (the contract is the
+ * same for keys). JSON.stringify writes a NUL as the six characters `\u0000`.
+ */
 export function validateValue(value: string): string {
   if (typeof value !== 'string')
     throw invalidArgument('record values are strings (JSON.stringify objects first)');
   requireWellFormed(value, 'record value');
+  if (value.includes('\u0000')) {
+    throw invalidArgument(
+      'record value contains a NUL character (U+0000), which stores refuse (PostgreSQL text cannot hold it); remove it or encode the value (JSON.stringify writes it as \\u0000)',
+    );
+  }
   return value;
 }
 

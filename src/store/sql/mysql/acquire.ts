@@ -11,7 +11,8 @@ if (MAX_BATCH > SLOTS) throw new Error('MAX_BATCH must fit in the fence slots');
 
 /**
  * acquire (MySQL 8 / MariaDB 10.6+): a short script in one transaction, sent as one
- * multi-statement query (one round trip, one commit). "Lock the rows, then draw the token."
+ * multi-statement query (one round trip, one commit) with its values inlined as sql_mode-proof
+ * literals (runScript, literal.ts). "Lock the rows, then draw the token."
  *
  * Takes: keys, owners, lease lengths, sorted by key (rows are locked in one order by everyone).
  * Returns: one row (key, token, acquired_at, expires_at) per granted key.

@@ -16,7 +16,8 @@ export interface MysqlWriteStatements {
 /**
  * apply (MySQL 8 / MariaDB 10.6+): the single-op put, delete and release statements, in one
  * transaction sent as one multi-statement query (one round trip, one commit), in lock order
- * (../lock-order.ts: records then leases, by key; one row's ops in the caller's order). Without
+ * (../lock-order.ts: records then leases, by key; one row's ops in the caller's order), values
+ * inlined as sql_mode-proof literals (runScript, literal.ts). Without
  * multipleStatements the same statements go one by one on one connection, still inside
  * START TRANSACTION … COMMIT (correct and atomic, but a round trip each).
  *

@@ -10,6 +10,7 @@ import { type MysqlWriteStatements, mysqlApplied, mysqlApplyScript } from './app
 import { MYSQL_NOW } from './clock.js';
 import { acceptsMultipleStatements, type MysqlHeader, type MysqlPoolLike, runScript } from './driver.js';
 import { mysqlExtend } from './extend.js';
+import { mysqlInline } from './literal.js';
 import { mysqlPut } from './put.js';
 import { mysqlRelease } from './release.js';
 import {
@@ -73,8 +74,10 @@ export class MysqlDialect implements Dialect {
   /**
    * One statement: as a server-side prepared statement (parsed once per connection, which is most
    * of a short statement's cost) when the pool can, except statements with `LIMIT ?`, which MySQL
-   * 8.0.22+ refuses to bind from mysql2's DOUBLE parameters; those go as text. Numeric parameters
-   * elsewhere are wrapped in CAST(? AS SIGNED) so the arithmetic stays integer.
+   * 8.0.22+ refuses to bind from mysql2's DOUBLE parameters; those go as text, with the values
+   * inlined as literals no `sql_mode` can reinterpret (literal.ts), never through mysql2's
+   * client-side escaping. Numeric parameters elsewhere are wrapped in CAST(? AS SIGNED) so the
+   * arithmetic stays integer.
    */
   private async run(statement: Statement, params: readonly SqlValue[]): Promise<unknown> {
     let prepare = this.preparable.get(statement.name);
@@ -84,7 +87,7 @@ export class MysqlDialect implements Dialect {
     }
     const [result] = prepare
       ? await this.pool.execute!(statement.text, params)
-      : await this.pool.query(statement.text, params);
+      : await this.pool.query(mysqlInline(statement.text, params), []);
     return result;
   }
 
@@ -145,10 +148,10 @@ export class MysqlDialect implements Dialect {
     const t = this.tables;
     const conn = await this.pool.getConnection();
     try {
-      const [locked] = await conn.query('SELECT GET_LOCK(?, ?) AS ok', [
-        mysqlLockName(t),
-        MYSQL_MIGRATION_LOCK_SECONDS,
-      ]);
+      const [locked] = await conn.query(
+        mysqlInline('SELECT GET_LOCK(?, ?) AS ok', [mysqlLockName(t), MYSQL_MIGRATION_LOCK_SECONDS]),
+        [],
+      );
       if (Number((locked as Row[])[0]?.['ok']) !== 1) {
         throw new OncelyError(
           'STORE_UNAVAILABLE',
@@ -162,7 +165,7 @@ export class MysqlDialect implements Dialect {
         if (found > SCHEMA_VERSION) throw schemaTooNew(this.kind, found);
         for (const sql of mysqlCreateTables(t)) await conn.query(sql);
       } finally {
-        await conn.query('SELECT RELEASE_LOCK(?)', [mysqlLockName(t)]);
+        await conn.query(mysqlInline('SELECT RELEASE_LOCK(?)', [mysqlLockName(t)]), []);
       }
     } finally {
       conn.release();

@@ -1,4 +1,5 @@
 import type { SqlValue } from '../dialect.js';
+import { mysqlInline } from './literal.js';
 
 /** What oncely needs from a `mysql2/promise` connection. */
 export interface MysqlConnectionLike {
@@ -26,7 +27,7 @@ export interface MysqlHeader {
   insertId: number;
 }
 
-/** One statement of a script: its text with `?` placeholders and its values. */
+/** One statement of a script: its text with `?` placeholders and its values (inlined by runScript). */
 export interface ScriptPart {
   sql: string;
   values: readonly SqlValue[];
@@ -34,7 +35,9 @@ export interface ScriptPart {
 
 /**
  * Runs `parts` on one pooled connection and returns each statement's result. With `batched`, the
- * statements travel as one multi-statement query (one round trip); otherwise one by one. With
+ * statements travel as one multi-statement query (one round trip); otherwise one by one. Either
+ * way as text with the values inlined as literals no `sql_mode` can reinterpret (literal.ts); no
+ * values array ever reaches `query()`, whose client-side escaping trusts backslashes. With
  * `transaction`, they run between START TRANSACTION and COMMIT, and any error rolls the
  * transaction back before the connection returns to the pool (a connection that cannot even do
  * that is destroyed): no half-done transaction ever goes back to the pool holding row locks.
@@ -44,24 +47,22 @@ export async function runScript(
   parts: readonly ScriptPart[],
   options: { batched: boolean; transaction: boolean },
 ): Promise<unknown[]> {
+  const texts = parts.map((p) => mysqlInline(p.sql, p.values));
   const conn = await pool.getConnection();
   let healthy = true;
   try {
     if (options.batched) {
-      const texts = parts.map((p) => p.sql);
       const sql = options.transaction
         ? ['START TRANSACTION', ...texts, 'COMMIT'].join(';\n')
         : texts.join(';\n');
-      const [results] = await conn.query(
-        sql,
-        parts.flatMap((p) => p.values),
-      );
+      // An empty values array: mysql2 then formats nothing (not even named placeholders).
+      const [results] = await conn.query(sql, []);
       const list = parts.length === 1 && !options.transaction ? [results] : (results as unknown[]);
       return options.transaction ? list.slice(1, -1) : list;
     }
     if (options.transaction) await conn.query('START TRANSACTION');
     const results: unknown[] = [];
-    for (const part of parts) results.push((await conn.query(part.sql, part.values))[0]);
+    for (const text of texts) results.push((await conn.query(text, []))[0]);
     if (options.transaction) await conn.query('COMMIT');
     return results;
   } catch (err) {

@@ -4,7 +4,7 @@ import type { ScriptPart } from './driver.js';
 
 /**
  * sweep (MySQL/MariaDB): three DELETEs, one round trip with multipleStatements, no transaction
- * (each commits on its own; none depends on another).
+ * (each commits on its own; none depends on another); the limits are inlined (runScript).
  *
  * Takes: limit. Returns (affectedRows of each): expired leases deleted, expired records deleted,
  * old fence rows pruned.
