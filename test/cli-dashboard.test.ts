@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, startCli, until } from './fixtures/cli/cli.js';
+import { requireBuiltCli, runCli, startCli, until } from './fixtures/cli/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-cli-dashboard-'));
 beforeAll(() => requireBuiltCli());
@@ -29,6 +29,17 @@ describe('oncely dashboard', () => {
     } finally {
       if (node.process.exitCode === null) node.process.kill('SIGKILL');
     }
+  }, 60_000);
+
+  it('refuses a token shorter than 16 characters on a public host: exit 2, naming the variable', async () => {
+    const r = await runCli(
+      ['dashboard', '--store', `sqlite:${join(dir, 'weak.db')}`, '--host', '0.0.0.0', '--port', '0'],
+      { env: { ONCELY_DASHBOARD_TOKEN: 'short-secret' }, timeoutMs: 20_000 },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('ONCELY_DASHBOARD_TOKEN');
+    expect(r.stderr).toContain('16');
+    expect(r.stderr + r.stdout).not.toContain('short-secret');
   }, 60_000);
 
   it('runs next to the jobs with `oncely run --dashboard`', async () => {

@@ -8,6 +8,7 @@ import { crossSiteReason, isLoopbackHost, parseCookies, safeEqual } from '../src
 import { type Dashboard, startDashboard } from '../src/dashboard/server.js';
 import { OncelyError } from '../src/index.js';
 import { type Cluster, dashboardFor, startCluster } from './fixtures/dashboard/cluster.js';
+import { rawRequest } from './fixtures/dashboard/raw-http.js';
 
 const TOKEN = 's3cret-token-for-tests';
 
@@ -89,7 +90,8 @@ describe('with a token', () => {
   const go = (path: string, init: RequestInit = {}) => fetch(base + path, { redirect: 'manual', ...init });
 
   it('answers 401 without a token or with a wrong one, everywhere', async () => {
-    for (const path of [
+    // Each path from its own source address: wrong tokens are throttled per address (10 a minute).
+    const paths = [
       '/',
       '/jobs/tick',
       '/nodes',
@@ -98,14 +100,18 @@ describe('with a token', () => {
       '/metrics',
       '/assets/style.css',
       '/nope',
-    ]) {
-      const none = await go(path);
+    ];
+    for (const [i, path] of paths.entries()) {
+      const from = `127.0.0.${10 + i}`;
+      const status = async (headers: Record<string, string> = {}) =>
+        (await rawRequest(base, path, { headers, from })).status;
+      const none = await rawRequest(base, path, { from });
       expect(none.status, path).toBe(401);
-      expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect((await go(path, { headers: { authorization: 'Bearer wrong' } })).status, path).toBe(401);
-      expect((await go(path, { headers: { authorization: `Bearer ${TOKEN}x` } })).status, path).toBe(401);
-      expect((await go(path, { headers: { authorization: `Basic ${TOKEN}` } })).status, path).toBe(401);
-      expect((await go(path, { headers: { cookie: 'oncely_session=forged' } })).status, path).toBe(401);
+      expect(none.headers['www-authenticate']).toMatch(/^Bearer/);
+      expect(await status({ authorization: 'Bearer wrong' }), path).toBe(401);
+      expect(await status({ authorization: `Bearer ${TOKEN}x` }), path).toBe(401);
+      expect(await status({ authorization: `Basic ${TOKEN}` }), path).toBe(401);
+      expect(await status({ cookie: 'oncely_session=forged' }), path).toBe(401);
     }
     const body = (await (await go('/api/jobs')).json()) as { code: string; message: string };
     expect(body.code).toBe('UNAUTHORIZED');

@@ -89,9 +89,11 @@ describe.runIf(available)('dashboard in a browser', () => {
     expect(res?.status()).toBe(200);
     expect(new URL(page.url()).search).toBe('');
     const cookies = await page.context().cookies();
+    // Secure: Chromium keeps a Secure cookie from http://127.0.0.1 (a secure context).
     expect(cookies.find((c) => c.name === 'oncely_session')).toMatchObject({
       httpOnly: true,
       sameSite: 'Strict',
+      secure: true,
     });
     await expect.poll(() => page.locator('table.jobs tbody tr').count()).toBe(3);
     const tick = page.locator('tr[data-job="tick"]');

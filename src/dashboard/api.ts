@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import { historyCursor } from '../scheduler/history-query.js';
 import { validateJobName } from '../scheduler/job-options.js';
 import {
   ACTIONS,
   type Action,
   checkPost,
   type Deps,
+  MAX_HISTORY_LIMIT,
+  parseBefore,
   parseLimit,
   queryString,
   requireJob,
@@ -16,25 +19,41 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  * The JSON API (a contract: external tests use it). Dates are ISO-8601 strings.
  *
  *   GET  /api/jobs                       [{ name, trigger, paused, nextFireTimes, lastRun, options, nodes, updatedAt }]
- *   GET  /api/history?job=&limit=        [{ job, fireTime, node, attempt, token, source, status, startedAt, … }] newest first
+ *   GET  /api/history?job=&limit=&before=  [{ job, fireTime, node, attempt, token, source, status, startedAt, … }]
+ *                                        newest first; limit ≤ 500; a full page has `Link: <…>; rel="next"`
  *   GET  /api/nodes                      [{ id, host, pid, version, startedAt, lastSeen }]
  *   GET  /api/locks?limit=               [{ key, owner, token, acquiredAt, expiresAt, kind, name?, state? }]
  *   POST /api/jobs/:name/trigger         202 { ok, job, action }
  *   POST /api/jobs/:name/pause|resume    200 { ok, job, action, paused }
  *
  * Errors: `{ statusCode, code, error, message }` — 400 bad query, 401 no/wrong token, 403 CSRF,
- * 404 unknown job.
+ * 404 unknown job, 429 too many wrong tokens (with Retry-After).
  */
 export function registerApi(app: FastifyInstance, deps: Deps): void {
   const { scheduler, store } = deps;
 
   app.get('/api/jobs', async () => (await scheduler.jobs()).map(jobJson));
 
-  app.get('/api/history', async (req) => {
+  app.get('/api/history', async (req, reply) => {
     const job = queryString(req.query, 'job');
-    const limit = parseLimit(queryString(req.query, 'limit'), 100);
+    const limit = parseLimit(queryString(req.query, 'limit'), 100, MAX_HISTORY_LIMIT);
+    const before = parseBefore(queryString(req.query, 'before'));
     if (job !== undefined && job !== '') validateJobName(job);
-    const history = await scheduler.history({ ...(job !== undefined && job !== '' && { job }), limit });
+    const history = await scheduler.history({
+      ...(job !== undefined && job !== '' && { job }),
+      ...(before !== undefined && { before }),
+      limit,
+    });
+    // A full page may have a next one: its URL, with the cursor of this page's last entry.
+    const last = history.length === limit ? history.at(-1) : undefined;
+    if (last) {
+      const next = new URLSearchParams({
+        ...(job !== undefined && job !== '' && { job }),
+        limit: String(limit),
+        before: historyCursor(last),
+      });
+      void reply.header('Link', `</api/history?${next}>; rel="next"`);
+    }
     return history.map(historyJson);
   });
 

@@ -1,19 +1,27 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import { Sessions } from './sessions.js';
+import { FailureThrottle } from './throttle.js';
 
 /**
- * The dashboard's access rules.
+ * The dashboard's access rules (docs/dashboard.md, "Security").
  *
  * - Loopback only unless a token is set: `startDashboard` refuses any other bind address without
- *   one (see {@link isLoopbackHost}). Without a token, requests must also name a loopback host in
- *   their `Host` header, so a DNS-rebinding page cannot read or drive the dashboard.
- * - With a token every request needs it: `Authorization: Bearer <token>`, or the session cookie
- *   that `?token=<token>` on a page URL sets. Comparisons are constant time over SHA-256 digests
- *   (equal lengths whatever the input).
- * - Actions are POST only. A POST not authenticated by a Bearer header (a browser form, with or
- *   without the cookie) must carry the CSRF token, and its Origin/Referer/Sec-Fetch-Site, when
- *   present, must name this dashboard.
+ *   one (see {@link isLoopbackHost}), and any token shorter than {@link MIN_TOKEN_LENGTH}. Without
+ *   a token, requests must also carry a `Host` header that is exactly a loopback name (see
+ *   {@link hostOfHeader}), so a DNS-rebinding page cannot read or drive the dashboard.
+ * - With a token every request needs it: `Authorization: Bearer <token>`, or the cookie of a
+ *   session that `?token=<token>` on a page URL opens (sessions.ts: random ids, server-side).
+ *   Token comparisons are constant time over SHA-256 digests (equal lengths whatever the input);
+ *   wrong tokens are throttled per client address (throttle.ts).
+ * - Actions are POST only, and each needs a proof that a cross-site page could not produce (see
+ *   `checkPost` in context.ts): the Bearer header, the CSRF token, or — the JSON API without a
+ *   dashboard token — `Content-Type: application/json`. Unless Bearer-authenticated, a POST whose
+ *   Sec-Fetch-Site/Origin/Referer names another site is refused whatever it carries.
  */
+
+/** The shortest dashboard token accepted (characters). */
+export const MIN_TOKEN_LENGTH = 16;
 
 export const SESSION_COOKIE = 'oncely_session';
 export const CSRF_FIELD = 'csrf';
@@ -30,11 +38,32 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-/** The host part of a `Host` header value (`name:port`, `[v6]:port`). */
-export function hostOfHeader(value: string): string {
-  if (value.startsWith('[')) return value.slice(0, value.indexOf(']') + 1);
-  const colon = value.lastIndexOf(':');
-  return colon === -1 ? value : value.slice(0, colon);
+/**
+ * The host name of a `Host` header value, or `undefined` unless the value is exactly
+ * `name[:port]` or `[v6][:port]` in the form a browser sends: no userinfo
+ * (`127.0.0.1:8097@evil.com`), path, query or fragment (`evil.com#@127.0.0.1`), escapes, spaces,
+ * or anything the URL parser would rewrite (`127.1`, `[::ffff:127.0.0.1]`). Case is ignored and
+ * the default port may be written out (`localhost:80`).
+ */
+export function hostOfHeader(value: string | undefined): string | undefined {
+  if (value === undefined || value === '' || value.length > 300) return undefined;
+  const header = value.toLowerCase();
+  let url: URL;
+  try {
+    url = new URL(`http://${header}`);
+  } catch {
+    return undefined;
+  }
+  if (
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== ''
+  )
+    return undefined;
+  if (header !== url.host && !(url.port === '' && header === `${url.host}:80`)) return undefined;
+  return url.hostname;
 }
 
 function digest(value: string): Buffer {
@@ -46,20 +75,16 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b));
 }
 
-/** Per-dashboard secrets and the checks built on them. */
+/** Per-dashboard secrets, sessions and throttle, and the checks built on them. */
 export class Auth {
   /** Per-process secret for CSRF tokens: a restart invalidates open forms, nothing else. */
   private readonly secret = randomBytes(32);
   readonly csrfToken: string;
-  /** The cookie value for a valid token: derived from it, so the token itself never sits in a cookie. */
-  private readonly sessionValue: string | undefined;
+  readonly sessions = new Sessions();
+  readonly throttle = new FailureThrottle();
 
   constructor(readonly token: string | undefined) {
     this.csrfToken = createHmac('sha256', this.secret).update('oncely-dashboard-csrf').digest('base64url');
-    this.sessionValue =
-      token === undefined
-        ? undefined
-        : createHmac('sha256', token).update('oncely-dashboard-session').digest('base64url');
   }
 
   get required(): boolean {
@@ -76,17 +101,9 @@ export class Auth {
     return m?.[1];
   }
 
-  sessionMatches(cookieValue: string | undefined): boolean {
-    return (
-      this.sessionValue !== undefined &&
-      cookieValue !== undefined &&
-      safeEqual(cookieValue, this.sessionValue)
-    );
-  }
-
-  /** `Set-Cookie` for a browser that presented the right `?token=`. */
-  sessionCookie(secure: boolean): string {
-    return `${SESSION_COOKIE}=${this.sessionValue}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+  /** `Set-Cookie` for a new session (see {@link Sessions}); `secure`: see `secureCookie` in access.ts. */
+  static sessionCookie(id: string, secure: boolean): string {
+    return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
   }
 
   csrfMatches(candidate: unknown): boolean {
@@ -111,7 +128,8 @@ export function parseCookies(header: string | undefined): Map<string, string> {
  * Whether a state-changing request comes from this dashboard's own pages, judged by the headers a
  * browser sets and a page cannot forge: `Sec-Fetch-Site` (same-origin only), then `Origin`, then
  * `Referer`, whichever is present. `Origin: null` (what a browser sends for a form post from a
- * page with `Referrer-Policy: no-referrer`) proves nothing either way and is left to the CSRF token.
+ * page with `Referrer-Policy: no-referrer`, as these pages are, and for one from a sandboxed or
+ * `data:` page) proves nothing either way: such a POST passes only with another proof (checkPost).
  * Returns the reason for refusing, or `undefined` when the request may go on.
  */
 export function crossSiteReason(headers: {

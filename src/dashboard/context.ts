@@ -23,6 +23,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Extra response headers (`Retry-After` of a 429). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -36,17 +38,35 @@ export function setAuthVia(req: FastifyRequest, via: AuthVia): void {
 }
 
 export const MAX_LIMIT = 10_000;
+/** History pages (`/api/history`, `/jobs/:name`) hold at most this many entries; page on with `before`. */
+export const MAX_HISTORY_LIMIT = 500;
 
-/** `?limit=`: absent = `fallback`; otherwise a whole number from 1 to 10,000 or a 400. */
-export function parseLimit(value: unknown, fallback: number): number {
+/** `?limit=`: absent = `fallback`; otherwise a whole number from 1 to `max` or a 400 naming the maximum. */
+export function parseLimit(value: unknown, fallback: number, max = MAX_LIMIT): number {
   if (value === undefined) return fallback;
   const text = typeof value === 'string' ? value.trim() : undefined;
   const n = text !== undefined && /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_LIMIT)
-    throw invalidArgument(
-      `limit must be a whole number from 1 to ${MAX_LIMIT}; got ${JSON.stringify(value)}`,
-    );
+  if (!Number.isSafeInteger(n) || n < 1 || n > max)
+    throw invalidArgument(`limit must be a whole number from 1 to ${max}; got ${JSON.stringify(value)}`);
   return n;
+}
+
+/**
+ * `?before=` of a history page: epoch ms, an ISO-8601 time (older fire times only), or the opaque
+ * cursor of a "next"/"older" link (exactly the next page; the scheduler validates it).
+ */
+export function parseBefore(value: string | undefined): Date | number | string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (/^\d{1,15}$/.test(value)) return Number(value);
+  if (/^\d{4}-\d\d-\d\d(T|$)/.test(value)) {
+    const ms = Date.parse(value);
+    if (Number.isNaN(ms))
+      throw invalidArgument(
+        `before must be an ISO-8601 time, epoch ms or a page cursor; got ${JSON.stringify(value)}`,
+      );
+    return ms;
+  }
+  return value;
 }
 
 /** `?refresh=` of a page: seconds between reloads, 1 to 3600, or none. */
@@ -83,8 +103,16 @@ export async function runAction(scheduler: Scheduler, action: Action, job: strin
 }
 
 /**
- * The CSRF rules of a POST (see auth.ts): a Bearer-authenticated request passes; any other must
- * not come from another site; form posts always, and cookie-authenticated API calls, need the token.
+ * The CSRF rules of a POST. It needs a proof that a page of another site could not have made the
+ * browser send:
+ * - `Authorization: Bearer` (a browser sends it cross-origin only after a CORS preflight, and this
+ *   server answers no preflight): passes;
+ * - otherwise no Sec-Fetch-Site/Origin/Referer may name another site (`Origin: null` proves
+ *   nothing), and
+ *   - a form post needs the CSRF token (the `csrf` field, or the header), always;
+ *   - an API post needs the CSRF token (`X-CSRF-Token` header or `csrf` field), or — only without a
+ *     dashboard token, where there is no credential to send — `Content-Type: application/json`,
+ *     which a cross-site form or `no-cors` fetch cannot send (it too needs a preflight).
  */
 export function checkPost(req: FastifyRequest, auth: Auth, form: boolean): void {
   const via = authVia.get(req) ?? 'none';
@@ -100,15 +128,24 @@ export function checkPost(req: FastifyRequest, auth: Auth, form: boolean): void 
     secFetchSite: header('sec-fetch-site'),
   });
   if (reason) throw new HttpError(403, 'FORBIDDEN', reason);
-  if (!form && via === 'none') return;
   const body = req.body as Record<string, unknown> | undefined;
   const given = header(CSRF_HEADER) ?? (body && typeof body === 'object' ? body[CSRF_FIELD] : undefined);
-  if (!auth.csrfMatches(given))
-    throw new HttpError(
-      403,
-      'FORBIDDEN',
-      `missing or invalid CSRF token: send the "${CSRF_FIELD}" form field of a dashboard page or the ${CSRF_HEADER} header, or authenticate with Authorization: Bearer`,
-    );
+  if (auth.csrfMatches(given)) return;
+  if (!form && via === 'none' && isJson(header('content-type'))) return;
+  throw new HttpError(
+    403,
+    'FORBIDDEN',
+    form
+      ? `missing or invalid CSRF token: post the "${CSRF_FIELD}" form field of a dashboard page`
+      : via === 'none'
+        ? `missing CSRF proof: send Content-Type: application/json (curl -H 'Content-Type: application/json'), or the ${CSRF_HEADER} header of a dashboard page`
+        : `missing or invalid CSRF token: send the ${CSRF_HEADER} header of a dashboard page, or authenticate with Authorization: Bearer`,
+  );
+}
+
+/** Whether a Content-Type's media type is exactly `application/json` (parameters aside). */
+function isJson(contentType: string | undefined): boolean {
+  return contentType?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
 /** JSON API or browser page? */
@@ -132,6 +169,7 @@ export const STATUS_TEXT: Record<number, string> = {
   405: 'Method Not Allowed',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };

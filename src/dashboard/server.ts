@@ -5,9 +5,10 @@ import { invalidArgument, OncelyError } from '../core/errors.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import { createScheduler, type Scheduler } from '../scheduler/scheduler.js';
 import type { Store } from '../store/types.js';
+import { authenticate } from './access.js';
 import { registerApi } from './api.js';
-import { Auth, hostOfHeader, isLoopbackHost, parseCookies, SESSION_COOKIE } from './auth.js';
-import { type Deps, HttpError, STATUS_TEXT, sendJsonError, setAuthVia, wantsJson } from './context.js';
+import { Auth, isLoopbackHost, MIN_TOKEN_LENGTH } from './auth.js';
+import { type Deps, HttpError, STATUS_TEXT, sendJsonError, wantsJson } from './context.js';
 import { html, layout } from './html.js';
 import { DashboardMetrics } from './metrics.js';
 import { registerPages } from './pages/routes.js';
@@ -21,7 +22,7 @@ export interface DashboardOptions {
   host?: string;
   /** Default 8080; 0 picks a free port. */
   port?: number;
-  /** Usually from ONCELY_DASHBOARD_TOKEN; when set, every request needs it. */
+  /** Usually from ONCELY_DASHBOARD_TOKEN; when set (at least 16 characters), every request needs it. */
   token?: string;
   logger?: Logger;
 }
@@ -41,10 +42,10 @@ const CSP =
  * Starts the web dashboard: jobs, a job's history timeline, nodes and locks as HTML pages, the
  * same as a JSON API under /api, and Prometheus metrics at /metrics.
  *
- * Binds 127.0.0.1 by default. Any other host needs a non-empty `token` (otherwise
- * `INVALID_ARGUMENT` naming ONCELY_DASHBOARD_TOKEN); with a token every request must carry it, as
- * `Authorization: Bearer <token>` or the cookie a browser gets from opening any page with
- * `?token=<token>`. Without `scheduler`, an unstarted one is created for reads and actions (it never
+ * Binds 127.0.0.1 by default. Any other host needs a `token`, and a token is at least 16
+ * characters (otherwise `INVALID_ARGUMENT` naming ONCELY_DASHBOARD_TOKEN); with a token every
+ * request must carry it, as `Authorization: Bearer <token>` or the session cookie a browser gets
+ * from opening any page with `?token=<token>`. The security rules: docs/dashboard.md, "Security". Without `scheduler`, an unstarted one is created for reads and actions (it never
  * claims work).
  *
  * @example
@@ -65,7 +66,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   if (!isLoopbackHost(host) && token === undefined)
     throw invalidArgument(
       `refusing to serve the dashboard on ${JSON.stringify(host)} without a token: set ONCELY_DASHBOARD_TOKEN ` +
-        'to a non-empty secret (every request must then carry it), or bind a loopback address such as 127.0.0.1',
+        `to a secret of at least ${MIN_TOKEN_LENGTH} characters (every request must then carry it), or bind a loopback address such as 127.0.0.1`,
+    );
+  // Any token that is set, loopback or not: a short one is guessable however requests are throttled.
+  if (token !== undefined && [...token.trim()].length < MIN_TOKEN_LENGTH)
+    throw invalidArgument(
+      `ONCELY_DASHBOARD_TOKEN is too short (${[...token.trim()].length} characters): use at least ${MIN_TOKEN_LENGTH}, ` +
+        'e.g. the output of `openssl rand -base64 24`',
     );
 
   const store = options.store;
@@ -111,6 +118,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     let code = 'INTERNAL';
     let message = 'internal error (see the dashboard log)';
     if (err instanceof HttpError) {
+      void reply.headers(err.headers);
       status = err.status;
       code = err.code;
       message = err.message;
@@ -180,57 +188,6 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       return closed;
     },
   };
-}
-
-/**
- * Lets the request through, or answers it: 401 without the right token, a redirect that swaps a
- * right `?token=` for the session cookie, 403 for a non-loopback Host when no token is set.
- */
-/** Returns true when it has answered the request itself (the redirect). */
-function authenticate(req: FastifyRequest, reply: FastifyReply, auth: Auth): boolean {
-  if (!auth.required) {
-    // No token means loopback only: a Host that is not loopback is a DNS-rebinding page or a proxy.
-    const hostHeader = req.headers.host ?? '';
-    if (!isLoopbackHost(hostOfHeader(hostHeader)))
-      throw new HttpError(
-        403,
-        'FORBIDDEN',
-        `Host ${JSON.stringify(hostHeader)} is not a loopback name; set ONCELY_DASHBOARD_TOKEN to serve other hosts`,
-      );
-    setAuthVia(req, 'none');
-    return false;
-  }
-  const authorization = req.headers.authorization;
-  if (authorization !== undefined) {
-    if (auth.tokenMatches(Auth.bearer(authorization))) {
-      setAuthVia(req, 'bearer');
-      return false;
-    }
-    throw unauthorized('the Authorization header does not carry the dashboard token');
-  }
-  const url = new URL(req.url, 'http://dashboard.invalid');
-  const queryToken = url.searchParams.get('token');
-  if (queryToken !== null) {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || !auth.tokenMatches(queryToken))
-      throw unauthorized('wrong token');
-    url.searchParams.delete('token');
-    const secure = req.headers['x-forwarded-proto'] === 'https';
-    void reply.header('Set-Cookie', auth.sessionCookie(secure)).redirect(`${url.pathname}${url.search}`, 303);
-    return true;
-  }
-  if (auth.sessionMatches(parseCookies(req.headers.cookie).get(SESSION_COOKIE))) {
-    setAuthVia(req, 'cookie');
-    return false;
-  }
-  throw unauthorized('this dashboard needs a token');
-}
-
-function unauthorized(why: string): HttpError {
-  return new HttpError(
-    401,
-    'UNAUTHORIZED',
-    `${why}: send Authorization: Bearer <ONCELY_DASHBOARD_TOKEN>, or open a page once with ?token=<token>`,
-  );
 }
 
 function sendError(

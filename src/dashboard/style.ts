@@ -54,6 +54,7 @@ button.primary:hover { background: #244db0; }
 dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: 6px 18px; background: var(--card);
   border: 1px solid var(--line); padding: 12px 16px; margin: 0 0 14px; }
 dl.summary dt { color: var(--muted); } dl.summary dd { margin: 0; }
+.pager { display: flex; gap: 16px; margin: 12px 0; }
 .legend { display: flex; flex-wrap: wrap; gap: 12px; color: var(--muted); font-size: 12px; margin: 6px 0 12px; }
 .legend span::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px;
   background: var(--c); margin-right: 5px; vertical-align: -1px; }

@@ -7,18 +7,17 @@ import { Due } from './due.js';
 import type { Listener } from './events.js';
 import { Feed } from './feed.js';
 import { HighWater } from './high-water.js';
-import { decodeHistory, occFields } from './history.js';
+import { type HistoryQuery, queryHistory } from './history-query.js';
 import { listJobs, listNodes } from './inspect.js';
 import { sourceKey } from './internal-types.js';
 import { type JobOptions, jobSpec, validateJobName } from './job-options.js';
-import { jobOfKey, keys } from './keys.js';
+import { keys } from './keys.js';
 import { Loop } from './loop.js';
 import { NodeState, sharedController } from './node-state.js';
 import { resolveOptions } from './options.js';
 import { Overlap } from './overlap.js';
 import { Recovery } from './recover.js';
 import { Requests } from './requests.js';
-import type { InflightRecord } from './run.js';
 import { Runs } from './runs.js';
 import { createSchedules, type Schedules } from './schedules.js';
 import type {
@@ -190,26 +189,12 @@ export class Scheduler {
 
   /**
    * History, newest fire time first: one record per finished attempt, plus the attempts running
-   * now (from their in-flight records, status `running`).
+   * now (from their in-flight records, status `running`). `before` pages: a `Date` or epoch ms
+   * (older fire times only) or `historyCursor(lastEntryOfThePreviousPage)` (exactly the next
+   * page). See history-query.ts for the order and what it reads.
    */
-  async history(options: { job?: string; limit?: number } = {}): Promise<HistoryEntry[]> {
-    const limit = options.limit ?? 100;
-    const jobs =
-      options.job !== undefined
-        ? [options.job]
-        : (await this.store.scan(keys.jobPrefix, { limit: 10_000 })).map((r) => jobOfKey(r.key));
-    const [lists, inflight] = await Promise.all([
-      Promise.all(jobs.map((job) => this.store.scan(keys.historyPrefix(job), { reverse: true, limit }))),
-      this.store.scan(keys.inflightPrefix(options.job), { limit: 10_000 }),
-    ]);
-    const finished = lists.flat().map((r) => decodeHistory(r.value));
-    const recorded = new Set(finished.map((h) => historyId(h)));
-    const running = inflight
-      .map((r) => runningEntry(JSON.parse(r.value) as InflightRecord))
-      .filter((h) => !recorded.has(historyId(h)));
-    return [...finished, ...running]
-      .sort((a, b) => b.fireTime.getTime() - a.fireTime.getTime() || b.attempt - a.attempt)
-      .slice(0, limit);
+  async history(options: HistoryQuery = {}): Promise<HistoryEntry[]> {
+    return queryHistory(this.store, options);
   }
 
   /** Nodes whose heartbeat is current. */
@@ -227,23 +212,6 @@ export class Scheduler {
 
   /** Stored per-user/per-tenant schedules of defined jobs, kept in the store and seen by every node within one poll. */
   readonly schedules: Schedules;
-}
-
-function historyId(h: HistoryEntry): string {
-  return `${h.job}\u0000${h.scheduleId ?? ''}\u0000${h.fireTime.getTime()}\u0000${h.shard ?? ''}\u0000${h.attempt}`;
-}
-
-/** An in-flight record shown as a history entry: the attempt is running (or its node died and recovery has not run yet). */
-function runningEntry(rec: InflightRecord): HistoryEntry {
-  return {
-    ...occFields({ job: rec.job, scheduleId: rec.scheduleId, fireTime: rec.fireTime, shard: rec.shard }),
-    node: rec.node,
-    attempt: rec.attempt,
-    token: rec.token,
-    source: rec.source,
-    status: 'running',
-    startedAt: new Date(rec.startedAt ?? rec.fireTime),
-  };
 }
 
 /**

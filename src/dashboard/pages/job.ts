@@ -1,3 +1,4 @@
+import { historyCursor } from '../../scheduler/history-query.js';
 import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
 import { describeTrigger, runDuration } from '../views.js';
@@ -65,6 +66,18 @@ export interface JobPageData {
   info: JobInfo | undefined;
   history: HistoryEntry[];
   limit: number;
+  /** Whether this page starts further back than the newest run (`?before=`). */
+  paged: boolean;
+}
+
+/** "Older runs" after a full page (the cursor of its last entry), "Newest runs" on a later page. */
+function pager(d: JobPageData): Html | string {
+  const last = d.history.length === d.limit ? d.history.at(-1) : undefined;
+  if (!last && !d.paged) return '';
+  const page = (params: Record<string, string>) =>
+    `${jobPath(d.name)}?${new URLSearchParams({ limit: String(d.limit), ...params })}`;
+  return html`<nav class="pager">${d.paged ? html`<a href="${page({})}" data-page="newest">Newest runs</a>` : ''}
+${last ? html`<a href="${page({ before: historyCursor(last) })}" data-page="older">Older runs</a>` : ''}</nav>`;
 }
 
 /** `/jobs/:name`: the job's summary and its history as a timeline of occurrences. */
@@ -112,7 +125,8 @@ ${o.attempts.map((e) => attemptView(e, ctx.now))}
         )}</ol>`;
   return html`<h1>${d.name}</h1>
 ${summary}
-<h2>History <span class="muted">(last ${d.history.length} of at most ${d.limit} records, newest first)</span></h2>
+<h2>History <span class="muted">(${d.paged ? 'older' : 'last'} ${d.history.length} of at most ${d.limit} records, newest first)</span></h2>
 ${legend()}
-${timeline}`;
+${timeline}
+${pager(d)}`;
 }

@@ -7,6 +7,8 @@ import {
   checkPost,
   type Deps,
   HttpError,
+  MAX_HISTORY_LIMIT,
+  parseBefore,
   parseLimit,
   parseRefresh,
   queryString,
@@ -14,6 +16,7 @@ import {
   runAction,
 } from '../context.js';
 import { type Html, html, jobPath, layout } from '../html.js';
+import { localPath, withParams } from '../redirect.js';
 import { leaseViews } from '../views.js';
 import { jobPage } from './job.js';
 import { jobsPage } from './jobs.js';
@@ -37,14 +40,6 @@ function notice(query: unknown): Html | undefined {
   if (typeof done !== 'string' || typeof job !== 'string' || !(ACTIONS as readonly string[]).includes(done))
     return undefined;
   return NOTICES[done as Action](job);
-}
-
-/** A local path to come back to after a form post (never another origin). */
-function safeReturn(value: unknown, fallback: string): string {
-  if (typeof value !== 'string' || value.length > 2048 || !value.startsWith('/') || value.startsWith('//'))
-    return fallback;
-  if (/[\\\p{Cc}]/u.test(value)) return fallback;
-  return value;
 }
 
 /** The HTML pages and the form actions they post to. */
@@ -88,14 +83,15 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
     const name = req.params.name;
     validateJobName(name);
     const refresh = parseRefresh(queryString(req.query, 'refresh'));
-    const limit = parseLimit(queryString(req.query, 'limit'), 50);
+    const limit = parseLimit(queryString(req.query, 'limit'), 50, MAX_HISTORY_LIMIT);
+    const before = parseBefore(queryString(req.query, 'before'));
     const [jobs, history, c] = await Promise.all([
       scheduler.jobs({ nextCount: 5 }),
-      scheduler.history({ job: name, limit }),
+      scheduler.history({ job: name, limit, ...(before !== undefined && { before }) }),
       ctx(),
     ]);
     const info = jobs.find((j) => j.name === name);
-    if (!info && history.length === 0)
+    if (!info && history.length === 0 && before === undefined)
       throw new HttpError(404, 'NOT_FOUND', `no job named ${JSON.stringify(name)} is recorded in this store`);
     const n = notice(req.query);
     return send(
@@ -103,7 +99,7 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
       layout({
         title: name,
         active: 'job',
-        body: jobPage({ name, info, history, limit }, c),
+        body: jobPage({ name, info, history, limit, paged: before !== undefined }, c),
         storeKind: store.kind,
         now: c.now,
         ...(refresh && { refresh }),
@@ -155,10 +151,8 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
       await requireJob(store, job);
       await runAction(scheduler, action, job);
       const body = req.body as Record<string, unknown> | undefined;
-      const back = new URL(safeReturn(body?.['return'], jobPath(job)), 'http://dashboard.invalid');
-      back.searchParams.set('done', action);
-      back.searchParams.set('job', job);
-      return reply.redirect(`${back.pathname}${back.search}`, 303);
+      const back = localPath(body?.['return'], jobPath(job));
+      return reply.redirect(withParams(back, { done: action, job }), 303);
     });
   }
 }
