@@ -85,6 +85,43 @@ describeSqlServerSpecifics<mysql.Pool>(
       expect(rows).toEqual([{ one: 1 }]);
     });
 
+    it('reads a batch and counts in one prepared statement each, or with hex literals on a pool without execute', async () => {
+      for (const prepared of [true, false]) {
+        const sent: { via: string; sql: string; values: unknown }[] = [];
+        const pool = suite.pool;
+        const counting: MysqlPoolLike = {
+          query: (sql, values) => {
+            sent.push({ via: 'query', sql: sql as string, values });
+            return pool.query(sql as string, values);
+          },
+          getConnection: () => pool.getConnection(),
+        };
+        if (prepared) {
+          counting.execute = (sql, values) => {
+            sent.push({ via: 'execute', sql: sql as string, values });
+            return pool.execute(sql as string, values as never);
+          };
+        }
+        const store = new MysqlStore({ pool: counting, prefix: suite.fresh('rd') });
+        await store.migrate();
+        const odd = "x\\'; DROP TABLE t; -- ";
+        await store.apply([
+          { op: 'put', key: odd, value: 'o' },
+          { op: 'put', key: 'a', value: 'A' },
+        ]);
+        sent.length = 0;
+        expect(await store.getMany(['a', odd, 'b', 'a'])).toEqual(['A', 'o', null, 'A']);
+        expect(await store.count('')).toBe(2);
+        expect(await store.count("x\\'")).toBe(1);
+        expect(sent.map((s) => s.via)).toEqual(Array(3).fill(prepared ? 'execute' : 'query'));
+        for (const s of sent) {
+          expect(s.sql).not.toContain('DROP');
+          if (!prepared) expect(s.values).toEqual([]);
+        }
+        await store.close();
+      }
+    });
+
     it('applies a batch in one query, and statement by statement without multipleStatements', async () => {
       for (const pool of [suite.pool, plainPool]) {
         let queries = 0;

@@ -43,7 +43,8 @@ suite('redis store specifics', () => {
     client = new Redis(target.url!, { maxRetriesPerRequest: 1 });
   });
   afterAll(async () => {
-    for (const p of [prefix, `${prefix}c`, `${prefix}f`, `${prefix}o`, `${prefix}s`]) await wipe(client, p);
+    for (const p of [prefix, `${prefix}c`, `${prefix}e`, `${prefix}f`, `${prefix}o`, `${prefix}s`])
+      await wipe(client, p);
     await client.quit();
   });
 
@@ -297,8 +298,61 @@ suite('redis store specifics', () => {
       multiHost: true,
       batchAcquire: true,
       batchApply: true,
+      batchGet: true,
+      serverCount: true,
     });
     await store.close();
+  });
+
+  it('reads a batch and counts in exactly one EVALSHA each, and counts an empty store as 0', async () => {
+    const calls: string[] = [];
+    const counting = {
+      call: (command: string, ...args: (string | number)[]) => {
+        calls.push(command);
+        return client.call(command, ...args);
+      },
+    };
+    const p = `${prefix}e`;
+    const store = new RedisStore({ client: counting, prefix: p });
+    await store.migrate();
+    // Nothing stored yet: the index sorted sets do not even exist.
+    expect(await store.count('')).toBe(0);
+    expect(await store.count('k')).toBe(0);
+    expect(await store.getMany(['k1', 'k2'])).toEqual([null, null]);
+    await store.apply([
+      { op: 'put', key: 'k1', value: 'one' },
+      { op: 'put', key: 'k2', value: 'two', ttlMs: 60_000 },
+    ]);
+    calls.length = 0;
+    expect(await store.getMany(['k2', 'k3', 'k1', 'k2'])).toEqual(['two', null, 'one', 'two']);
+    expect(calls).toEqual(['evalsha']);
+    expect(await store.count('')).toBe(2);
+    expect(await store.count('k1')).toBe(1);
+    expect(calls).toEqual(['evalsha', 'evalsha', 'evalsha']);
+    expect(await store.getMany([])).toEqual([]);
+    expect(calls).toHaveLength(3);
+    await store.close();
+    await wipe(client, p);
+  });
+
+  it('counts exactly while Redis’ own expiry has removed expired records but sweep has not run', async () => {
+    const p = `${prefix}e`;
+    const store = new RedisStore({ client, prefix: p });
+    await store.migrate();
+    await store.apply([
+      ...['a1', 'a2', 'b1'].map((key) => ({ op: 'put' as const, key, value: 'v', ttlMs: 50 })),
+      ...['a3', 'b2'].map((key) => ({ op: 'put' as const, key, value: 'v' })),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Expire the hashes now, as Redis' own expiry does lazily; the index entries stay.
+    for (const key of ['a1', 'a2', 'b1']) await client.del(`{${p}}rec:${key}`);
+    expect(await client.zcard(`{${p}}recs`)).toBe(5);
+    expect(await store.count('')).toBe(2);
+    expect(await store.count('a')).toBe(1);
+    expect(await store.count('b')).toBe(1);
+    expect(await store.getMany(['a1', 'a3', 'b1', 'b2'])).toEqual([null, 'v', null, 'v']);
+    await store.close();
+    await wipe(client, p);
   });
 
   it('applies a batch in exactly one EVALSHA', async () => {

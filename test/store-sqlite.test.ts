@@ -43,6 +43,8 @@ describe('sqlite store specifics', () => {
     const memory = await openStore('sqlite::memory:');
     expect(memory.capabilities).toMatchObject({ durability: 'memory', multiProcess: false });
     expect(await memory.tryLock({ name: 'm', lockAtMostFor: '1s' })).not.toBeNull();
+    expect(await memory.count('')).toBe(0);
+    expect(await memory.getMany(['m'])).toEqual([null]);
     await memory.close();
   });
 

@@ -15,6 +15,8 @@ import type {
   WriteOp,
 } from './types.js';
 import {
+  distinctKeys,
+  MAX_SCAN_LIMIT,
   type NormalizedScan,
   type NormalizedWriteOp,
   normalizeListLeases,
@@ -22,6 +24,7 @@ import {
   normalizeScan,
   normalizeSweep,
   normalizeWriteOps,
+  validateCountPrefix,
   validateKey,
   validateLeaseMs,
   validateRequests,
@@ -41,6 +44,10 @@ export const DEFAULT_CAPABILITIES: StoreCapabilities = {
   // False by default: a store that keeps BaseStore's op-by-op doApply neither makes one round trip
   // nor applies the batch atomically. Every shipped backend overrides doApply and sets it true.
   batchApply: false,
+  // False by default, for the same reason: BaseStore's doGetMany and doCount are correct but take
+  // a round trip per key and per scan page. Every shipped backend overrides both and sets them true.
+  batchGet: false,
+  serverCount: false,
 };
 
 /**
@@ -86,6 +93,32 @@ export abstract class BaseStore implements Store {
       }
     }
     return results;
+  }
+
+  /**
+   * The values of `keys` (validated, distinct, non-empty), one per key in order, `null` when absent
+   * or expired. This default reads them with parallel `doGet`s: correct, but one round trip per
+   * key and each judged at its own instant; a store keeping it should state `batchGet: false`.
+   */
+  protected async doGetMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return Promise.all(keys.map((key) => this.doGet(key)));
+  }
+
+  /**
+   * How many unexpired records start with `prefix` (validated). This default pages through
+   * `doScan` with the cursor until it runs dry: exact for records that do not change while it
+   * pages, but one round trip per {@link MAX_SCAN_LIMIT} records; a store keeping it should state
+   * `serverCount: false`.
+   */
+  protected async doCount(prefix: string): Promise<number> {
+    let total = 0;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.doScan({ prefix, limit: MAX_SCAN_LIMIT, reverse: false, after });
+      total += page.length;
+      if (page.length < MAX_SCAN_LIMIT) return total;
+      after = page[page.length - 1]!.key;
+    }
   }
 
   protected abstract doMigrate(): Promise<void>;
@@ -168,6 +201,20 @@ export abstract class BaseStore implements Store {
   async get(key: string): Promise<string | null> {
     validateKey(key);
     return this.call('get', () => this.doGet(key));
+  }
+
+  async getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    const distinct = distinctKeys(keys);
+    if (distinct.length === 0) return [];
+    // A repeated key is read once and answered from that one read, so it cannot get two answers.
+    const values = await this.call('getMany', () => this.doGetMany(distinct));
+    const byKey = new Map(distinct.map((key, i) => [key, values[i] ?? null]));
+    return keys.map((key) => byKey.get(key) ?? null);
+  }
+
+  async count(prefix: string): Promise<number> {
+    const checked = validateCountPrefix(prefix);
+    return this.call('count', () => this.doCount(checked));
   }
 
   async scan(prefix: string, options?: ScanOptions): Promise<StoredRecord[]> {

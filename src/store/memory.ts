@@ -36,6 +36,8 @@ export class MemoryStore extends BaseStore {
     multiProcess: false,
     multiHost: false,
     batchApply: true,
+    batchGet: true,
+    serverCount: true,
   };
   private readonly space: Space;
 
@@ -130,6 +132,22 @@ export class MemoryStore extends BaseStore {
 
   protected async doGet(key: string): Promise<string | null> {
     return this.liveRecord(key, this.clock())?.value ?? null;
+  }
+
+  /** One clock reading for the whole batch, between two awaits. */
+  protected override async doGetMany(keys: readonly string[]): Promise<(string | null)[]> {
+    const now = this.clock();
+    return keys.map((key) => this.liveRecord(key, now)?.value ?? null);
+  }
+
+  /** Counts in one synchronous pass on one clock reading (UTF-16 `startsWith` = code point prefix). */
+  protected override async doCount(prefix: string): Promise<number> {
+    const now = this.clock();
+    let count = 0;
+    for (const r of this.space.records.values()) {
+      if ((r.expiresAt === null || r.expiresAt > now) && r.key.startsWith(prefix)) count++;
+    }
+    return count;
   }
 
   protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {

@@ -37,18 +37,24 @@
  * `apply` is one EVALSHA for the whole batch (./redis/apply.lua.ts), running the same Lua functions
  * as put, delete and release; it is atomic, all or nothing (see the script's header for how it
  * stays so without rollback).
+ *
+ * `getMany` and `count` are one read-only EVALSHA each: getMany reads the record hashes as get
+ * does; count answers from the two record indexes (ZLEXCOUNT over `recs` minus the expired
+ * entries of `rec-exp`), walking entries only when a prefix meets unswept expired records (see
+ * ./redis/count.lua.ts for why that is exact and what it costs).
  */
-import { isIP } from 'node:net';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis } from 'ioredis';
 import { OncelyError } from '../core/errors.js';
-import { redactSecret, redactUrl } from '../core/redact.js';
+import { redactSecret } from '../core/redact.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import type { BackendOptions } from './open.js';
 import { ACQUIRE_LUA } from './redis/acquire.lua.js';
 import { APPLY_LUA } from './redis/apply.lua.js';
+import { COUNT_LUA } from './redis/count.lua.js';
 import { DELETE_LUA } from './redis/delete.lua.js';
 import { EXTEND_LUA } from './redis/extend.lua.js';
 import { GET_LUA } from './redis/get.lua.js';
+import { GET_MANY_LUA } from './redis/get-many.lua.js';
 import { INSPECT_LUA } from './redis/inspect.lua.js';
 import { LIST_LEASES_LUA } from './redis/list-leases.lua.js';
 import { NOW_LUA } from './redis/now.lua.js';
@@ -56,7 +62,9 @@ import { PUT_LUA } from './redis/put.lua.js';
 import { RELEASE_LUA } from './redis/release.lua.js';
 import { SCAN_LUA } from './redis/scan.lua.js';
 import { type LuaScript, luaScript } from './redis/script.js';
+import { checkServer, hintFor, readInfo } from './redis/server.js';
 import { SWEEP_LUA } from './redis/sweep.lua.js';
+import { parseRedisUrl } from './redis/url.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
 import {
   compareKeys,
@@ -76,6 +84,8 @@ const SCRIPTS = {
   listLeases: luaScript('list-leases', LIST_LEASES_LUA),
   put: luaScript('put', PUT_LUA),
   get: luaScript('get', GET_LUA),
+  getMany: luaScript('get-many', GET_MANY_LUA),
+  count: luaScript('count', COUNT_LUA),
   delete: luaScript('delete', DELETE_LUA),
   scan: luaScript('scan', SCAN_LUA),
   sweep: luaScript('sweep', SWEEP_LUA),
@@ -83,8 +93,6 @@ const SCRIPTS = {
 
 /** Schema version this code writes and understands (the `{prefix}schema` key). */
 const SCHEMA_VERSION = 1;
-/** Oldest server with every command the scripts use (SET … PXAT arrived in 6.2). */
-const MIN_VERSION: readonly [number, number] = [6, 2];
 
 /**
  * The one method oncely needs from a Redis client: ioredis' `call(command, ...args)`. An ioredis
@@ -127,6 +135,8 @@ export class RedisStore extends BaseStore {
     multiHost: true,
     batchAcquire: true,
     batchApply: true,
+    batchGet: true,
+    serverCount: true,
     fencing: true,
   };
   /** The server's `redis_version`, once `migrate()` could read it. */
@@ -253,6 +263,16 @@ export class RedisStore extends BaseStore {
     return (await this.run(SCRIPTS.get, [key])) as string | null;
   }
 
+  protected override async doGetMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return (await this.run(SCRIPTS.getMany, [...keys])) as (string | null)[];
+  }
+
+  protected override async doCount(prefix: string): Promise<number> {
+    const upper = prefixUpperBound(prefix);
+    const low = prefix === '' ? '-' : `[${prefix}`;
+    return (await this.run(SCRIPTS.count, [low, upper === undefined ? '+' : `(${upper}`, prefix])) as number;
+  }
+
   protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
     const { prefix, after, reverse } = scan;
     const upper = prefixUpperBound(prefix);
@@ -305,8 +325,11 @@ export class RedisStore extends BaseStore {
    */
   protected async doMigrate(): Promise<void> {
     await this.connect();
-    const info = await this.readInfo();
-    if (info !== undefined) this.checkServer(info);
+    const info = await readInfo(this.client, this.warnings);
+    if (info !== undefined) {
+      this.serverVersion = info.get('redis_version');
+      checkServer(info, this.warnings);
+    }
     const marker = `${this.base}schema`;
     await this.client.call('set', marker, String(SCHEMA_VERSION), 'NX');
     const found = (await this.client.call('get', marker)) as string | null;
@@ -340,56 +363,6 @@ export class RedisStore extends BaseStore {
     await this.connecting;
   }
 
-  /** `INFO` parsed into fields; `undefined` when the server refuses it (renamed or ACL-restricted). */
-  private async readInfo(): Promise<Map<string, string> | undefined> {
-    let text: string;
-    try {
-      text = String(await this.client.call('info'));
-    } catch (err) {
-      if (err instanceof Error && err.name === 'ReplyError') {
-        this.warnings.push(
-          `INFO is not allowed (${err.message}); the server version and settings were not checked`,
-        );
-        return undefined;
-      }
-      throw err;
-    }
-    const fields = new Map<string, string>();
-    for (const line of text.split(/\r?\n/)) {
-      const colon = line.indexOf(':');
-      if (colon > 0 && !line.startsWith('#')) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
-    }
-    return fields;
-  }
-
-  private checkServer(info: Map<string, string>): void {
-    const version = info.get('redis_version');
-    this.serverVersion = version;
-    if (version !== undefined) {
-      const [major = 0, minor = 0] = version.split('.').map(Number);
-      if (major < MIN_VERSION[0] || (major === MIN_VERSION[0] && minor < MIN_VERSION[1])) {
-        throw new OncelyError(
-          'SCHEMA',
-          `redis store needs Redis ${MIN_VERSION.join('.')} or newer (it uses SET … PXAT); the server is ${version}`,
-        );
-      }
-    }
-    const policy = info.get('maxmemory_policy');
-    if (policy !== undefined && policy !== 'noeviction') {
-      this.warnings.push(
-        `maxmemory-policy is ${policy}: under memory pressure Redis may evict a lease (a lock silently lost) or the fence counter; set maxmemory-policy noeviction`,
-      );
-    }
-    if (info.get('aof_enabled') === '0') {
-      this.warnings.push(
-        'appendonly is off: a Redis restart loses leases written since the last snapshot (locks held then are forgotten); enable AOF (appendfsync everysec) for lock data',
-      );
-    }
-    if (info.get('role') === 'slave') {
-      this.warnings.push('connected to a replica: writes will fail with READONLY; connect to the primary');
-    }
-  }
-
   protected async doClose(): Promise<void> {
     const owned = this.owned;
     if (owned === undefined) return; // the caller's client stays open
@@ -416,72 +389,6 @@ export class RedisStore extends BaseStore {
       cause: err,
     });
   }
-}
-
-function hintFor(message: string): string | undefined {
-  if (message.startsWith('OOM'))
-    return 'Redis reached maxmemory; free memory or raise maxmemory (keep noeviction)';
-  if (message.startsWith('READONLY'))
-    return 'connected to a replica, e.g. after a failover; connect to the primary';
-  if (message.startsWith('NOAUTH') || message.startsWith('WRONGPASS'))
-    return 'check the password in the store URL';
-  if (message.startsWith('NOPERM'))
-    return 'the Redis user lacks a command or key pattern oncely needs; see docs/redis.md (ACLs)';
-  if (message.startsWith('WRONGTYPE'))
-    return `a key under the store's prefix holds data oncely did not write`;
-  return undefined;
-}
-
-/** Validates a redis:// or rediss:// URL and turns it into ioredis options (password kept apart). */
-function parseRedisUrl(
-  url: string,
-  connectTimeoutMs: number,
-): { redisOptions: RedisOptions; password: string | undefined } {
-  const shown = redactUrl(url);
-  const bad = (why: string) =>
-    new OncelyError(
-      'INVALID_ARGUMENT',
-      `bad Redis URL ${JSON.stringify(shown)}: ${why}; use redis://[[user]:password@]host[:port][/db] or rediss://… for TLS`,
-    );
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw bad('not a URL');
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw bad('the scheme must be redis: or rediss:');
-  if (parsed.hostname === '') throw bad('the host is missing');
-  if (parsed.search !== '' || parsed.hash !== '')
-    throw bad('query parameters and fragments are not supported');
-  const path = parsed.pathname.replace(/^\//, '');
-  if (path !== '' && !/^\d{1,5}$/.test(path))
-    throw bad(`the database must be a number, got ${JSON.stringify(path)}`);
-  const password = parsed.password === '' ? undefined : decodeURIComponent(parsed.password);
-  const username = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  const redisOptions: RedisOptions = {
-    host,
-    port: parsed.port === '' ? 6379 : Number(parsed.port),
-    db: path === '' ? 0 : Number(path),
-    // Connect explicitly in migrate(), so a dead server fails openStore() with its real cause.
-    lazyConnect: true,
-    connectTimeout: connectTimeoutMs,
-    // A command never waits longer than this (half-open connections included): lease maths needs
-    // failures to surface, not to hang past the lease.
-    commandTimeout: connectTimeoutMs,
-    // While a connection is being re-established commands wait in the offline queue, but give up
-    // after one failed reconnect instead of the default twenty.
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: true,
-    // Reconnect forever with bounded back-off: the store comes back when the server does.
-    retryStrategy: (attempt: number) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
-  };
-  if (username !== undefined) redisOptions.username = username;
-  if (password !== undefined) redisOptions.password = password;
-  // SNI names a host, never an address (RFC 6066). Custom CAs or client certificates: pass your own client.
-  if (parsed.protocol === 'rediss:') redisOptions.tls = isIP(host) === 0 ? { servername: host } : {};
-  return { redisOptions, password };
 }
 
 /**

@@ -108,6 +108,17 @@ export interface StoreCapabilities {
    * `false` for a store that inherits `BaseStore`'s op-by-op default `doApply`.
    */
   batchApply: boolean;
+  /**
+   * `getMany` reads its whole batch in one round trip, at one store instant. `false` for a store
+   * that inherits `BaseStore`'s default `doGetMany` (one `get` per distinct key, in parallel).
+   */
+  batchGet: boolean;
+  /**
+   * `count` is answered by the store in one round trip, at one store instant. `false` for a store
+   * that inherits `BaseStore`'s default `doCount` (pages through `scan`: exact for records that do
+   * not change meanwhile, one round trip per 10,000 records).
+   */
+  serverCount: boolean;
 }
 
 export interface Store extends AsyncDisposable {
@@ -152,8 +163,34 @@ export interface Store extends AsyncDisposable {
   put(key: string, value: string, options?: PutOptions): Promise<void>;
   /** The record's value, or `null` if absent or expired. */
   get(key: string): Promise<string | null>;
+  /**
+   * The values of up to 1,000 records in **one round trip** (see `capabilities.batchGet`): one
+   * result per key, in order, `null` when the record is absent or expired on the store clock. A
+   * key repeated in the batch gets the same answer each time. Keys are validated like `get`'s;
+   * more than 1,000 keys, or anything but an array, is `INVALID_ARGUMENT`; `[]` resolves `[]`
+   * without a round trip.
+   *
+   * @example
+   * // The stored schedules behind the ids a due index returned, in one call.
+   * const values = await store.getMany(dueIds.map((id) => `schedule/${id}`));
+   * const schedules = values.flatMap((v) => (v === null ? [] : [JSON.parse(v)]));
+   */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>;
   /** Unexpired records whose key starts with `prefix`, ordered by key (code point order). */
   scan(prefix: string, options?: ScanOptions): Promise<StoredRecord[]>;
+  /**
+   * How many unexpired records have a key starting with `prefix` (`''` = all records), exactly,
+   * judged on the store clock: the same records a `scan` of `prefix` would page through (`%`, `_`
+   * and backslashes are literal). One round trip on every shipped backend (see
+   * `capabilities.serverCount`); meant for operator views and checks, not for a hot path (its
+   * cost grows with the records it counts on the SQL backends). The prefix must be well-formed
+   * Unicode text without NUL (`INVALID_ARGUMENT` otherwise).
+   *
+   * @example
+   * const stored = await store.count('schedule/');   // every stored schedule
+   * const total = await store.count('');              // every live record
+   */
+  count(prefix: string): Promise<number>;
   /** Deletes a record; returns whether it existed (and had not expired). */
   delete(key: string): Promise<boolean>;
 

@@ -166,6 +166,38 @@ export interface NormalizedScan {
   after: string | undefined;
 }
 
+/**
+ * Validates a `getMany` batch key by key with {@link validateKey} (so it refuses exactly what `get`
+ * would) and returns its distinct keys in first-seen order; throws before anything is read.
+ */
+export function distinctKeys(keys: readonly string[]): string[] {
+  if (!Array.isArray(keys)) throw invalidArgument('getMany() takes an array of keys');
+  if (keys.length > MAX_BATCH) {
+    throw invalidArgument(`getMany() takes at most ${MAX_BATCH} keys per batch; got ${keys.length}`);
+  }
+  keys.forEach((key: string, i) => {
+    try {
+      validateKey(key);
+    } catch (err) {
+      throw invalidArgument(`getMany() key ${i}: ${(err as Error).message}`);
+    }
+  });
+  return [...new Set(keys)];
+}
+
+/**
+ * A `count` prefix: a string without NUL, as for `scan`, and well-formed, as every key is (a lone
+ * surrogate would reach a UTF-8 driver as U+FFFD and count other keys than the memory store).
+ */
+export function validateCountPrefix(prefix: string): string {
+  if (typeof prefix !== 'string')
+    throw invalidArgument('count() prefix must be a string (use "" for all keys)');
+  requireWellFormed(prefix, 'count() prefix');
+  if (prefix.includes('\u0000'))
+    throw invalidArgument('count() prefix must not contain NUL characters (no key can hold one)');
+  return prefix;
+}
+
 export function normalizeScan(prefix: string, options: ScanOptions = {}): NormalizedScan {
   if (typeof prefix !== 'string')
     throw invalidArgument('scan() prefix must be a string (use "" for all keys)');

@@ -168,8 +168,18 @@ export function describeSqlServerSpecifics<P>(
     it('keeps keys in code point order and compares them exactly', async () => {
       const store = server.newStore(suite.fresh('ord'), app.pool);
       await store.migrate();
+      expect(await store.count('')).toBe(0);
       for (const k of ['a', 'a ', 'B', 'b', 'é', 'z', '🔒']) await store.put(k, k);
       expect((await store.scan('')).map((r) => r.key)).toEqual(['B', 'a', 'a ', 'b', 'z', 'é', '🔒']);
+      // Reads compare exactly too: case and trailing spaces make other keys.
+      expect(await store.getMany(['a ', 'A', 'a', 'b ', 'B'])).toEqual(['a ', null, 'a', null, 'B']);
+      expect([
+        await store.count(''),
+        await store.count('a'),
+        await store.count('a '),
+        await store.count('A'),
+      ]).toEqual([7, 2, 1, 0]);
+      expect(store.capabilities).toMatchObject({ batchGet: true, serverCount: true });
       await store.close();
     });
 

@@ -48,6 +48,12 @@ export interface SqlSyntax {
    * once each; statements that need one instant in several places say so in their own file.
    */
   readonly now: string;
+  /**
+   * For engines that bind a whole list as one array parameter: the right-hand side of
+   * `key = …` matching any key of the array bound at placeholder `param` (PostgreSQL:
+   * `ANY($1::text[])`). Without it, a key list is bound one placeholder per key (`key IN (?, …)`).
+   */
+  anyKey?(param: string): string;
 }
 
 /**

@@ -104,6 +104,20 @@ export class SqlStore extends BaseStore {
     return row ? toText(row['value']) : null;
   }
 
+  protected override async doGetMany(keys: readonly string[]): Promise<(string | null)[]> {
+    const { statement, params } = this.statements.getMany(keys);
+    const found = new Map<string, string>();
+    for (const row of await this.rows(statement, params)) found.set(toText(row['key']), toText(row['value']));
+    return keys.map((key) => found.get(key) ?? null);
+  }
+
+  protected override async doCount(prefix: string): Promise<number> {
+    const upper = prefixUpperBound(prefix);
+    const params: SqlValue[] = upper === undefined ? [prefix] : [prefix, upper];
+    const [row] = await this.rows(this.statements.count(upper !== undefined), params);
+    return toInt(row?.['n']);
+  }
+
   protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
     const upper = prefixUpperBound(scan.prefix);
     const params: SqlValue[] = [scan.prefix];

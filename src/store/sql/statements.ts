@@ -1,4 +1,4 @@
-import type { SqlSyntax, Statement } from './dialect.js';
+import type { SqlSyntax, SqlValue, Statement } from './dialect.js';
 import type { Tables } from './tables.js';
 
 /** Which of the scan statements to run: an upper bound exists unless the prefix is empty. */
@@ -89,6 +89,58 @@ export class SharedStatements {
         `ORDER BY ${k} ${shape.reverse ? 'DESC' : 'ASC'} LIMIT ${s.param(++n)}`
       );
     });
+  }
+
+  /**
+   * (keys) → `{ key, value }` of the unexpired records among `keys` (distinct, 1..1,000), in no
+   * particular order, in one statement. Where the engine binds arrays (`syntax.anyKey`) it is one
+   * statement for every batch; otherwise `key IN (?, …)` with the list padded (by repeating its
+   * last key, which changes nothing in an IN list) to the next power of two, so an engine that
+   * prepares statements per connection prepares at most 11 of them, not 1,000. Either way the
+   * primary key index serves each key, and every row is judged at one store instant.
+   */
+  getMany(keys: readonly string[]): { statement: Statement; params: SqlValue[] } {
+    const s = this.syntax;
+    const k = s.key;
+    const select = `SELECT ${k} AS ${k}, value FROM ${this.t.records} WHERE `;
+    const live = `(expires_at IS NULL OR expires_at > ${this.nowOnce()})`;
+    if (s.anyKey) {
+      const statement = this.cached('get_many', () => `${select}${k} = ${s.anyKey!(s.param(1))} AND ${live}`);
+      return { statement, params: [keys] };
+    }
+    let size = 1;
+    while (size < keys.length) size *= 2;
+    const statement = this.cached(`get_many_${size}`, () => {
+      const list = Array.from({ length: size }, (_, i) => s.param(i + 1)).join(', ');
+      return `${select}${k} IN (${list}) AND ${live}`;
+    });
+    const params: SqlValue[] = [...keys];
+    while (params.length < size) params.push(keys[keys.length - 1]!);
+    return { statement, params };
+  }
+
+  /**
+   * (lower, [upper]) → one row `{ n }`: how many unexpired records lie in the key range, the
+   * range `scan` uses (so the key index serves it), judged at one store instant.
+   */
+  count(upper: boolean): Statement {
+    return this.cached(`count${upper ? '_range' : ''}`, () => {
+      const s = this.syntax;
+      const k = s.key;
+      const where = [`${k} >= ${s.param(1)}`];
+      if (upper) where.push(`${k} < ${s.param(2)}`);
+      where.push(`(expires_at IS NULL OR expires_at > ${this.nowOnce()})`);
+      return `SELECT COUNT(*) AS n FROM ${this.t.records} WHERE ${where.join(' AND ')}`;
+    });
+  }
+
+  /**
+   * The store clock as an uncorrelated scalar subquery: every engine evaluates it once per
+   * execution, so a statement over many rows judges them all at one instant (PostgreSQL's
+   * `clock_timestamp()` would otherwise be read anew for every row).
+   */
+  private nowOnce(): string {
+    return `(SELECT ${this.syntax.now})`;
   }
 
   private cached(id: string, build: () => string): Statement {

@@ -34,7 +34,12 @@ function errno(err: unknown): number | undefined {
 
 export class MysqlDialect implements Dialect {
   readonly kind = 'mysql';
-  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES, batchApply: true };
+  readonly capabilities: StoreCapabilities = {
+    ...DEFAULT_CAPABILITIES,
+    batchApply: true,
+    batchGet: true,
+    serverCount: true,
+  };
   readonly syntax: SqlSyntax = { param: () => '?', key: '`key`', now: MYSQL_NOW };
   private readonly extendStatement: Statement;
   private readonly releaseStatement: Statement;

@@ -39,8 +39,18 @@ function sqlState(err: unknown): string | undefined {
 
 export class PostgresDialect implements Dialect {
   readonly kind = 'postgres';
-  readonly capabilities: StoreCapabilities = { ...DEFAULT_CAPABILITIES, batchApply: true };
-  readonly syntax: SqlSyntax = { param: (n) => `$${n}`, key: '"key"', now: PG_NOW };
+  readonly capabilities: StoreCapabilities = {
+    ...DEFAULT_CAPABILITIES,
+    batchApply: true,
+    batchGet: true,
+    serverCount: true,
+  };
+  readonly syntax: SqlSyntax = {
+    param: (n) => `$${n}`,
+    key: '"key"',
+    now: PG_NOW,
+    anyKey: (param) => `ANY(${param}::text[])`,
+  };
   readonly acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
   readonly extend: (key: string, token: number, leaseMs: number) => Promise<number | null>;
   readonly release: (key: string, token: number, holdUntil: number) => Promise<boolean>;

@@ -40,6 +40,8 @@ export class SqliteDialect implements Dialect {
       multiHost: false,
       batchAcquire: true,
       batchApply: true,
+      batchGet: true,
+      serverCount: true,
     };
     this.prepared = new Prepared(db);
     this.acquire = sqliteAcquire(tables, this.prepared);
