@@ -25,3 +25,16 @@ export async function expectCode(promise: Promise<unknown> | (() => unknown), co
   }
   throw new Error(`expected an OncelyError ${code}, but nothing was thrown`);
 }
+
+/**
+ * The earliest store time at which `local()` (a later `performance.now()` reading) can have
+ * happened: the store clock is sampled once, and the store time at local instant t is at least
+ * `now + (t - sampleReceived)`. Tests that ask "did this happen before the lease ended?" use it so
+ * that the round trip of reading the clock *after* the event (slow on a loaded machine) is not
+ * counted against the code under test; lateness of the event itself still is.
+ */
+export async function storeTimeAt(store: { now(): Promise<number> }): Promise<(local: number) => number> {
+  const now = await store.now();
+  const received = performance.now();
+  return (local) => now + (local - received);
+}
