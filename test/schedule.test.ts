@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../src/core/errors.js';
+import { fireSpan } from '../src/schedule/fire-span.js';
 import { compileTrigger, fireTimes, type Trigger } from '../src/schedule/index.js';
 
 const iso = (t: Trigger, after: string, count: number) =>
@@ -210,5 +211,76 @@ describe('trigger validation', () => {
 
   it('refuses a bad count', () => {
     expect(() => fireTimes({ every: '1s' }, { after: 0, count: 0 })).toThrow(OncelyError);
+  });
+});
+
+describe('fireSpan: the fire times of an interval, summarised', () => {
+  /** Every fire time in (after, before), the slow way. */
+  function brute(trigger: Trigger, after: number, before: number): number[] {
+    const out: number[] = [];
+    for (let at = after; ; ) {
+      const next = fireTimes(trigger, { after: at, count: 500 }).map((d) => d.getTime());
+      for (const f of next) {
+        if (f >= before) return out;
+        out.push(f);
+      }
+      if (next.length < 500) return out;
+      at = next.at(-1)!;
+    }
+  }
+
+  const cases: [string, Trigger, string, string, number][] = [
+    ['every, exact ends', { every: '1s' }, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:10.000Z', 3],
+    ['every, fractional end', { every: '10s' }, '2026-01-01T00:00:03.500Z', '2026-01-01T00:01:00.001Z', 100],
+    ['at, inside', { at: '2026-05-01T10:00:00Z' }, '2026-05-01T09:00:00Z', '2026-05-01T11:00:00Z', 5],
+    ['cron, short', { cron: '*/15 * * * *' }, '2026-01-01T00:00:00Z', '2026-01-01T03:00:00Z', 4],
+    // Over 1,000 fire times: measured by its ends, the tail walked from croner's previousRuns.
+    ['cron, long (jumped)', { cron: '* * * * *' }, '2026-01-01T00:00:00Z', '2026-01-03T00:00:30Z', 101],
+    // Across the fall-back hour in Berlin (01:xx twice for a sub-hourly job, once for a fixed one).
+    [
+      'cron, DST, jumped',
+      { cron: '*/2 * * * *', timezone: 'Europe/Berlin' },
+      '2025-10-23T00:00:00Z',
+      '2025-10-26T02:10:00Z',
+      150,
+    ],
+    [
+      'cron, DST fixed hour',
+      { cron: '30 2 * * *', timezone: 'Europe/Berlin' },
+      '2025-10-01T00:00:00Z',
+      '2025-11-01T00:00:00Z',
+      5,
+    ],
+  ];
+  it.each(
+    cases,
+  )('%s: first, count and tail agree with enumerating every fire time', (label, trigger, from, to, tail) => {
+    const after = Date.parse(from);
+    const before = Date.parse(to);
+    const all = brute(trigger, after, before);
+    const span = fireSpan(compileTrigger(trigger), after, before, tail);
+    expect(span, label).toBeDefined();
+    expect(span!.first).toBe(all[0]);
+    if (all.length <= 1000) expect(span!.count).toBe(all.length);
+    else expect(span!.count).toBeUndefined();
+    expect(span!.tail).toEqual(all.slice(-tail));
+  });
+
+  it('is undefined when no fire time is in the interval', () => {
+    expect(fireSpan(compileTrigger({ every: '1s' }), 1000, 2000, 5)).toBeUndefined();
+    expect(fireSpan(compileTrigger({ at: 5000 }), 5000, 9000, 5)).toBeUndefined();
+    expect(
+      fireSpan(
+        compileTrigger({ cron: '0 0 1 1 *' }),
+        Date.parse('2026-01-02T00:00:00Z'),
+        Date.parse('2026-06-01T00:00:00Z'),
+        5,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('counts 600,000 fire times of a 1 s job without enumerating them', () => {
+    const span = fireSpan(compileTrigger({ every: '1s' }), 0, 600_000_500, 2)!;
+    expect(span).toEqual({ first: 1000, count: 600_000, tail: [599_999_000, 600_000_000] });
   });
 });

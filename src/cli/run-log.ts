@@ -4,11 +4,12 @@
  *   started  job=backup fire=2024-05-01T03:00:00.000Z node=n1 attempt=1 token=17 source=schedule late=12ms
  *   finished job=backup fire=2024-05-01T03:00:00.000Z node=n1 attempt=1 status=succeeded duration=1.20s
  *
- * plus `skipped` (overlap) and `misfired` lines. Runs that `stop()` abandoned after the grace period
+ * plus `skipped` (overlap) and `misfired` lines — one per job and tick: a replay, what was skipped,
+ * or both (`misfired job=backup fire=… action=run skipped=295 first=… last=…`). Runs that `stop()` abandoned after the grace period
  * emit no event; `abandonedRuns()` lists what started here and never finished.
  */
 import type { Scheduler } from '../scheduler/scheduler.js';
-import type { RunEvent } from '../scheduler/types.js';
+import type { RunEvent, SchedulerEvents } from '../scheduler/types.js';
 import { runLabel } from './command-runner.js';
 import type { CliLog } from './log.js';
 import { formatDuration } from './table.js';
@@ -51,8 +52,30 @@ export function attachRunLog(scheduler: Scheduler, log: CliLog): RunLog {
       `skipped  ${runLabel(e.job, e.fireTime, e.shard)} reason=${e.reason} (a run of the job is still going)`,
     );
   });
+  // One line per job (stored schedule) and tick: the scheduler reports all the fire times it skips
+  // as one event and the one it replays as another, right after it (same turn of the event loop);
+  // a replay's line says what was skipped with it.
+  const skips = new Map<string, SchedulerEvents['misfired']>();
+  const skippedText = (e: SchedulerEvents['misfired']) =>
+    `skipped=${e.count ?? 'many'} first=${e.firstFireTime.toISOString()} last=${e.fireTime.toISOString()}`;
+  const flushSkips = () => {
+    for (const e of skips.values())
+      log.line(`misfired ${runLabel(e.job, e.fireTime, undefined)} action=skipped ${skippedText(e)}`);
+    skips.clear();
+  };
   scheduler.on('misfired', (e) => {
-    log.line(`misfired ${runLabel(e.job, e.fireTime, undefined)} action=${e.action}`);
+    const key = JSON.stringify([e.job, e.scheduleId ?? null]);
+    if (e.action === 'skipped') {
+      if (skips.has(key)) flushSkips();
+      if (skips.size === 0) queueMicrotask(flushSkips);
+      skips.set(key, e);
+      return;
+    }
+    const skipped = skips.get(key);
+    skips.delete(key);
+    log.line(
+      `misfired ${runLabel(e.job, e.fireTime, undefined)} action=run${skipped ? ` ${skippedText(skipped)}` : ''}`,
+    );
   });
   return { abandonedRuns: () => [...started.values()].map((r) => r.label) };
 }

@@ -5,6 +5,7 @@ import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
 import type { Runs } from './runs.js';
+import { settle } from './settle.js';
 
 /** Claims candidates (occurrences and their overlap gates) in batched acquires, and starts what it won. */
 export class Claims {
@@ -77,27 +78,35 @@ export class Claims {
     const job = s.defined.get(c.occ.job)!;
     const free = (l: Lease): WriteOp => ({ op: 'release', key: l.key, token: l.token });
     if (!lease) {
-      // Someone else has (or had) it; a gate we won for it is returned at once.
-      if (gate) await s.writes.submit([free(gate)]).catch(() => {});
+      // Someone else has (or had) it; a gate we won for it is returned at once (retried if the
+      // store fails: a gate left held would skip the job's next fire times until its lease ends).
+      if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
       return;
     }
     if (lease.acquiredAt < c.occ.fireTime) {
       // Never early: the store's clock had not reached the fire time. Give it back and retry.
-      await s.writes.submit([free(lease), ...(gate ? [free(gate)] : [])]);
       const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
-      if (source && c.source === 'schedule')
+      if (source && c.source === 'schedule') {
         source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
+        if (source.partial !== undefined && source.partial.fireTime >= c.occ.fireTime)
+          source.partial = undefined;
+      }
+      await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
       return;
     }
     if (gate === null) {
-      await this.overlap.overlapped(job, c, lease);
+      await this.overlap.overlapped(job, c, lease, sentAt);
       return;
     }
     // The high-water mark is raised with the run's in-flight record: until then the held claim is
     // what tells a late node that this fire time was handled, and a claim that never gets to start
     // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
-    // now (it shares a batch with the other claims' writes): the held claim stands for it.
-    if (c.consumes !== undefined) await s.writes.submit([{ op: 'delete', key: c.consumes }]);
+    // in that same batch (retried while the claim holds): it is gone exactly when its run is on
+    // record, and a claim that could not be recorded leaves it for the next claimant.
+    const startWrites: WriteOp[] = [
+      ...(c.startWrites ?? []),
+      ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
+    ];
     this.runs.launch(job, {
       occ: c.occ,
       lease,
@@ -106,7 +115,7 @@ export class Claims {
       attempt: c.attempt,
       source: c.source,
       data: c.data,
-      ...(c.startWrites && { startWrites: c.startWrites }),
+      ...(startWrites.length > 0 && { startWrites }),
     });
   }
 }

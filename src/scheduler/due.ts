@@ -1,177 +1,153 @@
 import { nextFireTimes } from '../schedule/fire-times.js';
 import type { Claims } from './claim.js';
-import type { HighWater } from './high-water.js';
 import { type Candidate, type Job, type Source, shardsOf } from './internal-types.js';
-import { keys, type OccurrenceId } from './keys.js';
+import { keys } from './keys.js';
+import type { Misfires } from './misfire.js';
 import type { NodeState } from './node-state.js';
 
-/** How many missed fire times are enumerated at most per source and tick. */
-const MAX_ENUMERATE = 10_000;
-
-/** What is due now: each source's fire times up to now, on time or missed (then its misfire policy). */
+/**
+ * What is due now: each source's fire times up to now, on time or missed (then its misfire
+ * policy, see misfire.ts), claimed as far as this node's free slots go.
+ *
+ * Progress: a source never waits for all its due work to fit. A tick claims what fits, oldest
+ * first, and moves the source's cursor only past what it claimed or settled; what did not fit is
+ * seen again at the next tick (on time, or by then missed and left to the misfire policy), and the
+ * shards of an occurrence that did not all fit are claimed first as slots free up (`partial`).
+ * Fairness: a first round gives every due source an even share of the free slots (at least one),
+ * a second round gives what is left to the sources that want more, and each tick starts the
+ * rounds one source further on, so one hot source cannot take every slot of every tick.
+ */
 export class Due {
+  /** Where the next tick starts its rounds over the sources. */
+  private turn = 0;
+  /** The last tick ran out of free slots with work still due: tick again when slots are free. */
+  backlog = false;
+
   constructor(
     private readonly state: NodeState,
-    private readonly highWater: HighWater,
+    private readonly misfires: Misfires,
     private readonly claims: Claims,
   ) {}
 
-  /** Claims everything due now (one batched acquire) and handles what was missed. */
+  /** Claims what is due now and fits (one batched acquire), and handles what was missed. */
   async tick(): Promise<void> {
     const s = this.state;
     const now = s.storeClock.estimate() - s.storeClock.errorBound();
     s.lastTickAt = now;
-    const candidates: Candidate[] = [];
-    let budget = s.freeSlots();
-    for (const source of s.sources.values()) {
+    const all = [...s.sources.values()];
+    const start = all.length === 0 ? 0 : this.turn++ % all.length;
+    const due: { job: Job; source: Source }[] = [];
+    for (let i = 0; i < all.length; i++) {
+      const source = all[(start + i) % all.length]!;
       const job = s.defined.get(source.job);
       if (!job || s.paused.has(source.job)) continue;
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
-      const due: number[] = [];
-      let after = source.cursor;
-      for (let i = 0; i < MAX_ENUMERATE; i++) {
-        // The first look is the memoised one: most ticks find nothing due for most sources.
-        const f = i === 0 ? nextDue(source, now) : nextFireTimes(source.trigger, after, 1)[0];
-        if (f === undefined || f > now) break;
-        due.push(f);
-        after = f;
-      }
-      if (due.length === 0) continue;
-      const onTime = due.filter((f) => now - f <= job.spec.misfireThresholdMs);
-      const missed = due.filter((f) => now - f > job.spec.misfireThresholdMs);
-      // A node claims only what it has free slots for (missed times yield at most one claim per
-      // shard). A source whose work does not fit keeps its cursor, so what nobody claimed in time
-      // is seen again as missed and follows the misfire policy.
-      const need = (onTime.length + (missed.length > 0 ? 1 : 0)) * shardsOf(job).length;
-      if (need > budget) continue;
-      budget -= need;
-      if (missed.length > 0) {
-        const handled = await this.handleMissed(job, source, missed);
-        candidates.push(...handled.candidates);
-        if (!handled.advance) continue;
-        const replay = handled.candidates[0]?.occ.fireTime;
-        if (replay !== undefined && onTime.length > 0 && job.spec.overlap !== 'allow') {
-          // A run-once replay and on-time fire times in one tick would race for the same overlap
-          // gate in one batch, and the on-time run would be recorded as skipped for "overlapping" a
-          // replay that had not even started. The on-time ones come next: when the replay ends
-          // (its run pokes the loop) or at the next poll; skipped only if the replay is still going.
-          source.cursor = replay;
-          continue;
-        }
-      }
-      for (const f of onTime) {
-        for (const shard of shardsOf(job)) {
-          candidates.push({
-            occ: { job: source.job, scheduleId: source.scheduleId, fireTime: f, shard },
-            source: 'schedule',
-            data: source.data,
-            attempt: 1,
-            gate: job.spec.overlap !== 'allow',
-          });
-        }
-      }
-      source.cursor = due.at(-1)!;
+      const next = nextDue(source, now);
+      if (source.partial || (next !== undefined && next <= now)) due.push({ job, source });
     }
+    const candidates: Candidate[] = [];
+    let left = s.freeSlots();
+    let unserved = false;
+    const share = Math.max(1, Math.floor(left / Math.max(1, due.length)));
+    const wanting: typeof due = [];
+    for (const d of due) {
+      if (left <= 0) {
+        unserved = true;
+        break;
+      }
+      const taken = await this.take(d.job, d.source, now, Math.min(share, left), candidates, true);
+      left -= taken.used;
+      if (taken.more) wanting.push(d);
+    }
+    for (const d of wanting) {
+      if (left <= 0) {
+        unserved = true;
+        break;
+      }
+      const taken = await this.take(d.job, d.source, now, left, candidates, false);
+      left -= taken.used;
+      if (taken.more) unserved = true;
+    }
+    this.backlog = unserved;
     await this.claims.claimAndRun(candidates);
+  }
+
+  /**
+   * Up to `limit` claims of one source: shards left over from an earlier tick, then (first round
+   * only) what was missed, then on-time fire times oldest first. Returns how many slots it used
+   * and whether the source has more due now.
+   */
+  private async take(
+    job: Job,
+    source: Source,
+    now: number,
+    limit: number,
+    out: Candidate[],
+    firstRound: boolean,
+  ): Promise<{ used: number; more: boolean }> {
+    const shards = shardsOf(job);
+    const gated = job.spec.overlap !== 'allow';
+    // A replay and on-time fire times in one batch would race for the same overlap gate, and the
+    // on-time run would be recorded as skipped for "overlapping" a replay that had not even
+    // started: the on-time ones come next, when the replay ends (its run pokes the loop) or at the
+    // next poll; skipped only if the replay is still going. A catch-up replay always waits for the
+    // previous one (and on-time fire times queue up as missed behind the replays).
+    const replayFirst = gated || job.spec.misfire === 'catch-up';
+    let used = 0;
+    /** Claims the partial occurrence's shards that fit; true once all of them are claimed. */
+    const fill = (): boolean => {
+      const p = source.partial!;
+      const n = Math.min(limit - used, shards.length - p.next);
+      for (let i = p.next; i < p.next + n; i++) {
+        out.push({
+          occ: { job: source.job, scheduleId: source.scheduleId, fireTime: p.fireTime, shard: shards[i] },
+          source: p.source,
+          data: source.data,
+          attempt: 1,
+          gate: p.source === 'misfire' && job.spec.misfire === 'catch-up' ? true : gated,
+        });
+      }
+      used += n;
+      p.next += n;
+      if (p.next < shards.length) return false;
+      source.partial = undefined;
+      return true;
+    };
+    if (source.partial) {
+      const replay = source.partial.source === 'misfire';
+      if (!fill()) return { used, more: true };
+      if (replay && replayFirst) return { used, more: false };
+    }
+    const missedBefore = now - job.spec.misfireThresholdMs;
+    if (firstRound) {
+      const next = nextDue(source, now);
+      if (next !== undefined && next < missedBefore) {
+        const replay = await this.misfires.handle(job, source, missedBefore);
+        if (replay !== undefined) {
+          source.partial = { fireTime: replay, source: 'misfire', next: 0 };
+          if (!fill()) return { used, more: true };
+          if (replayFirst) return { used, more: false };
+        }
+      }
+    }
+    while (used < limit) {
+      const f = nextDue(source, now);
+      if (f === undefined || f > now) return { used, more: false };
+      // A missed one here (a source that ran out of slots in an earlier round) is left to the next
+      // tick's misfire handling.
+      if (f < missedBefore) return { used, more: true };
+      source.cursor = f;
+      source.partial = { fireTime: f, source: 'schedule', next: 0 };
+      if (!fill()) return { used, more: true };
+    }
+    const f = nextDue(source, now);
+    return { used, more: f !== undefined && f <= now };
   }
 
   /** The high-water mark in the store, or now: a brand-new job does not backfill the past. */
   private async initialCursor(source: Source, now: number): Promise<number> {
     const stored = await this.state.store.get(keys.highWater(source.job, source.scheduleId));
     return stored === null ? now : Number(stored);
-  }
-
-  /**
-   * Missed fire times (no claim within misfireThreshold): skip, run the latest once, or replay
-   * them oldest first, one at a time fleet-wide. Occurrences another node handled (high-water
-   * mark, or a claim still held) are not missed. Returns the claims to attempt, and whether the
-   * source may move past the missed times (catch-up keeps it until the replay is claimed).
-   */
-  private async handleMissed(
-    job: Job,
-    source: Source,
-    missed: number[],
-  ): Promise<{ candidates: Candidate[]; advance: boolean }> {
-    const s = this.state;
-    const hwmKey = keys.highWater(source.job, source.scheduleId);
-    const stored = await s.store.get(hwmKey);
-    const hwm = stored === null ? Number.NEGATIVE_INFINITY : Number(stored);
-    let open = missed.filter((f) => f > hwm);
-    if (open.length > 0) {
-      const held = await Promise.all(
-        open.map((f) =>
-          s.store.inspect(
-            keys.occurrence({
-              job: source.job,
-              scheduleId: source.scheduleId,
-              fireTime: f,
-              shard: shardsOf(job)[0],
-            }),
-          ),
-        ),
-      );
-      open = open.filter((_, i) => held[i] === null);
-    }
-    if (open.length === 0) return { candidates: [], advance: true };
-    const { misfire, catchUpLimit } = job.spec;
-    const occurrence = (f: number, shard: number | undefined): OccurrenceId => ({
-      job: source.job,
-      scheduleId: source.scheduleId,
-      fireTime: f,
-      shard,
-    });
-    const skip = async (times: number[]) => {
-      for (const f of times) this.emitMisfired(source, f, 'skipped');
-      if (times.length > 0) await this.highWater.raiseHighWater(hwmKey, Math.max(...times));
-    };
-    if (misfire === 'skip') {
-      await skip(open);
-      return { candidates: [], advance: true };
-    }
-    if (misfire === 'run-once') {
-      const latest = open.at(-1)!;
-      await skip(open.slice(0, -1));
-      this.emitMisfired(source, latest, 'run');
-      return {
-        candidates: shardsOf(job).map((shard) => ({
-          occ: occurrence(latest, shard),
-          source: 'misfire' as const,
-          data: source.data,
-          attempt: 1,
-          gate: job.spec.overlap !== 'allow',
-        })),
-        advance: true,
-      };
-    }
-    // catch-up: keep the latest catchUpLimit, replay the oldest of them; the gate makes replays
-    // sequential across the fleet, and the cursor stays until that replay is claimed.
-    const excess = open.length - catchUpLimit;
-    if (excess > 0) {
-      await skip(open.slice(0, excess));
-      open = open.slice(excess);
-    }
-    const oldest = open[0]!;
-    this.emitMisfired(source, oldest, 'run');
-    source.cursor = oldest - 1;
-    return {
-      candidates: shardsOf(job).map((shard) => ({
-        occ: occurrence(oldest, shard),
-        source: 'misfire' as const,
-        data: source.data,
-        attempt: 1,
-        gate: true,
-      })),
-      advance: false,
-    };
-  }
-
-  private emitMisfired(source: Source, fireTime: number, action: 'skipped' | 'run'): void {
-    this.state.emit('misfired', {
-      job: source.job,
-      ...(source.scheduleId !== undefined && { scheduleId: source.scheduleId }),
-      fireTime: new Date(fireTime),
-      action,
-    });
   }
 }
 

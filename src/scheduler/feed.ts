@@ -17,6 +17,9 @@ const MAX_CONTROL_RECORDS = 100_000;
 
 /** What changed in the cluster — pauses, stored schedules, triggers, queued and orphaned runs — and this node's own records in it (heartbeat, job registry). */
 export class Feed {
+  /** Stored schedules whose trigger did not compile, by source key: the signature reported. */
+  private readonly badSchedules = new Map<string, string>();
+
   constructor(
     private readonly state: NodeState,
     private readonly requests: Requests,
@@ -36,9 +39,13 @@ export class Feed {
     }
     const now = s.storeClock.estimate();
     s.nextPollAt = now + s.pollMs;
+    const epoch = s.pauseEpoch;
     const control = await this.readControl();
     const byKind = (kind: string) => control.filter((r) => controlKind(r.key) === kind);
-    s.paused = new Set(byKind('pause').map((r) => jobOfKey(r.key)));
+    s.paused = this.pausedNow(
+      byKind('pause').map((r) => jobOfKey(r.key)),
+      epoch,
+    );
     this.syncStoredSchedules(byKind('sched').map((r) => JSON.parse(r.value) as StoredSchedule));
     if (now >= s.nextHeartbeatAt) {
       await this.heartbeat(now);
@@ -54,6 +61,20 @@ export class Feed {
       s.nextSweepAt = now + s.sweepMs;
       await s.store.sweep({ limit: 1000 }).catch((err) => s.emit('error', { error: err, during: 'sweep' }));
     }
+  }
+
+  /**
+   * The paused jobs as read, with this node's own pause()/resume() calls made since the read
+   * began (`epoch`) still in force: the read may predate them. Older ones are in what was read.
+   */
+  private pausedNow(read: string[], epoch: number): Set<string> {
+    const paused = new Set(read);
+    for (const [job, local] of this.state.localPauses) {
+      if (local.epoch <= epoch) this.state.localPauses.delete(job);
+      else if (local.paused) paused.add(job);
+      else paused.delete(job);
+    }
+    return paused;
   }
 
   /** Every `ctl|` record, in pages of 10,000 (at most MAX_CONTROL_RECORDS). */
@@ -89,8 +110,11 @@ export class Feed {
         existing.data = data;
         continue;
       }
+      // A trigger that does not compile is reported once, not at every poll, until it changes.
+      if (this.badSchedules.get(key) === signature) continue;
       try {
         const compiled = compileTrigger(trigger as Trigger, `schedule ${JSON.stringify(id)}`);
+        this.badSchedules.delete(key);
         sources.set(key, {
           job,
           scheduleId: id,
@@ -100,12 +124,14 @@ export class Feed {
           signature,
         });
       } catch (err) {
+        this.badSchedules.set(key, signature);
         this.state.emit('error', { error: err, during: `schedule ${id}` });
       }
     }
     for (const [key, source] of sources) {
       if (source.scheduleId !== undefined && !seen.has(key)) sources.delete(key);
     }
+    for (const key of this.badSchedules.keys()) if (!seen.has(key)) this.badSchedules.delete(key);
   }
 
   private async heartbeat(now: number): Promise<void> {

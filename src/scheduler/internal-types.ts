@@ -22,6 +22,13 @@ export interface Source {
   signature?: string;
   /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
   next?: { after: number; at: number | undefined };
+  /**
+   * An occurrence whose shards did not all fit in the free slots: shards from `next` on are
+   * claimed first at the next ticks, as slots free up (the cursor is already past it).
+   */
+  partial?: { fireTime: number; source: 'schedule' | 'misfire'; next: number } | undefined;
+  /** The latest fire time announced as a misfire replay (catch-up offers it each tick until claimed). */
+  announced?: number;
 }
 
 /** An occurrence this node is about to try to claim. */

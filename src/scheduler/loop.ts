@@ -25,6 +25,9 @@ export class Loop {
         if (now >= s.nextPollAt) await this.feed.poll();
         await this.due.tick();
         sleepMs = this.untilNextEvent();
+        // Work left due for want of slots, and slots free again (claims refused or skipped, runs
+        // already over): tick again at once. Each such tick claims something, so this never spins.
+        if (this.due.backlog && s.freeSlots() > 0) sleepMs = 0;
         if (s.failures > 0) {
           s.storeBack.abort(INTERNAL_ABORT);
           s.storeBack = sharedController();
@@ -49,8 +52,9 @@ export class Loop {
     let next = s.nextPollAt;
     for (const source of s.sources.values()) {
       // A fire time the last tick already saw but could not claim (no free slot, a catch-up
-      // replay waiting for its predecessor) is retried when a run ends or at the next poll, not
-      // in a busy loop.
+      // replay waiting for its predecessor) is retried when a run ends, at the next poll, or at
+      // once when slots are free again after a tick that ran out of them (`backlog`), not in a
+      // busy loop.
       const due = nextDue(source, now);
       if (due !== undefined && due > s.lastTickAt) next = Math.min(next, due);
     }

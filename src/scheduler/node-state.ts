@@ -31,6 +31,12 @@ export class NodeState {
   readonly defined = new Map<string, Job>();
   readonly sources = new Map<string, Source>();
   paused = new Set<string>();
+  /**
+   * pause()/resume() made on this node, by the `pauseEpoch` they were made at: a poll that began
+   * before one of them read the store before it, and must not undo it (see `Feed.poll`).
+   */
+  readonly localPauses = new Map<string, { paused: boolean; epoch: number }>();
+  pauseEpoch = 0;
   readonly running = new Set<Promise<void>>();
   /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
   readonly runningHere = new Set<string>();
@@ -72,6 +78,13 @@ export class NodeState {
   /** Wakes the loop now (a run ended, a trigger or schedule change, stop). */
   poke(): void {
     this.wake.controller.abort(INTERNAL_ABORT);
+  }
+
+  /** A pause or resume made here: in force at once, whatever a poll already under way read. */
+  pauseHere(job: string, paused: boolean): void {
+    this.localPauses.set(job, { paused, epoch: ++this.pauseEpoch });
+    if (paused) this.paused.add(job);
+    else this.paused.delete(job);
   }
 
   freeSlots(): number {

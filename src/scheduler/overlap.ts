@@ -4,6 +4,7 @@ import { encodeHistory, occFields } from './history.js';
 import type { Candidate, Job } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
+import { settle } from './settle.js';
 
 /** Appended to the owner of an overlap gate taken by a misfire replay. */
 export const REPLAY_MARK = ' (replay)';
@@ -15,13 +16,17 @@ export class Overlap {
     private readonly highWater: HighWater,
   ) {}
 
-  /** The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one pending run). */
-  async overlapped(job: Job, c: Candidate, lease: Lease): Promise<void> {
+  /**
+   * The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one
+   * pending run). Each outcome is one batch, retried while the claim holds if the store fails.
+   */
+  async overlapped(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
     const s = this.state;
+    const what = `overlap handling of ${c.occ.job}`;
     if ((c.source === 'misfire' && job.spec.misfire === 'catch-up') || c.source === 'recover') {
       // A catch-up replay waits for the previous one, a recovery for the run holding the gate:
       // free the occurrence and try again next tick (recovery: next poll; its in-flight record stays).
-      await s.writes.submit([{ op: 'release', key: lease.key, token: lease.token }]);
+      await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
       return;
     }
     const highWater = this.highWater.highWaterOp(c.occ);
@@ -41,41 +46,53 @@ export class Overlap {
     // freed for it, the mark, and the trigger request it replaces (a candidate that came from the
     // pending record keeps it, rewritten here).
     if (job.spec.overlap === 'queue' || c.source === 'misfire' || behindReplay) {
-      await s.writes.submit([
-        {
-          op: 'put',
-          key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
-          value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
-        },
-        { op: 'release', key: lease.key, token: lease.token },
-        ...(highWater ? [highWater] : []),
-        ...(c.consumes !== undefined && !c.fromPending ? [{ op: 'delete' as const, key: c.consumes }] : []),
-      ]);
+      await settle(
+        s,
+        what,
+        [
+          {
+            op: 'put',
+            key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+            value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
+          },
+          { op: 'release', key: lease.key, token: lease.token },
+          ...(highWater ? [highWater] : []),
+          ...(c.consumes !== undefined && !c.fromPending ? [{ op: 'delete' as const, key: c.consumes }] : []),
+        ],
+        lease,
+        sentAt,
+      );
       return;
     }
     // Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending
     // run is consumed (or every poll would re-read it) — one batch.
     const at = new Date(lease.acquiredAt);
-    await s.writes.submit([
-      {
-        op: 'put',
-        key: keys.history(c.occ, 1),
-        value: encodeHistory({
-          ...occFields(c.occ),
-          node: s.node,
-          attempt: 1,
-          token: lease.token,
-          source: c.source,
-          status: 'skipped',
-          startedAt: at,
-          finishedAt: at,
-        }),
-        ttlMs: s.retentionMs,
-      },
-      ...(highWater ? [highWater] : []),
-      { op: 'release', key: lease.key, token: lease.token, holdUntil: c.occ.fireTime + doneHold(job) },
-      ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
-    ]);
-    s.emit('skipped', { ...occFields(c.occ), reason: 'overlap' });
+    await settle(
+      s,
+      what,
+      [
+        {
+          op: 'put',
+          key: keys.history(c.occ, 1),
+          value: encodeHistory({
+            ...occFields(c.occ),
+            node: s.node,
+            attempt: 1,
+            token: lease.token,
+            source: c.source,
+            status: 'skipped',
+            startedAt: at,
+            finishedAt: at,
+          }),
+          ttlMs: s.retentionMs,
+        },
+        ...(highWater ? [highWater] : []),
+        { op: 'release', key: lease.key, token: lease.token, holdUntil: c.occ.fireTime + doneHold(job) },
+        ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
+      ],
+      lease,
+      sentAt,
+      () => s.emit('skipped', { ...occFields(c.occ), reason: 'overlap' }),
+    );
   }
 }

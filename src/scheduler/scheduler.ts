@@ -13,6 +13,7 @@ import { sourceKey } from './internal-types.js';
 import { type JobOptions, jobSpec, validateJobName } from './job-options.js';
 import { keys } from './keys.js';
 import { Loop } from './loop.js';
+import { Misfires } from './misfire.js';
 import { NodeState, sharedController } from './node-state.js';
 import { resolveOptions } from './options.js';
 import { Overlap } from './overlap.js';
@@ -48,6 +49,12 @@ export class Scheduler {
   private readonly feed: Feed;
   private readonly loop: Loop;
   private loopPromise: Promise<void> | undefined;
+  /** start() and stop() run one after another, in call order (each waits for the one before). */
+  private lifecycle: Promise<void> = Promise.resolve();
+  /** stop() calls not yet done: a start() queued before one of them does not start the loop. */
+  private stopsQueued = 0;
+  /** From the beginning of start() to the end of stop(): define() registers its job itself. */
+  private active = false;
 
   // The work is done in rooms along an occurrence's journey, which share one NodeState: `feed`
   // (poll: pauses, stored schedules, heartbeat; `requests` and `recover` turn what it read into
@@ -62,7 +69,7 @@ export class Scheduler {
     const highWater = new HighWater(state);
     const claims = new Claims(state, new Overlap(state, highWater), new Runs(state, highWater));
     this.feed = new Feed(state, new Requests(state, claims), new Recovery(state, claims));
-    this.loop = new Loop(state, this.feed, new Due(state, highWater, claims));
+    this.loop = new Loop(state, this.feed, new Due(state, new Misfires(state, highWater), claims));
     this.schedules = createSchedules(state);
   }
 
@@ -103,7 +110,7 @@ export class Scheduler {
         cursor: undefined,
       });
     }
-    if (this.loopPromise) {
+    if (this.active) {
       void this.feed
         .registerJob(spec)
         .catch((err) => s.emit('error', { error: err, during: 'job registry' }));
@@ -114,20 +121,13 @@ export class Scheduler {
 
   // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
 
-  /** Starts claiming. Resolves once the node has read the store's clock and registered its jobs. */
-  async start(): Promise<void> {
-    const s = this.state;
-    if (this.loopPromise) return;
-    s.stopping = new AbortController();
-    s.abandon = sharedController();
-    await s.storeClock.sample();
-    s.clockSampledAt = s.clock.monotonic();
-    s.startedAt = s.storeClock.estimate();
-    // Nodes started together spread their sweeps over the interval.
-    s.nextSweepAt = s.startedAt + Math.random() * s.sweepMs;
-    await Promise.all([...s.defined.values()].map((job) => this.feed.registerJob(job.spec)));
-    await this.feed.poll();
-    this.loopPromise = this.loop.loop();
+  /**
+   * Starts claiming. Resolves once the node has read the store's clock and registered its jobs.
+   * start() and stop() take effect in call order: a second start() while started (or starting)
+   * does nothing more, and a stop() called during start() leaves the node stopped.
+   */
+  start(): Promise<void> {
+    return this.serially(() => this.startNow());
   }
 
   /**
@@ -135,9 +135,62 @@ export class Scheduler {
    * signals, gives handlers that ignore them up to another `stopTimeout` (at most 10 s; their
    * claims kept alive), and frees what is still unfinished for another node to recover.
    */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    this.stopsQueued++;
+    return this.serially(async () => {
+      try {
+        await this.stopNow();
+      } finally {
+        this.stopsQueued--;
+      }
+    });
+  }
+
+  private serially(step: () => Promise<void>): Promise<void> {
+    const run = this.lifecycle.then(step);
+    this.lifecycle = run.catch(() => {});
+    return run;
+  }
+
+  private async startNow(): Promise<void> {
     const s = this.state;
-    if (!this.loopPromise || !s.stopping) return;
+    if (this.loopPromise || this.stopsQueued > 0) return;
+    this.active = true;
+    try {
+      s.stopping = new AbortController();
+      s.abandon = sharedController();
+      // A restarted node starts afresh: heartbeat at its first poll (or nodes() misses it for up
+      // to 5 s), no back-off left over.
+      s.failures = 0;
+      s.nextHeartbeatAt = 0;
+      s.nextPollAt = 0;
+      await s.storeClock.sample();
+      s.clockSampledAt = s.clock.monotonic();
+      s.startedAt = s.storeClock.estimate();
+      // Nodes started together spread their sweeps over the interval.
+      s.nextSweepAt = s.startedAt + Math.random() * s.sweepMs;
+      await Promise.all([...s.defined.values()].map((job) => this.feed.registerJob(job.spec)));
+      // stop() was called meanwhile: it runs next and finds nothing started.
+      if (this.stopsQueued > 0) {
+        this.active = false;
+        return;
+      }
+      await this.feed.poll();
+      this.loopPromise = this.loop.loop();
+    } catch (err) {
+      this.active = false;
+      s.stopping = undefined;
+      throw err;
+    }
+  }
+
+  private async stopNow(): Promise<void> {
+    const s = this.state;
+    if (!this.loopPromise || !s.stopping) {
+      s.stopping?.abort();
+      this.active = false;
+      return;
+    }
     s.stopping.abort();
     s.poke();
     await this.loopPromise;
@@ -151,6 +204,7 @@ export class Scheduler {
     }
     await this.store.delete(keys.node(this.node)).catch(() => {});
     this.loopPromise = undefined;
+    this.active = false;
   }
 
   // ── control ───────────────────────────────────────────────────────────────────────────────
@@ -175,14 +229,14 @@ export class Scheduler {
   async pause(job: string): Promise<void> {
     validateJobName(job);
     await this.store.put(keys.pause(job), JSON.stringify({ by: this.node, at: await this.store.now() }));
-    this.state.paused.add(job);
+    this.state.pauseHere(job, true);
   }
 
   /** Resumes the job on every node; what fell due while paused follows its misfire policy. */
   async resume(job: string): Promise<void> {
     validateJobName(job);
     await this.store.delete(keys.pause(job));
-    this.state.paused.delete(job);
+    this.state.pauseHere(job, false);
     this.state.nextPollAt = 0;
     this.state.poke();
   }

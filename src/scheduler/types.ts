@@ -80,7 +80,20 @@ export interface SchedulerEvents {
   succeeded: RunEvent & { durationMs: number };
   failed: RunEvent & { error: unknown; status: 'failed' | 'timed-out'; willRetry: boolean };
   skipped: { job: string; scheduleId?: string; fireTime: Date; shard?: number; reason: 'overlap' };
-  misfired: { job: string; scheduleId?: string; fireTime: Date; action: 'skipped' | 'run' };
+  /**
+   * Fire times nobody claimed within `misfireThreshold`. `run`: one per replayed fire time
+   * (`fireTime`; `count` 1). `skipped`: one per job (stored schedule) and tick for all the fire
+   * times it skips, from `firstFireTime` to `fireTime` (the latest), `count` of them — absent only
+   * for a cron span too long to count cheaply (more than 1,000).
+   */
+  misfired: {
+    job: string;
+    scheduleId?: string;
+    fireTime: Date;
+    action: 'skipped' | 'run';
+    firstFireTime: Date;
+    count?: number;
+  };
   error: { error: unknown; during: string };
 }
 

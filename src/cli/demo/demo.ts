@@ -175,7 +175,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
   const recoveriesStarted = new Set<string>();
   const completed = new Set<string>();
   const shownSkips = new Set<string>();
-  const misfireSkipped: { job: string; fireTime: number }[] = [];
+  const misfireSkipped: { job: string; fireTime: number; firstFireTime?: number }[] = [];
   const ledgerEntries: LedgerEntry[] = [];
   const crashAnswers = new Map<string, () => void>();
   let errorsShown = 0;
@@ -241,8 +241,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
         return;
       }
       case 'misfired':
-        if (m.action === 'skipped') misfireSkipped.push({ job: m.job, fireTime: m.fireTime });
-        view.misfired(m.job, m.fireTime, m.action);
+        if (m.action === 'skipped')
+          misfireSkipped.push({ job: m.job, fireTime: m.fireTime, firstFireTime: m.firstFireTime });
+        view.misfired(m.job, m.fireTime, m.action, m.count);
         return;
       case 'error':
         // A busy store is retried by the scheduler; say so, but do not flood the view.

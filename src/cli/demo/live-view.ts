@@ -129,11 +129,14 @@ export class LiveView {
     );
   }
 
-  misfired(job: string, fireTime: number, action: 'skipped' | 'run'): void {
+  /** `fireTime`: the replay, or the latest of `count` skipped fire times. */
+  misfired(job: string, fireTime: number, action: 'skipped' | 'run', count: number | null = 1): void {
     const what =
       action === 'run'
         ? 'no node claimed it in time: it runs once, late'
-        : 'no node claimed it in time: skipped';
+        : count === 1
+          ? 'no node claimed it in time: skipped'
+          : `no node claimed it in time: skipped, with the ones before it (${count ?? 'many'} in all)`;
     this.event(
       this.occurrence(job, fireTime, null, `${'·'.padEnd(7)} ${this.style.yellow(`misfired: ${what}`)}`),
     );

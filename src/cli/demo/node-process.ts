@@ -172,7 +172,15 @@ async function main(): Promise<void> {
     send({ type: 'skipped', node, job: e.job, fireTime: e.fireTime.getTime(), shard: e.shard ?? null }),
   );
   scheduler.on('misfired', (e) =>
-    send({ type: 'misfired', node, job: e.job, fireTime: e.fireTime.getTime(), action: e.action }),
+    send({
+      type: 'misfired',
+      node,
+      job: e.job,
+      fireTime: e.fireTime.getTime(),
+      firstFireTime: e.firstFireTime.getTime(),
+      count: e.count ?? null,
+      action: e.action,
+    }),
   );
   scheduler.on('error', (e) => {
     process.stderr.write(`${new Date().toISOString()} ${node}: ${e.during} failed: ${text(e.error)}\n`);

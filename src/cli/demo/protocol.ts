@@ -20,7 +20,16 @@ export type NodeMessage =
   | { type: 'succeeded'; node: string; run: RunInfo }
   | { type: 'failed'; node: string; run: RunInfo; error: string }
   | { type: 'skipped'; node: string; job: string; fireTime: number; shard: number | null }
-  | { type: 'misfired'; node: string; job: string; fireTime: number; action: 'skipped' | 'run' }
+  /** `skipped`: every fire time from `firstFireTime` to `fireTime` nobody claimed in time (`count` of them). */
+  | {
+      type: 'misfired';
+      node: string;
+      job: string;
+      fireTime: number;
+      firstFireTime: number;
+      count: number | null;
+      action: 'skipped' | 'run';
+    }
   | { type: 'error'; node: string; during: string; error: string }
   /** Asked to crash but not running the target job any more: the parent picks another moment. */
   | { type: 'crash-declined'; node: string };

@@ -19,8 +19,11 @@ export interface SummaryInput {
   ledger: readonly LedgerEntry[];
   /** History records with status `skipped` (overlap: a run of the job was still going). */
   skipped: readonly Occurrence[];
-  /** Fire times a node reported as skipped by the misfire policy (explains a miss; still counted). */
-  misfireSkipped: readonly { job: string; fireTime: number }[];
+  /**
+   * Fire times a node reported as skipped by the misfire policy (explains a miss; still counted):
+   * `fireTime`, or every one from `firstFireTime` to `fireTime` (one report per stretch).
+   */
+  misfireSkipped: readonly { job: string; fireTime: number; firstFireTime?: number }[];
   nodes: readonly string[];
   /**
    * Fire times checked for misses: strictly after `from`, up to and including `to` (epoch ms).
@@ -88,13 +91,16 @@ export function summarize(input: SummaryInput): SummaryDetails {
   // Everything else in the window must have a completed run. A fire time the misfire policy skipped
   // (no node claimed it within misfireThreshold) is still a miss, but is named as such.
   const skippedKeys = new Set(input.skipped.map((s) => occurrenceKey(s.job, s.fireTime, s.shard)));
-  const misfired = new Set(input.misfireSkipped.map((m) => `${m.job}|${m.fireTime}`));
+  const misfiredAt = (job: string, fireTime: number) =>
+    input.misfireSkipped.some(
+      (m) => m.job === job && fireTime <= m.fireTime && fireTime >= (m.firstFireTime ?? m.fireTime),
+    );
   const expected = jobs.flatMap((j) => expectedOccurrences(j, input.window.from, input.window.to));
   const missing = expected.filter((o) => {
     const key = occurrenceKey(o.job, o.fireTime, o.shard);
     return !byOccurrence.has(key) && !skippedKeys.has(key);
   });
-  const missingByMisfire = missing.filter((o) => misfired.has(`${o.job}|${o.fireTime}`)).length;
+  const missingByMisfire = missing.filter((o) => misfiredAt(o.job, o.fireTime)).length;
 
   const recovered = input.ledger.filter((e) => e.source === 'recover');
   return {

@@ -1,0 +1,394 @@
+/**
+ * The scheduler never stalls silently, and the races found in review stay fixed: work that does
+ * not fit in the free slots (a backlog, more shards than slots), outages longer than any
+ * enumeration cap, misfire reports that stay one per job and tick, start/stop ordering, store
+ * blips while a claim is settled, a pause racing a poll, a broken stored schedule.
+ *
+ * Memory store; long outages are made by an old high-water mark (what a node finds after one),
+ * store blips and slow polls by a store wrapper, loops counted by an injected clock.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { CliLog } from '../src/cli/log.js';
+import { attachRunLog } from '../src/cli/run-log.js';
+import { type Clock, systemClock } from '../src/core/clock.js';
+import { OncelyError } from '../src/core/errors.js';
+import { randomId } from '../src/core/ids.js';
+import { openStore } from '../src/index.js';
+import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import { keys } from '../src/scheduler/keys.js';
+import type { RunEvent, SchedulerEvents, SchedulerOptions } from '../src/scheduler/types.js';
+import type { Store, StoredRecord, WriteOp } from '../src/store/types.js';
+import { testPrefix } from './harness/backends.js';
+import { until } from './harness/scheduler-suite.js';
+
+const space = `memory:${testPrefix('stall')}`;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const unique = (label: string) => `${label}-${randomId(5)}`;
+
+/** A store whose next `apply` matching `failApply` rejects once, and whose poll scans can be held. */
+interface Wrapped extends Store {
+  ctl: {
+    failApply?: ((ops: readonly WriteOp[]) => boolean) | undefined;
+    failed: WriteOp[][];
+    /** While set, a scan of the control records reads the store, then waits for `release()`. */
+    holdScans: boolean;
+    held: Promise<void>;
+    release: () => void;
+    onPut?: ((key: string) => void) | undefined;
+  };
+}
+
+function wrap(store: Store): Wrapped {
+  let heldNow = () => {};
+  let releaseNow = () => {};
+  const ctl: Wrapped['ctl'] = {
+    failed: [],
+    holdScans: false,
+    held: new Promise<void>((r) => {
+      heldNow = r;
+    }),
+    release: () => releaseNow(),
+  };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'ctl') return ctl;
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      const call = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(target, args);
+      if (prop === 'apply')
+        return (ops: readonly WriteOp[]) => {
+          if (ctl.failApply?.(ops)) {
+            ctl.failApply = undefined;
+            ctl.failed.push([...ops]);
+            return Promise.reject(new OncelyError('STORE_UNAVAILABLE', 'simulated blip: apply'));
+          }
+          return call(ops);
+        };
+      if (prop === 'put')
+        return (key: string, ...rest: unknown[]) => {
+          ctl.onPut?.(key);
+          return call(key, ...rest);
+        };
+      if (prop === 'scan')
+        return async (prefix: string, ...rest: unknown[]) => {
+          const records = (await call(prefix, ...rest)) as StoredRecord[];
+          if (prefix === keys.controlPrefix && ctl.holdScans) {
+            ctl.holdScans = false;
+            const released = new Promise<void>((r) => {
+              releaseNow = r;
+            });
+            heldNow();
+            await released;
+          }
+          return records;
+        };
+      return call;
+    },
+  }) as Wrapped;
+}
+
+const opened: Store[] = [];
+const schedulers: Scheduler[] = [];
+afterEach(async () => {
+  await Promise.all(schedulers.splice(0).map((s) => s.stop().catch(() => {})));
+  await Promise.all(opened.splice(0).map((s) => s.close().catch(() => {})));
+});
+
+async function store(): Promise<Wrapped> {
+  const s = wrap(await openStore(space));
+  opened.push(s);
+  return s;
+}
+
+/** A scheduler whose events are all recorded. */
+function scheduler(options: SchedulerOptions) {
+  const s = createScheduler({ pollInterval: '100ms', stopTimeout: '5s', ...options });
+  schedulers.push(s);
+  const events: { [K in keyof SchedulerEvents]: SchedulerEvents[K][] } = {
+    started: [],
+    succeeded: [],
+    failed: [],
+    skipped: [],
+    misfired: [],
+    error: [],
+  };
+  for (const k of Object.keys(events) as (keyof SchedulerEvents)[])
+    s.on(k, (p) => (events[k] as unknown[]).push(p));
+  return { s, events };
+}
+
+const at = (e: { fireTime: Date }) => e.fireTime.getTime();
+
+describe('the scheduler makes progress when work does not fit in its free slots', () => {
+  const shardsRun = (events: SchedulerEvents['succeeded'][], job: string, fireTime?: number) =>
+    new Set(
+      events
+        .filter((e) => e.job === job && (fireTime === undefined || at(e) === fireTime))
+        .map((e) => e.shard),
+    ).size;
+
+  it('runs every shard of an occurrence with more shards than slots (shards 32, concurrency 16)', async () => {
+    const st = await store();
+    const job = unique('shards');
+    const { s, events } = scheduler({ store: st, node: unique('n'), concurrency: 16 });
+    s.define(job, { every: '2s', shards: 32 }, () => sleep(100));
+    await s.start();
+    await until(() => events.started.length > 0, 10_000, 'a first shard');
+    const first = at(events.started[0]!);
+    await until(
+      () => shardsRun(events.succeeded, job, first) === 32,
+      10_000,
+      'all 32 shards of one fire time',
+    );
+    const occurrences = events.started.map((e) => `${at(e)}|${e.shard}`);
+    expect(new Set(occurrences).size).toBe(occurrences.length);
+  });
+
+  it('runs every shard of a triggered run with more shards than slots', async () => {
+    const st = await store();
+    const job = unique('shards-manual');
+    const { s, events } = scheduler({ store: st, node: unique('n'), concurrency: 16 });
+    s.define(job, { shards: 32 }, () => sleep(100));
+    await s.start();
+    // The request is consumed only with the last shards, so none is lost.
+    await s.trigger(job);
+    await until(() => shardsRun(events.succeeded, job) === 32, 10_000, 'all 32 shards of a triggered run');
+    expect(events.started).toHaveLength(32);
+    expect(await st.scan(keys.triggerPrefix, { limit: 100 })).toEqual([]);
+  });
+});
+
+describe('misfires after an outage longer than any enumeration cap', () => {
+  /** A job whose high-water mark is `missed` fire times of `stepMs` ago: what a node finds after a long outage. */
+  async function outage(st: Store, job: string, stepMs: number, missed: number): Promise<number> {
+    const now = await st.now();
+    const mark = Math.floor(now / stepMs) * stepMs - missed * stepMs;
+    await st.put(keys.highWater(job, undefined), String(mark));
+    return mark;
+  }
+
+  for (const trigger of [{ every: '1s' }, { cron: '* * * * * *' }] as const) {
+    it(`run-once replays exactly once after 20,000 missed fire times (${JSON.stringify(trigger)}), reported in one log line`, async () => {
+      const st = await store();
+      const job = unique('once');
+      const mark = await outage(st, job, 1000, 20_000);
+      const { s, events } = scheduler({ store: st, node: unique('n') });
+      const lines: string[] = [];
+      attachRunLog(s, new CliLog((line) => lines.push(line)));
+      s.define(job, { ...trigger, misfire: 'run-once' }, () => {});
+      await s.start();
+      const startedAt = await st.now();
+      await until(
+        () => events.succeeded.filter((e) => e.source === 'schedule' && at(e) > startedAt).length >= 2,
+        15_000,
+        'two on-time runs after the replay',
+      );
+      await s.stop();
+      const replays = events.started.filter((e) => e.source === 'misfire');
+      expect(replays).toHaveLength(1);
+      const replay = at(replays[0]!);
+      expect(replay).toBeLessThan(startedAt - 1000);
+      expect(replay).toBeGreaterThan(startedAt - 3000);
+      // One event for the whole skipped stretch, one for the replay.
+      const skipped = events.misfired.filter((m) => m.action === 'skipped');
+      expect(skipped).toHaveLength(1);
+      expect(skipped[0]!.firstFireTime.getTime()).toBe(mark + 1000);
+      expect(at(skipped[0]!)).toBe(replay - 1000);
+      if ('every' in trigger) expect(skipped[0]!.count).toBe((replay - mark) / 1000 - 1);
+      else expect(skipped[0]!.count).toBeUndefined();
+      expect(events.misfired.filter((m) => m.action === 'run').map(at)).toEqual([replay]);
+      const misfireLines = lines.filter((l) => l.includes('misfired'));
+      expect(misfireLines).toHaveLength(1);
+      expect(misfireLines[0]).toContain(`fire=${new Date(replay).toISOString()} action=run skipped=`);
+      expect(events.error).toEqual([]);
+    }, 30_000);
+  }
+
+  it('catch-up replays exactly the latest catchUpLimit, oldest first, after 20,000 missed', async () => {
+    const st = await store();
+    const job = unique('catchup');
+    const mark = await outage(st, job, 1000, 20_000);
+    const { s, events } = scheduler({ store: st, node: unique('n') });
+    s.define(job, { every: '1s', misfire: 'catch-up', catchUpLimit: 3 }, () => sleep(50));
+    await s.start();
+    await until(
+      () => events.succeeded.filter((e) => e.source === 'misfire').length >= 3,
+      15_000,
+      'three replays',
+    );
+    await sleep(1500);
+    await s.stop();
+    const replays = events.started.filter((e) => e.source === 'misfire').map(at);
+    const skipped = events.misfired.filter((m) => m.action === 'skipped');
+    expect(skipped).toHaveLength(1);
+    const lastSkipped = at(skipped[0]!);
+    expect(skipped[0]!.count).toBe((lastSkipped - mark) / 1000);
+    expect(replays.slice(0, 3)).toEqual([lastSkipped + 1000, lastSkipped + 2000, lastSkipped + 3000]);
+    expect(new Set(replays).size).toBe(replays.length);
+  }, 30_000);
+});
+
+describe('start() and stop() are ordered and idempotent', () => {
+  it('stop() called during start() leaves the node stopped; it starts again afterwards', async () => {
+    const st = await store();
+    const id = unique('n');
+    const job = unique('racing');
+    const { s, events } = scheduler({ store: st, node: id });
+    s.define(job, { every: '100ms' }, () => {});
+    await Promise.all([s.start(), s.stop()]);
+    await sleep(600);
+    expect(events.started).toEqual([]);
+    expect((await s.nodes()).map((n) => n.id)).not.toContain(id);
+    await s.start();
+    await until(() => events.started.length > 0, 5_000, 'a run after the real start');
+    await s.stop();
+  });
+
+  it('two concurrent start() calls run one loop', async () => {
+    const st = await store();
+    let sleeping = 0;
+    let most = 0;
+    const clock: Clock = {
+      monotonic: () => performance.now(),
+      async sleep(ms, signal) {
+        most = Math.max(most, ++sleeping);
+        try {
+          await systemClock.sleep(ms, signal);
+        } finally {
+          sleeping--;
+        }
+      },
+    };
+    const { s } = scheduler({ store: st, node: unique('n'), pollInterval: '50ms', clock });
+    await Promise.all([s.start(), s.start()]);
+    await sleep(400);
+    // No job defined: the loop is the only thing that sleeps on this clock.
+    expect(most).toBe(1);
+    await s.stop();
+  });
+
+  it('a job defined while start() is under way is recorded in the job registry', async () => {
+    const st = await store();
+    const first = unique('early');
+    const late = unique('late');
+    const { s } = scheduler({ store: st, node: unique('n') });
+    s.define(first, {}, () => {});
+    st.ctl.onPut = (key) => {
+      if (key === keys.job(first)) {
+        st.ctl.onPut = undefined;
+        s.define(late, {}, () => {});
+      }
+    };
+    await s.start();
+    let record: string | null = null;
+    for (let i = 0; i < 40 && record === null; i++) {
+      record = await st.get(keys.job(late));
+      if (record === null) await sleep(50);
+    }
+    expect(record).not.toBeNull();
+    expect((await s.jobs()).map((j) => j.name)).toContain(late);
+  });
+
+  it('a restarted node is listed by nodes() as soon as start() resolves', async () => {
+    const st = await store();
+    const id = unique('n');
+    const { s } = scheduler({ store: st, node: id, pollInterval: '1s' });
+    await s.start();
+    expect((await s.nodes()).map((n) => n.id)).toContain(id);
+    await s.stop();
+    expect((await s.nodes()).map((n) => n.id)).not.toContain(id);
+    await s.start();
+    expect((await s.nodes()).map((n) => n.id)).toContain(id);
+  });
+});
+
+describe('a store blip while a claim is settled frees it at once, not at the end of its lease', () => {
+  it('the write that consumes a trigger request fails once: the run still happens, once', async () => {
+    const st = await store();
+    const job = unique('consume');
+    const { s, events } = scheduler({ store: st, node: unique('n') });
+    s.define(job, { lockAtMostFor: '20s' }, () => {});
+    st.ctl.failApply = (ops) => ops.some((op) => op.op === 'delete' && op.key.startsWith(keys.triggerPrefix));
+    await s.start();
+    await s.trigger(job);
+    await until(
+      () => events.succeeded.length === 1,
+      4_000,
+      'the triggered run, well before the 20 s lease ends',
+    );
+    await sleep(500);
+    expect(st.ctl.failed).toHaveLength(1);
+    expect(events.started).toHaveLength(1);
+    expect(await st.scan(keys.triggerPrefix, { limit: 100 })).toEqual([]);
+  });
+
+  it("a failed release of an overlap gate is retried: the job's next run is not skipped", async () => {
+    const st = await store();
+    const job = unique('gate');
+    const { s, events } = scheduler({ store: st, node: unique('n') });
+    s.define(job, { lockAtMostFor: '20s' }, () => {});
+    await s.start();
+    // A trigger request whose occurrence another node holds: this node wins only the gate, and
+    // gives it back — and that write fails once.
+    const id = randomId(9);
+    const requestedAt = await st.now();
+    const occ = { job, scheduleId: `manual:${id}`, fireTime: requestedAt, shard: undefined };
+    const [held] = await st.acquire([{ key: keys.occurrence(occ), owner: 'another node', leaseMs: 20_000 }]);
+    expect(held).not.toBeNull();
+    const gate = keys.runGate(job, undefined, undefined);
+    st.ctl.failApply = (ops) => ops.some((op) => op.op === 'release' && op.key === gate);
+    await st.put(keys.triggerRequest(job, id), JSON.stringify({ id, job, requestedAt }));
+    await until(() => st.ctl.failed.length === 1, 5_000, 'the failed gate release');
+    await st.delete(keys.triggerRequest(job, id)); // the other node consumes it
+    await sleep(500);
+    await s.trigger(job);
+    await until(() => events.succeeded.length === 1 || events.skipped.length > 0, 5_000, 'the next run');
+    expect(events.skipped).toEqual([]);
+    expect(events.succeeded).toHaveLength(1);
+  });
+});
+
+describe('pause() and polls', () => {
+  it('a poll already under way when pause() is called does not undo the pause', async () => {
+    const st = await store();
+    const job = unique('pause');
+    const { s, events } = scheduler({ store: st, node: unique('n'), pollInterval: '1s' });
+    s.define(job, { every: '100ms' }, () => {});
+    await s.start();
+    await until(() => events.succeeded.length >= 2, 5_000, 'two runs');
+    st.ctl.holdScans = true;
+    await st.ctl.held; // the next poll has read the store (no pause yet) and waits
+    await s.pause(job);
+    const pausedAt = await st.now();
+    st.ctl.release();
+    await sleep(800); // less than a poll interval: no later poll corrects it
+    const after = (e: RunEvent) => at(e) > pausedAt + 50;
+    expect(events.started.filter(after)).toEqual([]);
+  });
+});
+
+describe('stored schedules', () => {
+  it('reports a stored schedule whose trigger does not compile once, until it changes', async () => {
+    const st = await store();
+    const job = unique('bad');
+    const { s, events } = scheduler({ store: st, node: unique('n'), pollInterval: '50ms' });
+    s.define(job, {}, () => {});
+    await s.start();
+    const write = (cron: string) =>
+      st.put(keys.schedule(job, 'bad'), JSON.stringify({ id: 'bad', job, cron }));
+    const reports = () => events.error.filter((e) => e.during === 'schedule bad').length;
+    await write('not a cron');
+    await sleep(600);
+    expect(reports()).toBe(1);
+    await write('still not a cron');
+    await sleep(600);
+    expect(reports()).toBe(2);
+    await write('* * * * * *');
+    await until(
+      () => events.succeeded.some((e) => e.scheduleId === 'bad'),
+      5_000,
+      'the fixed schedule to run',
+    );
+    expect(reports()).toBe(2);
+  });
+});
