@@ -2,6 +2,9 @@ import { expect } from 'vitest';
 import { OncelyError } from '../core/errors.js';
 import type { Store } from '../store/types.js';
 
+/** Opens a new store instance (its own connections) on the backing storage under test. */
+export type StoreFactory = () => Promise<Store>;
+
 /** What each part of the conformance suite gets from {@link describeStore}. */
 export interface SuiteContext {
   /** The suite's main store, opened before the first test. */

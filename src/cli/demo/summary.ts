@@ -4,10 +4,18 @@
  * imply. Pure: no I/O, so the maths can be read and tested on its own.
  */
 import { fireTimes } from '../../schedule/fire-times.js';
-import type { DemoSummary } from './demo.js';
 import { type LedgerEntry, occurrenceKey } from './ledger.js';
 import { clockTime, type Style } from './live-view.js';
 import { DEMO_JOBS, type DemoJob } from './sample-jobs.js';
+
+/** The demo's verdict in numbers; `duplicates` must be 0. */
+export interface DemoSummary {
+  occurrences: number;
+  duplicates: number;
+  misses: number;
+  recoveries: number;
+  runsPerNode: Record<string, number>;
+}
 
 export interface Occurrence {
   job: string;

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { expectCode, type SuiteContext, sleep } from './suite-context.js';
+
+/**
+ * Conformance: the lease SPI under `tryLock` — batched `acquire` granting only free keys (one
+ * answer per request, unique tokens), `listLeases` by prefix in key order, `release` with
+ * `holdUntil`, and bad SPI input refused before anything is stored.
+ */
+export function describeLeases(ctx: SuiteContext): void {
+  describe('leases (Store SPI)', () => {
+    it('acquires a batch in one call, granting only free keys', async () => {
+      const base = ctx.unique('batch');
+      const held = await ctx.store.acquire([{ key: `${base}/1`, owner: 'x', leaseMs: 10_000 }]);
+      expect(held[0]).not.toBeNull();
+      const requests = Array.from({ length: 50 }, (_, i) => ({
+        key: `${base}/${i}`,
+        owner: 'y',
+        leaseMs: 10_000,
+      }));
+      requests.push({ key: `${base}/2`, owner: 'y', leaseMs: 10_000 }); // repeated key
+      const granted = await (await ctx.open()).acquire(requests);
+      expect(granted).toHaveLength(51);
+      expect(granted[1]).toBeNull();
+      expect(granted[50]).toBeNull();
+      expect(granted.filter(Boolean)).toHaveLength(49);
+      granted.forEach((g, i) => {
+        if (g) {
+          expect(g.key).toBe(requests[i]!.key);
+          expect(g.owner).toBe('y');
+          expect(g.expiresAt - g.acquiredAt).toBe(10_000);
+        }
+      });
+      const tokens = granted.filter(Boolean).map((g) => g!.token);
+      expect(new Set(tokens).size).toBe(tokens.length);
+      expect(await ctx.store.acquire([])).toEqual([]);
+    });
+
+    it('lists unexpired leases by prefix in key order', async () => {
+      const base = ctx.unique('list');
+      await ctx.store.acquire([
+        { key: `${base}/b`, owner: 'o', leaseMs: 10_000 },
+        { key: `${base}/a`, owner: 'o', leaseMs: 10_000 },
+        { key: `${base}/c`, owner: 'o', leaseMs: 50 },
+        { key: `${base}x`, owner: 'o', leaseMs: 10_000 },
+      ]);
+      await sleep(120);
+      const listed = await ctx.store.listLeases({ prefix: `${base}/` });
+      expect(listed.map((l) => l.key)).toEqual([`${base}/a`, `${base}/b`]);
+      expect(await ctx.store.listLeases({ prefix: `${base}/`, limit: 1 })).toHaveLength(1);
+    });
+
+    it('releases with holdUntil, keeping the key taken until then', async () => {
+      const key = ctx.unique('hold');
+      const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 10_000 }]);
+      const now = await ctx.store.now();
+      expect(await ctx.store.release(key, lease!.token, now + 400)).toBe(true);
+      expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1000 }]))[0]).toBeNull();
+      await sleep(550);
+      expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1000 }]))[0]).not.toBeNull();
+    });
+
+    it('rejects bad SPI input with INVALID_ARGUMENT', async () => {
+      await expectCode(ctx.store.acquire([{ key: '', owner: 'o', leaseMs: 1 }]), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.acquire([{ key: 'k', owner: 'o', leaseMs: 0 }]), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.acquire([{ key: 'k', owner: 'o', leaseMs: 1.5 }]), 'INVALID_ARGUMENT');
+      await expectCode(
+        ctx.store.acquire([{ key: 'x'.repeat(513), owner: 'o', leaseMs: 1 }]),
+        'INVALID_ARGUMENT',
+      );
+      await expectCode(ctx.store.extend('k', -1, 10), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.scan('', { limit: 0 }), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.put('k', 42 as never), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.put('k\udc00', 'v'), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.put('k', 'v\ud800'), 'INVALID_ARGUMENT');
+      // NUL: PostgreSQL text cannot hold it, so no store takes it, in a key or a value.
+      await expectCode(ctx.store.put('k', 'nul \u0000'), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.put('k\u0000', 'v'), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.acquire([{ key: 'k', owner: 'o\u0000', leaseMs: 1 }]), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.scan('p\u0000'), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.scan('p', { after: 'p\u0000' }), 'INVALID_ARGUMENT');
+      await expectCode(ctx.store.listLeases({ prefix: 'p\u0000' }), 'INVALID_ARGUMENT');
+    });
+  });
+}
