@@ -608,9 +608,13 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
           recorder(calls, (ctx) => ((ctx.data as { n: number }).n === 3 ? release.promise : undefined)),
         );
       await Promise.all(nodes.map((n) => n.s.start()));
+      const succeeded = () => nodes.flatMap((x) => x.events.succeeded).filter((e) => e.job === job).length;
       for (const n of [1, 2, 3]) {
         await nodes[n - 1]!.s.trigger(job, { data: { n } });
         await until(() => calls.length === n, 10_000, `triggered run ${n}`);
+        // The next trigger must not overlap this run: 'succeeded' comes once its finish batch (the
+        // overlap gate's release) is stored, which on a busy machine is a while after the handler.
+        if (n < 3) await until(() => succeeded() === n, 10_000, `triggered run ${n} finished`);
       }
       // Run 3 is still going: with overlap 'skip' a fourth trigger is recorded as skipped.
       await nodes[0]!.s.trigger(job, { data: { n: 4 } });
