@@ -374,16 +374,21 @@ describe('stored schedules', () => {
     const { s, events } = scheduler({ store: st, node: unique('n'), pollInterval: '50ms' });
     s.define(job, {}, () => {});
     await s.start();
-    const write = (cron: string) =>
-      st.put(keys.schedule(job, 'bad'), JSON.stringify({ id: 'bad', job, cron }));
+    // Written around upsert's validation (an older or newer node, a hand edit): the record and a
+    // due entry for it, as upsert would write them.
+    const write = async (cron: string, v: string) => {
+      await st.put(keys.schedule('bad'), JSON.stringify({ id: 'bad', job, cron, v }));
+      await st.put(keys.dueEntry((await st.now()) - 10, 'bad', v), JSON.stringify({ job }));
+      await st.put(keys.scheduleRevision, v);
+    };
     const reports = () => events.error.filter((e) => e.during === 'schedule bad').length;
-    await write('not a cron');
+    await write('not a cron', 'v1');
     await sleep(600);
     expect(reports()).toBe(1);
-    await write('still not a cron');
+    await write('still not a cron', 'v2');
     await sleep(600);
     expect(reports()).toBe(2);
-    await write('* * * * * *');
+    await s.schedules.upsert({ id: 'bad', job, cron: '* * * * * *' });
     await until(
       () => events.succeeded.some((e) => e.scheduleId === 'bad'),
       5_000,

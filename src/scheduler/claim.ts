@@ -1,5 +1,6 @@
 import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
+import { doneHold, doneUntil } from './high-water.js';
 import { type Candidate, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
@@ -83,15 +84,36 @@ export class Claims {
       if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
       return;
     }
-    if (lease.acquiredAt < c.occ.fireTime) {
+    const early = lease.acquiredAt < c.occ.fireTime;
+    // A due entry read more than a done hold before this grant (this node paused, or waited for
+    // slots, between its read and its claim): another node may have run the occurrence, moved the
+    // entry on, and its "done" hold (at least a done hold after settling, see doneUntil) may have
+    // ended since. Refused; a fresh read of the index says what is due. Judged from the read, not
+    // from the fire time: an entry far behind (an outage) is claimed long after its fire time.
+    const late = c.entryReadAt !== undefined && lease.acquiredAt - c.entryReadAt > doneHold(job);
+    if (early || late) {
       // Never early: the store's clock had not reached the fire time. Give it back and retry.
-      const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+      if (c.entryReadAt !== undefined) s.dueWakeAt = Math.min(s.dueWakeAt, late ? 0 : c.occ.fireTime);
+      const source =
+        c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
       if (source && c.source === 'schedule') {
         source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
         if (source.partial !== undefined && source.partial.fireTime >= c.occ.fireTime)
           source.partial = undefined;
       }
       await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
+      return;
+    }
+    c.onWon?.();
+    if (c.settleOnly) {
+      // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done".
+      const hold = {
+        op: 'release' as const,
+        key: lease.key,
+        token: lease.token,
+        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+      };
+      await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, hold], lease, sentAt);
       return;
     }
     if (gate === null) {
@@ -103,8 +125,10 @@ export class Claims {
     // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
     // in that same batch (retried while the claim holds): it is gone exactly when its run is on
     // record, and a claim that could not be recorded leaves it for the next claimant.
+    // A due entry moves on in that batch too (its `advance`).
     const startWrites: WriteOp[] = [
       ...(c.startWrites ?? []),
+      ...(c.advance ?? []),
       ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
     ];
     this.runs.launch(job, {

@@ -1,13 +1,21 @@
 import { nextFireTimes } from '../schedule/fire-times.js';
 import type { Claims } from './claim.js';
+import { takeEntry } from './due-entry.js';
+import type { DueIndex } from './due-index.js';
 import { type Candidate, type Job, type Source, shardsOf } from './internal-types.js';
 import { keys } from './keys.js';
 import type { Misfires } from './misfire.js';
 import type { NodeState } from './node-state.js';
 
+/** One due source or due index entry, taking up to `limit` claims of a tick. */
+interface Due1 {
+  take: (limit: number, firstRound: boolean) => Promise<{ used: number; more: boolean }>;
+}
+
 /**
- * What is due now: each source's fire times up to now, on time or missed (then its misfire
- * policy, see misfire.ts), claimed as far as this node's free slots go.
+ * What is due now: each job trigger's fire times up to now, on time or missed (then its misfire
+ * policy, see misfire.ts), and the stored schedules' due entries (due-index.ts, due-entry.ts),
+ * claimed as far as this node's free slots go.
  *
  * Progress: a source never waits for all its due work to fit. A tick claims what fits, oldest
  * first, and moves the source's cursor only past what it claimed or settled; what did not fit is
@@ -15,7 +23,8 @@ import type { NodeState } from './node-state.js';
  * shards of an occurrence that did not all fit are claimed first as slots free up (`partial`).
  * Fairness: a first round gives every due source an even share of the free slots (at least one),
  * a second round gives what is left to the sources that want more, and each tick starts the
- * rounds one source further on, so one hot source cannot take every slot of every tick.
+ * rounds one source further on, so one hot source cannot take every slot of every tick. A due
+ * entry of a stored schedule is a source of its own here, as each stored schedule was before.
  */
 export class Due {
   /** Where the next tick starts its rounds over the sources. */
@@ -27,6 +36,7 @@ export class Due {
     private readonly state: NodeState,
     private readonly misfires: Misfires,
     private readonly claims: Claims,
+    readonly index: DueIndex,
   ) {}
 
   /** Claims what is due now and fits (one batched acquire), and handles what was missed. */
@@ -34,18 +44,30 @@ export class Due {
     const s = this.state;
     const now = s.storeClock.estimate() - s.storeClock.errorBound();
     s.lastTickAt = now;
-    const all = [...s.sources.values()];
-    const start = all.length === 0 ? 0 : this.turn++ % all.length;
-    const due: { job: Job; source: Source }[] = [];
-    for (let i = 0; i < all.length; i++) {
-      const source = all[(start + i) % all.length]!;
+    await this.index.refresh(now);
+    const candidates: Candidate[] = [];
+    const all: Due1[] = [];
+    for (const source of s.sources.values()) {
       const job = s.defined.get(source.job);
       if (!job || s.paused.has(source.job)) continue;
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const next = nextDue(source, now);
-      if (source.partial || (next !== undefined && next <= now)) due.push({ job, source });
+      if (source.partial || (next !== undefined && next <= now))
+        all.push({ take: (limit, first) => this.take(job, source, now, limit, candidates, first) });
     }
-    const candidates: Candidate[] = [];
+    for (const e of this.index.ready) {
+      const job = s.defined.get(e.schedule.job);
+      if (!job || s.paused.has(e.schedule.job)) continue;
+      all.push({
+        take: async (limit) => {
+          const taken = takeEntry(s, job, e, now, limit, candidates);
+          if (!taken.more) this.index.offeredInFull(e);
+          return taken;
+        },
+      });
+    }
+    const start = all.length === 0 ? 0 : this.turn++ % all.length;
+    const due = all.map((_, i) => all[(start + i) % all.length]!);
     let left = s.freeSlots();
     let unserved = false;
     const share = Math.max(1, Math.floor(left / Math.max(1, due.length)));
@@ -55,7 +77,7 @@ export class Due {
         unserved = true;
         break;
       }
-      const taken = await this.take(d.job, d.source, now, Math.min(share, left), candidates, true);
+      const taken = await d.take(Math.min(share, left), true);
       left -= taken.used;
       if (taken.more) wanting.push(d);
     }
@@ -64,7 +86,7 @@ export class Due {
         unserved = true;
         break;
       }
-      const taken = await this.take(d.job, d.source, now, left, candidates, false);
+      const taken = await d.take(left, false);
       left -= taken.used;
       if (taken.more) unserved = true;
     }

@@ -1,24 +1,22 @@
 import { hostname } from 'node:os';
+import { OncelyError } from '../core/errors.js';
 import { packageVersion } from '../core/version.js';
-import { compileTrigger, type Trigger } from '../schedule/trigger.js';
 import type { StoredRecord } from '../store/types.js';
-import { sourceKey } from './internal-types.js';
 import type { JobSpec } from './job-options.js';
 import { controlKind, jobOfKey, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import type { Recovery } from './recover.js';
 import type { Requests } from './requests.js';
-import type { StoredSchedule } from './types.js';
 
 /** The store clock is re-read at least this often (and after every failure). */
 const CLOCK_RESAMPLE_MS = 10_000;
-/** A poll reads at most this many control records (stored schedules at scale: their own issue). */
+/** A poll reads at most this many control records (reported when there are more). */
 const MAX_CONTROL_RECORDS = 100_000;
 
-/** What changed in the cluster — pauses, stored schedules, triggers, queued and orphaned runs — and this node's own records in it (heartbeat, job registry). */
+/** What changed in the cluster — pauses, stored schedules (their change signal), triggers, queued and orphaned runs — and this node's own records in it (heartbeat, job registry). */
 export class Feed {
-  /** Stored schedules whose trigger did not compile, by source key: the signature reported. */
-  private readonly badSchedules = new Map<string, string>();
+  /** The control records passed MAX_CONTROL_RECORDS, reported once. */
+  private overflowReported = false;
 
   constructor(
     private readonly state: NodeState,
@@ -27,7 +25,7 @@ export class Feed {
   ) {}
 
   /**
-   * Reads cluster state — pauses, stored schedules, trigger requests, queued runs, runs in flight
+   * Reads cluster state — pauses, the stored schedules' change signal, trigger requests, queued runs, runs in flight
    * (for recovery) — in one scan of the `ctl|` records; re-reads the store clock and writes the
    * heartbeat only every few polls. An idle node costs about 1.4 round trips per poll interval.
    */
@@ -46,7 +44,7 @@ export class Feed {
       byKind('pause').map((r) => jobOfKey(r.key)),
       epoch,
     );
-    this.syncStoredSchedules(byKind('sched').map((r) => JSON.parse(r.value) as StoredSchedule));
+    s.scheduleRevision = byKind('srev')[0]?.value;
     if (now >= s.nextHeartbeatAt) {
       await this.heartbeat(now);
       s.nextHeartbeatAt = now + this.heartbeatMs();
@@ -87,51 +85,25 @@ export class Feed {
         ...(last !== undefined && { after: last }),
       });
       all.push(...page);
-      if (page.length < 10_000 || all.length >= MAX_CONTROL_RECORDS) return all;
+      if (page.length < 10_000) return all;
+      if (all.length >= MAX_CONTROL_RECORDS) {
+        if (!this.overflowReported)
+          this.state.emit('error', {
+            error: new OncelyError(
+              'INTERNAL',
+              `more than ${MAX_CONTROL_RECORDS} control records (trigger requests, queued and in-flight runs): a poll reads the first ${MAX_CONTROL_RECORDS}`,
+            ),
+            during: 'poll',
+          });
+        this.overflowReported = true;
+        return all;
+      }
     }
   }
 
   /** Heartbeats go out every 5 polls (at most every 5 s); the record lives 3 intervals (at least 15 s). */
   private heartbeatMs(): number {
     return Math.min(5 * this.state.pollMs, 5_000);
-  }
-
-  private syncStoredSchedules(list: StoredSchedule[]): void {
-    const { defined, sources } = this.state;
-    const seen = new Set<string>();
-    for (const s of list) {
-      if (!defined.has(s.job)) continue;
-      const key = sourceKey(s.job, s.id);
-      seen.add(key);
-      const { id, job, data, ...trigger } = s;
-      const existing = sources.get(key);
-      const signature = JSON.stringify(trigger);
-      if (existing?.signature === signature) {
-        existing.data = data;
-        continue;
-      }
-      // A trigger that does not compile is reported once, not at every poll, until it changes.
-      if (this.badSchedules.get(key) === signature) continue;
-      try {
-        const compiled = compileTrigger(trigger as Trigger, `schedule ${JSON.stringify(id)}`);
-        this.badSchedules.delete(key);
-        sources.set(key, {
-          job,
-          scheduleId: id,
-          trigger: compiled,
-          data,
-          cursor: existing?.cursor,
-          signature,
-        });
-      } catch (err) {
-        this.badSchedules.set(key, signature);
-        this.state.emit('error', { error: err, during: `schedule ${id}` });
-      }
-    }
-    for (const [key, source] of sources) {
-      if (source.scheduleId !== undefined && !seen.has(key)) sources.delete(key);
-    }
-    for (const key of this.badSchedules.keys()) if (!seen.has(key)) this.badSchedules.delete(key);
   }
 
   private async heartbeat(now: number): Promise<void> {

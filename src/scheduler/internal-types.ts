@@ -45,6 +45,24 @@ export interface Candidate {
   startWrites?: WriteOp[];
   /** Comes from a pending (overlap queue) record (the one `consumes` names). */
   fromPending?: true;
+  /**
+   * The writes that mark this occurrence handled, sent with whatever settles it (the run's start
+   * batch, the overlap skip/queue batch): for a stored schedule's due entry, the entry moved on
+   * (due-index.ts). Absent: the high-water mark of the job's own trigger.
+   */
+  advance?: WriteOp[];
+  /**
+   * Claimed only to be settled, never run (a due entry's missed fire times skipped, or jumped to
+   * the one to replay): written with the occurrence released "done".
+   */
+  settleOnly?: WriteOp[];
+  /** Called once this node has won the claim (a due entry's misfired event). */
+  onWon?: () => void;
+  /**
+   * Comes from a due entry read at this store time: a grant more than a done hold after the read
+   * is refused (claim.ts).
+   */
+  entryReadAt?: number;
 }
 
 /** A source's key in `NodeState.sources`. */

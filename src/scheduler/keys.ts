@@ -7,13 +7,21 @@
  *            run|<job>|<shard>[|<schedule>]             fleet-wide "a run of this job (shard, stored
  *                                                       schedule) is going" (overlap skip/queue)
  *   records  job|<job>                                  job registry entry (definition, outlives nodes)
- *            hwm|<job>|<schedule>                       latest fire time handled (run, or missed and skipped)
+ *            hwm|<job>|                                 latest fire time of the job's own trigger handled (run,
+ *                                                       or missed and skipped)
+ *            sch|<id>                                   a stored schedule, authoritative: { id, job, trigger, data, v }
+ *                                                       (`v` new at every upsert); ids are unique per store
+ *            schj|<job>|<id>                            '' — the per-job index of stored schedules (list, count)
+ *            due|<fireTime>|<id>|<v>                    { job } — the schedule's next unhandled fire time (the due
+ *                                                       index); `v` in the key: an entry whose v is not the
+ *                                                       schedule's is stale (never run, deleted when met)
  *            hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>  one per finished attempt (ttl = retention)
  *            node|<node>                                heartbeat (ttl)
  *            ctl|…                                      everything a poll reads, under one prefix so that
  *                                                       one scan per poll sees all of it:
  *            ctl|pause|<job>                            present = paused, cluster-wide
- *            ctl|sched|<job>|<id>                       a stored schedule
+ *            ctl|srev                                   rewritten by every upsert/remove of stored schedules:
+ *                                                       the change signal every poll sees (due-index.ts)
  *            ctl|trig|<job>|<id>                        a manual trigger request
  *            ctl|pending|<job>|<shard>|<schedule>       the one queued occurrence per gate (overlap queue)
  *            ctl|run|<job>|<schedule>|<fireTime>|<shard> a claimed run not finished yet ("in flight"):
@@ -83,8 +91,14 @@ export const keys = {
   historyPrefix: (job: string) => `hist|${esc(job)}|`,
   node: (node: string) => `node|${esc(node)}`,
   nodePrefix: 'node|',
-  schedule: (job: string, id: string) => `ctl|sched|${esc(job)}|${esc(id)}`,
-  schedulePrefix: (job?: string) => (job === undefined ? 'ctl|sched|' : `ctl|sched|${esc(job)}|`),
+  schedule: (id: string) => `sch|${esc(id)}`,
+  schedulePrefix: 'sch|',
+  scheduleOfJob: (job: string, id: string) => `schj|${esc(job)}|${esc(id)}`,
+  scheduleOfJobPrefix: (job: string) => `schj|${esc(job)}|`,
+  dueEntry: (fireTime: number, id: string, v: string) => `due|${timeKey(fireTime)}|${esc(id)}|${v}`,
+  duePrefix: 'due|',
+  /** The change signal of the stored schedules (a `ctl|` record, so every poll reads it anyway). */
+  scheduleRevision: 'ctl|srev',
   triggerRequest: (job: string, id: string) => `ctl|trig|${esc(job)}|${esc(id)}`,
   triggerPrefix: 'ctl|trig|',
 } as const;
@@ -95,7 +109,13 @@ export function jobOfKey(key: string): string {
   return unesc(parts[parts[0] === 'ctl' ? 2 : 1] ?? '');
 }
 
-/** The kind of a control record (`pause`, `sched`, `trig`, `pending`, `run`), from its key. */
+/** A due index key read back: `due|<fireTime>|<id>|<v>`. */
+export function parseDueEntry(key: string): { fireTime: number; id: string; v: string } {
+  const [, time, id, v] = key.split('|');
+  return { fireTime: Number(time), id: unesc(id ?? ''), v: v ?? '' };
+}
+
+/** The kind of a control record (`pause`, `srev`, `trig`, `pending`, `run`), from its key. */
 export function controlKind(key: string): string {
   return key.split('|')[1] ?? '';
 }

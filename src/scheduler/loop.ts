@@ -45,7 +45,7 @@ export class Loop {
     }
   }
 
-  /** Milliseconds until the next fire time that this node could claim, or the next poll. */
+  /** Milliseconds until the next fire time that this node could claim (or due index read), or the next poll. */
   private untilNextEvent(): number {
     const s = this.state;
     const now = s.storeClock.estimate();
@@ -58,6 +58,9 @@ export class Loop {
       const due = nextDue(source, now);
       if (due !== undefined && due > s.lastTickAt) next = Math.min(next, due);
     }
+    // The due index: its next entry, a read it owes (while there are free slots to claim with: a
+    // full node is woken by its runs ending).
+    if (s.freeSlots() > 0) next = Math.min(next, this.due.index.wakeAt());
     // Wake a little after the fire time: the store clock estimate is only good to ± errorBound,
     // and a claim granted before the fire time would be early.
     return next - now + Math.ceil(s.storeClock.errorBound());

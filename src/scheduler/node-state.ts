@@ -40,6 +40,13 @@ export class NodeState {
   readonly running = new Set<Promise<void>>();
   /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
   readonly runningHere = new Set<string>();
+  /** The stored schedules' change signal (`ctl|srev`) as the last poll read it. */
+  scheduleRevision: string | undefined;
+  /**
+   * The due index is read again at the next tick at or after this store time (a schedule written
+   * here, a job defined, a replay ended: 0; a claim granted too early: its fire time).
+   */
+  dueWakeAt = 0;
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */

@@ -1,5 +1,5 @@
 import type { Lease } from '../store/types.js';
-import { doneHold, type HighWater } from './high-water.js';
+import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import type { Candidate, Job } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
@@ -29,7 +29,9 @@ export class Overlap {
       await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
       return;
     }
-    const highWater = this.highWater.highWaterOp(c.occ);
+    // What marks the occurrence handled: a due entry moved on, or the job's high-water mark.
+    const mark = this.highWater.highWaterOp(c.occ);
+    const advance = c.advance ?? (mark ? [mark] : []);
     // After an outage or a pause, nodes see "missed" at different moments: one may still be
     // replaying the latest missed fire time when another claims the next one on time. Skipping
     // that one for "overlapping" catch-up work would lose a fire time nobody missed, so it
@@ -56,7 +58,7 @@ export class Overlap {
             value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
           },
           { op: 'release', key: lease.key, token: lease.token },
-          ...(highWater ? [highWater] : []),
+          ...advance,
           ...(c.consumes !== undefined && !c.fromPending ? [{ op: 'delete' as const, key: c.consumes }] : []),
         ],
         lease,
@@ -86,8 +88,13 @@ export class Overlap {
           }),
           ttlMs: s.retentionMs,
         },
-        ...(highWater ? [highWater] : []),
-        { op: 'release', key: lease.key, token: lease.token, holdUntil: c.occ.fireTime + doneHold(job) },
+        ...advance,
+        {
+          op: 'release',
+          key: lease.key,
+          token: lease.token,
+          holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+        },
         ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
       ],
       lease,

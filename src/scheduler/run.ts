@@ -5,6 +5,7 @@ import { INTERNAL_ABORT, linkSignals } from '../core/signals.js';
 import { KeepAlive, type Renewable } from '../lock/keep-alive.js';
 import { LeaseLock } from '../lock/lease-lock.js';
 import type { Lease, Store, WriteOp } from '../store/types.js';
+import { doneUntil } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import type { JobSpec } from './job-options.js';
 import { keys, type OccurrenceId } from './keys.js';
@@ -194,7 +195,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       token: claim.lease.token,
       ...(hold && {
         holdUntil: Math.max(
-          claim.occ.fireTime + deps.doneHoldMs,
+          doneUntil(claim.occ.fireTime, claim.lease, claim.sentAt, deps.clock.monotonic(), deps.doneHoldMs),
           claim.lease.acquiredAt + spec.lockAtLeastForMs,
         ),
       }),

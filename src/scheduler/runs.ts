@@ -43,6 +43,9 @@ export class Runs {
       // Otherwise only the timer loop needs a look (a catch-up replay may be next).
       if (wasFull || job.spec.overlap === 'queue' || claim.source === 'misfire' || s.pendingSeen)
         s.nextPollAt = 0;
+      // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
+      // behind it may be claimable now.
+      if (claim.source === 'misfire' && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
       s.poke();
     });
     s.running.add(run);

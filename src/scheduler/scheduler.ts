@@ -4,6 +4,7 @@ import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
 import { Claims } from './claim.js';
 import { Due } from './due.js';
+import { DueIndex } from './due-index.js';
 import type { Listener } from './events.js';
 import { Feed } from './feed.js';
 import { HighWater } from './high-water.js';
@@ -57,8 +58,9 @@ export class Scheduler {
   private active = false;
 
   // The work is done in rooms along an occurrence's journey, which share one NodeState: `feed`
-  // (poll: pauses, stored schedules, heartbeat; `requests` and `recover` turn what it read into
-  // claims) → `due` (tick: what is due now, misfires) → `claim` (batched acquire with overlap gates;
+  // (poll: pauses, the stored schedules' change signal, heartbeat; `requests` and `recover` turn
+  // what it read into claims) → `due` (tick: what is due now — job triggers, and the stored
+  // schedules' `due-index` with `due-entry` — misfires) → `claim` (batched acquire with overlap gates;
   // `overlap` when a gate is taken) → `runs` (launch) → `run` (one attempt); `loop` times it all.
   // Each room gets the rooms it hands work to here, so imports only point down.
   constructor(options: SchedulerOptions) {
@@ -69,7 +71,8 @@ export class Scheduler {
     const highWater = new HighWater(state);
     const claims = new Claims(state, new Overlap(state, highWater), new Runs(state, highWater));
     this.feed = new Feed(state, new Requests(state, claims), new Recovery(state, claims));
-    this.loop = new Loop(state, this.feed, new Due(state, new Misfires(state, highWater), claims));
+    const due = new Due(state, new Misfires(state, highWater), claims, new DueIndex(state));
+    this.loop = new Loop(state, this.feed, due);
     this.schedules = createSchedules(state);
   }
 
@@ -110,6 +113,7 @@ export class Scheduler {
         cursor: undefined,
       });
     }
+    s.dueWakeAt = 0;
     if (this.active) {
       void this.feed
         .registerJob(spec)

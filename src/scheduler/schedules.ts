@@ -1,43 +1,178 @@
 import { invalidArgument } from '../core/errors.js';
-import { compileTrigger, type Trigger } from '../schedule/trigger.js';
+import { randomId } from '../core/ids.js';
+import { nextFireTimes } from '../schedule/fire-times.js';
+import type { WriteOp } from '../store/types.js';
+import { MAX_BATCH } from '../store/validate.js';
 import { validateJobName } from './job-options.js';
-import { esc, keys } from './keys.js';
+import { keys, unesc } from './keys.js';
 import type { NodeState } from './node-state.js';
+import {
+  type StoredScheduleRecord,
+  type ValidSchedule,
+  validateScheduleId,
+  validateSchedules,
+} from './schedule-input.js';
 import type { StoredSchedule } from './types.js';
+
+/** Ops per stored schedule in an upsert batch: sch|, schj|, due|. */
+const OPS_PER_SCHEDULE = 3;
+/** Schedules per upsert batch: one `apply` each, with the change signal. */
+const SCHEDULES_PER_BATCH = Math.floor((MAX_BATCH - 1) / OPS_PER_SCHEDULE);
+/** Upsert batches in flight at once. */
+const PARALLEL_BATCHES = 4;
+/** `list()` page size: default and maximum. */
+const LIST_DEFAULT = 100;
+const LIST_MAX = 1000;
+
+export interface ListSchedulesOptions {
+  /** Only this job's schedules. */
+  job?: string;
+  /** Cursor: only ids after this one (pass the last id of the previous page). */
+  after?: string;
+  /** Page size, default 100, at most 1,000. */
+  limit?: number;
+}
 
 /** `scheduler.schedules`: stored per-user/per-tenant schedules of defined jobs. */
 export interface Schedules {
-  upsert: (schedule: StoredSchedule) => Promise<void>;
+  /**
+   * Creates or replaces schedules by id (ids are unique per store). Every entry is validated
+   * first: one bad entry rejects the call (`INVALID_ARGUMENT` naming its index and field) and
+   * nothing is written. Then one round trip per 333 schedules, four batches in flight. The next
+   * fire time counts from the store's now: a replaced schedule's pending fire time is dropped.
+   *
+   * @example
+   * await scheduler.schedules.upsert(users.map((u) => ({ id: `report:${u.id}`, job: 'report', cron: '0 9 * * *', timezone: u.tz, data: { user: u.id } })));
+   */
+  upsert: (schedules: StoredSchedule | readonly StoredSchedule[]) => Promise<void>;
+  /** Deletes a schedule (one lookup and one write); `false` if there was none. `job` is ignored (ids are unique per store). */
   remove: (id: string, job?: string) => Promise<boolean>;
+  /** One lookup. */
   get: (id: string) => Promise<StoredSchedule | undefined>;
-  list: (filter?: { job?: string }) => Promise<StoredSchedule[]>;
+  /**
+   * One page of schedules, ascending by id, after the `after` cursor.
+   *
+   * @example
+   * for (let page = await s.list({ limit: 1000 }); page.length > 0; page = await s.list({ limit: 1000, after: page.at(-1)!.id })) …
+   */
+  list: (options?: ListSchedulesOptions) => Promise<StoredSchedule[]>;
+  /** How many schedules are stored (of `job`): one store call. */
+  count: (options?: { job?: string }) => Promise<number>;
 }
 
-/** The stored-schedules API of one node: writes go to the store, and this node's next poll comes at once. */
+function publicView(record: StoredScheduleRecord): StoredSchedule {
+  const { v: _v, ...schedule } = record;
+  return schedule;
+}
+
+/** The stored-schedules API of one node: writes go to the store, and this node's next tick reads the due index again. */
 export function createSchedules(state: NodeState): Schedules {
-  const schedules = {
-    upsert: async (schedule: StoredSchedule): Promise<void> => {
-      const { id, job, data: _data, ...trigger } = schedule;
-      // Ids and job names are parts of occurrence keys: 200 characters each as stored (keys.ts).
-      if (typeof id !== 'string' || id === '' || esc(id).length > 200 || /\p{Cc}/u.test(id))
-        throw invalidArgument("schedule id must be 1-200 printable characters ('|' and '%' count 3)");
-      validateJobName(job);
-      compileTrigger(trigger as Trigger, `schedule ${JSON.stringify(id)}`);
-      await state.store.put(keys.schedule(job, id), JSON.stringify(schedule));
-      state.nextPollAt = 0;
-      state.poke();
+  const store = state.store;
+  const changed = (): WriteOp => ({ op: 'put', key: keys.scheduleRevision, value: randomId(9) });
+  const touched = () => {
+    state.dueWakeAt = 0;
+    state.nextPollAt = 0;
+    state.poke();
+  };
+  const read = async (id: string): Promise<StoredScheduleRecord | undefined> => {
+    const value = await store.get(keys.schedule(validateScheduleId(id)));
+    return value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
+  };
+  return {
+    upsert: async (input) => {
+      const list = validateSchedules(Array.isArray(input) ? input : [input as StoredSchedule]);
+      if (list.length === 0) return;
+      const now = await store.now();
+      const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
+      const batches: WriteOp[][] = [];
+      for (let i = 0; i < list.length; i += SCHEDULES_PER_BATCH) {
+        // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
+        // and is dropped when a node meets it.
+        const ops: WriteOp[] = [changed()];
+        for (const { schedule, trigger, json } of list.slice(i, i + SCHEDULES_PER_BATCH)) {
+          const v = randomId(9);
+          ops.push(
+            { op: 'put', key: keys.schedule(schedule.id), value: `${json},"v":${JSON.stringify(v)}}` },
+            { op: 'put', key: keys.scheduleOfJob(schedule.job, schedule.id), value: '' },
+          );
+          if (!nextOf.has(trigger)) nextOf.set(trigger, nextFireTimes(trigger, now, 1)[0]);
+          const next = nextOf.get(trigger);
+          if (next !== undefined)
+            ops.push({
+              op: 'put',
+              key: keys.dueEntry(next, schedule.id, v),
+              value: JSON.stringify({ job: schedule.job }),
+            });
+        }
+        batches.push(ops);
+      }
+      let at = 0;
+      let failed: unknown;
+      const worker = async () => {
+        while (at < batches.length && failed === undefined) {
+          const ops = batches[at++]!;
+          try {
+            await store.apply(ops);
+          } catch (err) {
+            failed ??= err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, batches.length) }, worker));
+      touched();
+      if (failed !== undefined) throw failed;
     },
-    remove: async (id: string, job?: string): Promise<boolean> => {
-      const found = job === undefined ? (await schedules.list()).find((s) => s.id === id) : { job };
+    remove: async (id) => {
+      const found = await read(id);
       if (!found) return false;
-      return state.store.delete(keys.schedule(found.job, id));
+      // Its due entries are left to the nodes: with the schedule gone they are stale.
+      await store.apply([
+        { op: 'delete', key: keys.schedule(id) },
+        { op: 'delete', key: keys.scheduleOfJob(found.job, id) },
+        changed(),
+      ]);
+      touched();
+      return true;
     },
-    get: async (id: string): Promise<StoredSchedule | undefined> =>
-      (await schedules.list()).find((s) => s.id === id),
-    list: async (filter: { job?: string } = {}): Promise<StoredSchedule[]> => {
-      const records = await state.store.scan(keys.schedulePrefix(filter.job), { limit: 10_000 });
-      return records.map((r) => JSON.parse(r.value) as StoredSchedule);
+    get: async (id) => {
+      const found = await read(id);
+      return found && publicView(found);
+    },
+    list: async (options = {}) => {
+      const { job, after, limit = LIST_DEFAULT } = options;
+      if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
+        throw invalidArgument(`schedules.list: limit must be an integer from 1 to ${LIST_MAX}`);
+      if (after !== undefined) validateScheduleId(after);
+      if (job === undefined) {
+        const records = await store.scan(keys.schedulePrefix, {
+          limit,
+          ...(after !== undefined && { after: keys.schedule(after) }),
+        });
+        return records.map((r) => publicView(JSON.parse(r.value) as StoredScheduleRecord));
+      }
+      validateJobName(job);
+      const prefix = keys.scheduleOfJobPrefix(job);
+      const index = await store.scan(prefix, {
+        limit,
+        ...(after !== undefined && { after: keys.scheduleOfJob(job, after) }),
+      });
+      const ids = index.map((r) => unesc(r.key.slice(prefix.length)));
+      const values = await store.getMany(ids.map((id) => keys.schedule(id)));
+      // An index entry left behind by a schedule that moved to another job (upserts are blind
+      // writes) is skipped here, and dropped.
+      const out: StoredSchedule[] = [];
+      const leftovers: WriteOp[] = [];
+      values.forEach((value, i) => {
+        const record = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
+        if (record?.job === job) out.push(publicView(record));
+        else if (record) leftovers.push({ op: 'delete', key: index[i]!.key });
+      });
+      if (leftovers.length > 0) await store.apply(leftovers);
+      return out;
+    },
+    count: async (options = {}) => {
+      if (options.job === undefined) return store.count(keys.schedulePrefix);
+      return store.count(keys.scheduleOfJobPrefix(validateJobName(options.job)));
     },
   };
-  return schedules;
 }

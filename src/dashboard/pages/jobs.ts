@@ -1,4 +1,4 @@
-import type { HistoryEntry, JobInfo, StoredSchedule } from '../../scheduler/types.js';
+import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { type Html, html, jobPath, timeCell } from '../html.js';
 import { describeTrigger } from '../views.js';
 import { actionButtons, type PageContext, pausedBadge, statusBadge } from './common.js';
@@ -7,7 +7,8 @@ export interface JobsPageData {
   jobs: JobInfo[];
   /** Recent history per job (the window the run counts are taken over). */
   recent: Map<string, HistoryEntry[]>;
-  schedules: StoredSchedule[];
+  /** How many stored schedules each job has. */
+  stored: Map<string, number>;
   window: number;
 }
 
@@ -23,7 +24,7 @@ jobs it defines when it starts (<code>scheduler.start()</code>, <code>oncely run
       const recent = d.recent.get(j.name) ?? [];
       const ok = recent.filter((e) => e.status === 'succeeded').length;
       const ko = recent.filter((e) => e.status === 'failed' || e.status === 'timed-out').length;
-      const stored = d.schedules.filter((s) => s.job === j.name).length;
+      const stored = d.stored.get(j.name) ?? 0;
       return html`<tr data-job="${j.name}">
 <td class="name"><a href="${jobPath(j.name)}">${j.name}</a></td>
 <td class="mono">${describeTrigger(j.trigger)}${stored > 0 ? html`<div class="muted">+ ${stored} stored schedule${stored === 1 ? '' : 's'}</div>` : ''}</td>

@@ -1,0 +1,142 @@
+import { fireSpan } from '../schedule/fire-span.js';
+import { nextFireTimes } from '../schedule/fire-times.js';
+import type { CompiledTrigger } from '../schedule/trigger.js';
+import type { WriteOp } from '../store/types.js';
+import { type Candidate, type Job, shardsOf } from './internal-types.js';
+import { keys, type OccurrenceId } from './keys.js';
+import type { NodeState } from './node-state.js';
+import type { StoredScheduleRecord } from './schedule-input.js';
+
+/** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
+export interface DueEntry {
+  key: string;
+  fireTime: number;
+  schedule: StoredScheduleRecord;
+  trigger: CompiledTrigger;
+  /** The candidates of this entry, decided once (on time or missed, and the misfire policy). */
+  plan?: Candidate[];
+  /** How many of `plan` were offered already (shards that did not all fit wait for free slots). */
+  offered: number;
+  /** The fire time the entry moves on to (the next scan expects it), if any. */
+  next?: number | undefined;
+  /** Store time (this node's estimate) of the read that returned the entry. */
+  readAt: number;
+}
+
+/**
+ * What one due entry at fire time F turns into, mirroring misfire.ts for the jobs' own triggers:
+ *  - on time (F ≥ now − misfireThreshold): F's shards; shard 0's start batch moves the entry to
+ *    the next fire time after F;
+ *  - missed, `skip`: a claim of F (shard 0) settled "done", moving the entry to the first fire
+ *    time not missed — one misfired event for the span;
+ *  - missed, `run-once`: when F is the only missed fire time, F replayed (moving on to the first
+ *    not missed); otherwise a claim of F settled "done", jumping the entry to the latest missed
+ *    one, which the next scan replays;
+ *  - missed, `catch-up`: F replayed (moving on to the next one after F); more than catchUpLimit
+ *    missed: the excess skipped by a claim of F jumping the entry to the first one kept.
+ * Every move is written by the winner of F's shard-0 claim only, so an entry has one successor:
+ * the chain cannot fork, and a moved-on entry is never met again.
+ */
+export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
+  const { spec } = job;
+  const s = e.schedule;
+  const F = e.fireTime;
+  const shards = shardsOf(job);
+  const gated = spec.overlap !== 'allow';
+  const occ = (fireTime: number, shard: number | undefined): OccurrenceId => ({
+    job: s.job,
+    scheduleId: s.id,
+    fireTime,
+    shard,
+  });
+  const moveTo = (next: number | undefined): WriteOp[] => {
+    e.next = next;
+    return [
+      { op: 'delete', key: e.key },
+      ...(next === undefined
+        ? []
+        : [
+            {
+              op: 'put' as const,
+              key: keys.dueEntry(next, s.id, s.v),
+              value: JSON.stringify({ job: s.job }),
+            },
+          ]),
+    ];
+  };
+  const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
+  const run = (source: 'schedule' | 'misfire', advance: WriteOp[], onWon?: () => void): Candidate[] =>
+    shards.map((shard, i) => ({
+      occ: occ(F, shard),
+      source,
+      data: s.data,
+      attempt: 1,
+      gate: gated,
+      entryReadAt: e.readAt,
+      ...(i === 0 && { advance, ...(onWon && { onWon }) }),
+    }));
+  const settleOnly = (ops: WriteOp[], onWon: () => void): Candidate[] => [
+    {
+      occ: occ(F, shards[0]),
+      source: 'misfire',
+      data: s.data,
+      attempt: 1,
+      gate: false,
+      entryReadAt: e.readAt,
+      settleOnly: ops,
+      onWon,
+    },
+  ];
+  const missedBefore = now - spec.misfireThresholdMs;
+  if (F >= missedBefore) return run('schedule', moveTo(after(F)));
+  // Every missed fire time is at most this (fire times are whole milliseconds).
+  const settled = Math.ceil(missedBefore) - 1;
+  const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
+    state.emit('misfired', {
+      job: s.job,
+      scheduleId: s.id,
+      fireTime: new Date(last),
+      action,
+      firstFireTime: new Date(first),
+      ...(count !== undefined && { count }),
+    });
+  if (spec.misfire === 'skip') {
+    const span = fireSpan(e.trigger, F - 1, missedBefore, 1);
+    const last = span?.tail.at(-1) ?? F;
+    return settleOnly(moveTo(after(settled)), () => emit('skipped', F, last, span?.count ?? 1));
+  }
+  if (spec.misfire === 'run-once') {
+    const span = fireSpan(e.trigger, F - 1, missedBefore, 2);
+    if (!span || span.count === 1 || span.tail.length < 2)
+      return run('misfire', moveTo(after(settled)), () => emit('run', F, F, 1));
+    const latest = span.tail.at(-1)!;
+    const count = span.count === undefined ? undefined : span.count - 1;
+    return settleOnly(moveTo(latest), () => emit('skipped', F, span.tail.at(-2)!, count));
+  }
+  const limit = spec.catchUpLimit;
+  const span = fireSpan(e.trigger, F - 1, missedBefore, limit + 1);
+  if (span && (span.count === undefined || span.count > limit) && span.tail.length > limit) {
+    const count = span.count === undefined ? undefined : span.count - limit;
+    return settleOnly(moveTo(span.tail[1]), () => emit('skipped', F, span.tail[0]!, count));
+  }
+  return run('misfire', moveTo(after(F)), () => emit('run', F, F, 1));
+}
+
+/**
+ * Offers up to `limit` more of the entry's candidates (shard 0 first: it carries the move).
+ * Returns how many it offered and whether more are left.
+ */
+export function takeEntry(
+  state: NodeState,
+  job: Job,
+  e: DueEntry,
+  now: number,
+  limit: number,
+  out: Candidate[],
+): { used: number; more: boolean } {
+  e.plan ??= planEntry(state, job, e, now);
+  const n = Math.max(0, Math.min(limit, e.plan.length - e.offered));
+  out.push(...e.plan.slice(e.offered, e.offered + n));
+  e.offered += n;
+  return { used: n, more: e.offered < e.plan.length };
+}

@@ -1,0 +1,187 @@
+import { compileTrigger, type Trigger } from '../schedule/trigger.js';
+import type { StoredRecord, WriteOp } from '../store/types.js';
+import { MAX_BATCH } from '../store/validate.js';
+import type { DueEntry } from './due-entry.js';
+import { keys, parseDueEntry } from './keys.js';
+import type { NodeState } from './node-state.js';
+import type { StoredScheduleRecord } from './schedule-input.js';
+
+/** The first page of a due scan: enough to find the next due time when nothing is due. */
+const FIRST_PAGE = 64;
+/** Further pages, read only while their entries are due. */
+const PAGE = 1000;
+/** Pages per read at most: entries passed over (paused jobs, jobs not defined here) cost bounded reads per poll. */
+const MAX_PAGES = 8;
+/** The due index is read at least this often, whatever else happens (a safety net). */
+const SAFETY_MS = 10_000;
+/** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
+const EXPECT_TRIES = 3;
+
+/**
+ * The due index (`due|<fireTime>|<id>|<v>`, see keys.ts) as this node reads it: instead of every
+ * stored schedule at every poll, only the entries that are due, and only when something may have
+ * changed — the change signal (`ctl|srev`, read by every poll anyway) moved, the next due time
+ * known from the last read has come, a fire time the node expects an entry for, a pause lifted,
+ * or every {@link SAFETY_MS} as a safety net. An idle node with a million stored schedules reads
+ * one page of 64 keys every ten seconds.
+ *
+ * A read: pages of `due|` ascending while entries are due, then one `getMany` of their schedules
+ * (`sch|<id>`). An entry whose schedule is gone or whose `v` is not the schedule's is stale: it is
+ * deleted, never run (a re-upsert or remove made it so; the move written by a run that read the
+ * schedule just before can only re-create a stale entry). The others become claims (due.ts).
+ */
+export class DueIndex {
+  /** Fresh due entries read and not yet offered in full (no free slot yet), oldest first. */
+  ready: DueEntry[] = [];
+  private revision: string | undefined;
+  private pausedSeen = '';
+  private definedSeen = -1;
+  /** The next store time at which a read is needed anyway (the next entry, the safety net). */
+  private nextReadAt = 0;
+  /** A read stopped at MAX_PAGES with entries still due: the next one goes on after this key. */
+  private resumeAfter: string | undefined;
+  /** Entries this node offered, by key: met again, they are held elsewhere — read less often. */
+  private offered = new Set<string>();
+  private retryMs: number;
+  /** Fire times this node expects an entry at (a move it saw being planned), by schedule id. */
+  private readonly expected = new Map<string, { at: number; tries: number }>();
+  /** Compiled triggers by their fields (many schedules share a few triggers). */
+  private readonly compiled = new Map<string, ReturnType<typeof compileTrigger>>();
+  /** Schedules whose trigger did not compile here, by `id|v`: reported once. */
+  private readonly bad = new Set<string>();
+
+  constructor(private readonly state: NodeState) {
+    this.retryMs = state.pollMs;
+  }
+
+  /** When the loop must tick again for the due index (store time). */
+  wakeAt(): number {
+    let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
+    for (const x of this.expected.values()) at = Math.min(at, x.at);
+    return at;
+  }
+
+  /** Reads the due index if anything may have changed (see the class comment); fills `ready`. */
+  async refresh(now: number): Promise<void> {
+    const s = this.state;
+    const paused = [...s.paused].sort().join('\u0000');
+    const changed =
+      s.scheduleRevision !== this.revision ||
+      paused !== this.pausedSeen ||
+      s.defined.size !== this.definedSeen;
+    if (!changed && (this.ready.length > 0 || now < this.wakeAt())) return;
+    if (s.freeSlots() <= 0) return;
+    if (changed) this.resumeAfter = undefined;
+    this.revision = s.scheduleRevision;
+    this.pausedSeen = paused;
+    this.definedSeen = s.defined.size;
+    s.dueWakeAt = Number.POSITIVE_INFINITY;
+    this.ready = [];
+    const { due, notDueAt, truncated } = await this.scan(now, s.freeSlots());
+    const fresh = await this.fresh(due, now);
+    const seen = new Set(fresh.map((e) => e.schedule.id));
+    let metAgain = false;
+    for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
+    this.offered = new Set(fresh.map((e) => e.key));
+    this.ready = fresh;
+    // Held elsewhere (claimed, not started yet): look again, less often each time.
+    this.retryMs = metAgain ? Math.min(SAFETY_MS, this.retryMs * 2) : s.pollMs;
+    let next = Math.min(notDueAt ?? Number.POSITIVE_INFINITY, now + SAFETY_MS);
+    if (metAgain) next = Math.min(next, now + this.retryMs);
+    // Stopped for want of slots: go on (after the last key read) as soon as slots are free; stopped
+    // after MAX_PAGES of entries passed over: at the next poll.
+    if (truncated === 'full') next = now;
+    if (truncated === 'pages') next = Math.min(next, now + s.pollMs);
+    this.nextReadAt = next;
+    for (const [id, x] of this.expected) {
+      if (seen.has(id) || (x.at <= now && ++x.tries > EXPECT_TRIES)) this.expected.delete(id);
+      else if (x.at <= now) x.at = now + s.pollMs;
+    }
+    if (this.compiled.size > 10_000) this.compiled.clear();
+  }
+
+  /** The entry was offered in full: expect its next entry at the time it moves on to. */
+  offeredInFull(e: DueEntry): void {
+    const i = this.ready.indexOf(e);
+    if (i >= 0) this.ready.splice(i, 1);
+    if (e.next !== undefined) this.expected.set(e.schedule.id, { at: e.next, tries: 0 });
+  }
+
+  /**
+   * Due entries of jobs this node runs and that are not paused, at most `want` (entries passed
+   * over do not count), and the fire time of the first entry not due yet, if it was reached.
+   */
+  private async scan(
+    now: number,
+    want: number,
+  ): Promise<{ due: StoredRecord[]; notDueAt: number | undefined; truncated?: 'full' | 'pages' }> {
+    const s = this.state;
+    const due: StoredRecord[] = [];
+    let after = this.resumeAfter;
+    this.resumeAfter = undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const limit = page === 0 ? FIRST_PAGE : PAGE;
+      const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
+      for (const r of records) {
+        const fireTime = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
+        if (fireTime > now) return { due, notDueAt: fireTime };
+        const job = (JSON.parse(r.value) as { job: string }).job;
+        if (!s.defined.has(job) || s.paused.has(job)) continue;
+        due.push(r);
+        if (due.length >= want) {
+          this.resumeAfter = r.key;
+          return { due, notDueAt: undefined, truncated: 'full' };
+        }
+      }
+      if (records.length < limit) return { due, notDueAt: undefined };
+      after = records.at(-1)!.key;
+    }
+    this.resumeAfter = after;
+    return { due, notDueAt: undefined, truncated: 'pages' };
+  }
+
+  /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
+  private async fresh(due: StoredRecord[], readAt: number): Promise<DueEntry[]> {
+    const s = this.state;
+    const parsed = due.map((r) => ({ key: r.key, ...parseDueEntry(r.key) }));
+    const chunks: (typeof parsed)[] = [];
+    for (let i = 0; i < parsed.length; i += MAX_BATCH) chunks.push(parsed.slice(i, i + MAX_BATCH));
+    const values = (
+      await Promise.all(chunks.map((c) => s.store.getMany(c.map((p) => keys.schedule(p.id)))))
+    ).flat();
+    const out: DueEntry[] = [];
+    const stale: WriteOp[] = [];
+    parsed.forEach((p, i) => {
+      const value = values[i] ?? null;
+      const schedule = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
+      const sig = `${p.id}|${p.v}`;
+      if (!schedule || schedule.v !== p.v || this.bad.has(sig)) {
+        stale.push({ op: 'delete', key: p.key });
+        return;
+      }
+      const { id: _i, job: _j, data: _d, v: _v, ...t } = schedule;
+      const tsig = JSON.stringify([t.cron, t.every, t.at, t.timezone, Object.keys(t).length]);
+      let trigger = this.compiled.get(tsig);
+      if (!trigger) {
+        try {
+          trigger = compileTrigger(t as Trigger, `schedule ${JSON.stringify(p.id)}`);
+          this.compiled.set(tsig, trigger);
+        } catch (err) {
+          // Written around upsert's validation: reported once, its entry dropped.
+          this.bad.add(sig);
+          s.emit('error', { error: err, during: `schedule ${p.id}` });
+          stale.push({ op: 'delete', key: p.key });
+          return;
+        }
+      }
+      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, offered: 0, readAt });
+    });
+    for (let i = 0; i < stale.length; i += MAX_BATCH) {
+      // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.
+      void s.writes
+        .submit(stale.slice(i, i + MAX_BATCH))
+        .catch((err) => s.emit('error', { error: err, during: 'due index cleanup' }));
+    }
+    return out;
+  }
+}

@@ -1,0 +1,86 @@
+import { invalidArgument, OncelyError } from '../core/errors.js';
+import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
+import { requireWellFormed } from '../store/validate.js';
+import { validateJobName } from './job-options.js';
+import { esc } from './keys.js';
+import type { StoredSchedule } from './types.js';
+
+/** A stored schedule as kept under `sch|<id>`: `v` is new at every upsert (see due-index.ts). */
+export type StoredScheduleRecord = StoredSchedule & { v: string };
+
+/** A validated schedule, ready to write. */
+export interface ValidSchedule {
+  schedule: StoredSchedule;
+  trigger: CompiledTrigger;
+  /** `JSON.stringify(schedule)` minus the closing brace (the version is appended per write). */
+  json: string;
+}
+
+const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'data']);
+
+/** Throws `INVALID_ARGUMENT` unless `id` can be a stored schedule's id. */
+export function validateScheduleId(id: unknown): string {
+  // Ids are parts of occurrence and index keys: 200 characters each as stored (keys.ts).
+  if (typeof id !== 'string' || id === '' || esc(id).length > 200 || /\p{Cc}/u.test(id))
+    throw invalidArgument("id must be 1-200 printable characters ('|' and '%' count 3)");
+  requireWellFormed(id, 'id');
+  return id;
+}
+
+/**
+ * Validates every entry of an upsert before anything is written: one bad entry rejects the call
+ * with `INVALID_ARGUMENT` naming its index and field. An id given twice: the later entry wins.
+ */
+export function validateSchedules(input: readonly unknown[]): ValidSchedule[] {
+  const byId = new Map<string, ValidSchedule>();
+  // A bulk upsert mostly repeats a few triggers (every user's 09:00 in a few zones): each is
+  // compiled once (a croner pattern costs time and memory).
+  const compiled = new Map<string, CompiledTrigger>();
+  input.forEach((raw, i) => {
+    const where = (field: string) => `schedules.upsert: entry ${i}: ${field}`;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      throw invalidArgument(
+        `${where('entry')} must be an object { id, job, cron | every | at, timezone?, data? }`,
+      );
+    const s = raw as Record<string, unknown>;
+    const unknown = Object.keys(s).find((k) => !FIELDS.has(k));
+    if (unknown !== undefined) throw invalidArgument(`${where(unknown)}: unknown field`);
+    const field = (name: string, check: () => void) => {
+      try {
+        check();
+      } catch (err) {
+        if (!(err instanceof OncelyError)) throw err;
+        throw invalidArgument(`${where(name)}: ${err.message}`);
+      }
+    };
+    field('id', () => validateScheduleId(s.id));
+    field('job', () => validateJobName(s.job));
+    const { id, job, data, ...rest } = s as unknown as StoredSchedule;
+    let trigger!: CompiledTrigger;
+    const triggerField = ['cron', 'every', 'at'].find((k) => s[k] !== undefined) ?? 'cron | every | at';
+    field(triggerField, () => {
+      const signature = JSON.stringify([
+        rest.cron,
+        rest.every,
+        rest.at,
+        rest.timezone,
+        Object.keys(rest).length,
+      ]);
+      const known = compiled.get(signature);
+      trigger = known ?? compileTrigger(rest as Trigger, `schedule ${JSON.stringify(id)}`);
+      if (!known) compiled.set(signature, trigger);
+    });
+    let json = '';
+    field('data', () => {
+      try {
+        json = JSON.stringify({ id, job, ...rest, ...(data !== undefined && { data }) });
+      } catch (err) {
+        throw invalidArgument(`must be JSON-serialisable: ${(err as Error).message}`);
+      }
+      requireWellFormed(json, 'the schedule as JSON');
+    });
+    byId.delete(id);
+    byId.set(id, { schedule: JSON.parse(json) as StoredSchedule, trigger, json: json.slice(0, -1) });
+  });
+  return [...byId.values()];
+}

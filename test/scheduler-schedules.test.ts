@@ -1,0 +1,334 @@
+/**
+ * Stored schedules at scale: the due index (due-index.ts, due-entry.ts) and the schedules API
+ * (schedules.ts). Memory store for the behaviour, SQLite for the 100,001-schedule cases.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { OncelyError } from '../src/core/errors.js';
+import { randomId } from '../src/core/ids.js';
+import { openStore } from '../src/index.js';
+import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import { keys } from '../src/scheduler/keys.js';
+import type { JobContext, SchedulerEvents, SchedulerOptions } from '../src/scheduler/types.js';
+import type { Store } from '../src/store/types.js';
+import { until } from './harness/scheduler-suite.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'oncely-schedules-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const unique = (label: string) => `${label}-${randomId(5)}`;
+
+/** A store whose calls (and rows read by scan/getMany) are counted; `hang(method)` makes calls never answer from then on. */
+interface Counted extends Store {
+  stats: {
+    calls: { method: string; args: unknown[] }[];
+    rows: number;
+    hangAfter?: (method: string, args: unknown[]) => boolean;
+    dead: boolean;
+  };
+}
+function counted(store: Store): Counted {
+  const stats: Counted['stats'] = { calls: [], rows: 0, dead: false };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'stats') return stats;
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'close') return value;
+      return async (...args: unknown[]) => {
+        if (stats.dead) return new Promise(() => {});
+        stats.calls.push({ method: String(prop), args });
+        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
+        if ((prop === 'scan' || prop === 'getMany') && Array.isArray(result)) stats.rows += result.length;
+        if (stats.hangAfter?.(String(prop), args)) stats.dead = true;
+        return result;
+      };
+    },
+  }) as Counted;
+}
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  // A node whose store never answers (the dead node) is left behind after 2 s.
+  for (const c of cleanup.splice(0).reverse()) await Promise.race([c().catch(() => {}), sleep(2_000)]);
+});
+
+async function memory(): Promise<Counted> {
+  const s = counted(await openStore(`memory:${unique('sch')}`));
+  return s;
+}
+let sqliteN = 0;
+async function sqlite(): Promise<Counted> {
+  const s = counted(await openStore(`sqlite:${join(dir, `s${sqliteN++}.db`)}`));
+  cleanup.push(() => s.close());
+  return s;
+}
+function share(store: Store): Promise<Counted> {
+  return Promise.resolve(counted(store));
+}
+
+interface Node {
+  s: Scheduler;
+  runs: JobContext[];
+  events: { [K in keyof SchedulerEvents]: SchedulerEvents[K][] };
+}
+function node(store: Store, options: Partial<SchedulerOptions> = {}): Node {
+  const s = createScheduler({ store, node: unique('n'), pollInterval: '200ms', ...options });
+  const events = {
+    started: [],
+    succeeded: [],
+    failed: [],
+    skipped: [],
+    misfired: [],
+    error: [],
+  } as Node['events'];
+  for (const k of Object.keys(events) as (keyof SchedulerEvents)[])
+    s.on(k, (e) => (events[k] as unknown[]).push(e));
+  cleanup.push(() => s.stop());
+  return { s, runs: [], events };
+}
+function define(n: Node, job: string, options: Parameters<Scheduler['define']>[1] = {}): Node {
+  n.s.define(job, options, (ctx) => {
+    n.runs.push(ctx);
+  });
+  return n;
+}
+const ids = (runs: JobContext[]) => runs.map((r) => r.scheduleId);
+
+describe('schedules API', () => {
+  it('validates every entry first: index and field named, nothing written', async () => {
+    const st = await memory();
+    const { s } = node(st);
+    const job = unique('v');
+    const good = { id: 'a', job, every: '1m' };
+    const cases: [unknown, RegExp][] = [
+      [{ id: 'b', job, cron: 'nope' }, /entry 1: cron/],
+      [{ id: '', job, every: '1m' }, /entry 1: id/],
+      [{ id: 'b', job: '', every: '1m' }, /entry 1: job/],
+      [{ id: 'b', job }, /entry 1: cron \| every \| at/],
+      [{ id: 'b', job, every: '1m', colour: 'red' }, /entry 1: colour/],
+      [{ id: 'b', job, every: '1m', data: { n: 10n } }, /entry 1: data/],
+    ];
+    for (const [bad, message] of cases) {
+      const err = await s.schedules.upsert([good, bad as never]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OncelyError);
+      expect((err as OncelyError).code).toBe('INVALID_ARGUMENT');
+      expect((err as Error).message).toMatch(message);
+    }
+    expect(await s.schedules.count()).toBe(0);
+    expect(await st.count('')).toBe(0);
+    await expect(s.schedules.list({ limit: 1001 })).rejects.toThrow(/1000/);
+  });
+
+  it('get and remove are one lookup each (remove: plus one write)', async () => {
+    const st = await memory();
+    const { s } = node(st);
+    const job = unique('g');
+    await s.schedules.upsert({ id: 'x|%y', job, every: '1m', data: { a: 1 } });
+    st.stats.calls.length = 0;
+    expect(await s.schedules.get('x|%y')).toEqual({ id: 'x|%y', job, every: '1m', data: { a: 1 } });
+    expect(st.stats.calls.map((c) => c.method)).toEqual(['get']);
+    st.stats.calls.length = 0;
+    expect(await s.schedules.remove('x|%y', 'ignored')).toBe(true);
+    expect(st.stats.calls.map((c) => c.method)).toEqual(['get', 'apply']);
+    expect(await s.schedules.get('x|%y')).toBeUndefined();
+    expect(await s.schedules.remove('x|%y')).toBe(false);
+    expect(await s.schedules.count({ job })).toBe(0);
+  });
+
+  it('100,001 schedules in one call: count, paging without duplicates, the last still runs (SQLite)', async () => {
+    const st = await sqlite();
+    const job = unique('bulk');
+    const n = define(node(st), job);
+    const N = Number(process.env.BULK_N ?? 100_001);
+    // The last id fires every second (an `at` could pass while a loaded machine writes 100,001).
+    const list = Array.from({ length: N }, (_, i) => ({
+      id: `u${String(i).padStart(6, '0')}`,
+      job,
+      ...(i === N - 1 ? { every: '1s' } : { cron: '0 0 1 1 *' }),
+    }));
+    st.stats.calls.length = 0;
+    await n.s.schedules.upsert(list);
+    const applies = st.stats.calls.filter((c) => c.method === 'apply');
+    expect(applies.length).toBe(Math.ceil(N / 333));
+    expect(applies.every((c) => (c.args[0] as unknown[]).length <= 1000)).toBe(true);
+    expect(await n.s.schedules.count()).toBe(N);
+    expect(await n.s.schedules.count({ job })).toBe(N);
+    const seen = new Set<string>();
+    let pages = 0;
+    for (let page = await n.s.schedules.list({ job, limit: 1000 }); page.length > 0; pages++) {
+      for (const s of page) seen.add(s.id);
+      page = await n.s.schedules.list({ job, limit: 1000, after: page.at(-1)!.id });
+    }
+    expect(seen.size).toBe(N);
+    expect(pages).toBe(Math.ceil(N / 1000));
+    await n.s.start();
+    await until(() => n.runs.length > 0, 10_000, 'the last schedule to run');
+    const run = n.runs[0]!;
+    expect(run.scheduleId).toBe(`u${String(N - 1).padStart(6, '0')}`);
+    expect(run.fireTime.getTime() % 1000).toBe(0);
+  }, 120_000);
+
+  it('an idle node with 100,000 stored schedules: at most 2 store calls/s, few rows (SQLite)', async () => {
+    const st = await sqlite();
+    const job = unique('idle');
+    const n = define(node(st, { pollInterval: '1s' }), job);
+    await n.s.schedules.upsert(
+      Array.from({ length: 100_000 }, (_, i) => ({ id: `i${i}`, job, cron: '0 0 1 1 *' })),
+    );
+    await n.s.start();
+    await sleep(1_500);
+    st.stats.calls.length = 0;
+    st.stats.rows = 0;
+    const seconds = 6;
+    await sleep(seconds * 1000);
+    const perSecond = st.stats.calls.length / seconds;
+    const rowsPerSecond = st.stats.rows / seconds;
+    console.log(
+      `idle, 100,000 stored: ${perSecond.toFixed(2)} calls/s, ${rowsPerSecond.toFixed(1)} rows/s`,
+      st.stats.calls.map((c) => c.method).join(' '),
+    );
+    expect(perSecond).toBeLessThanOrEqual(2);
+    expect(rowsPerSecond).toBeLessThanOrEqual(1000);
+    expect(n.runs).toEqual([]);
+  }, 120_000);
+});
+
+describe('running stored schedules from the due index', () => {
+  it('re-upsert with another trigger: the old fire time does not run, the new one does', async () => {
+    const st = await memory();
+    const job = unique('re');
+    const n = define(node(st), job);
+    await n.s.start();
+    const now = await st.now();
+    await n.s.schedules.upsert({ id: 'r', job, at: now + 1_000 });
+    await n.s.schedules.upsert({ id: 'r', job, at: now + 2_000, data: 2 });
+    await until(() => n.runs.length > 0, 5_000, 'the new fire time');
+    await sleep(500);
+    expect(n.runs.map((r) => [r.fireTime.getTime(), r.data])).toEqual([[now + 2_000, 2]]);
+    // The stale entry was dropped when met.
+    expect(await st.count(keys.duePrefix)).toBe(0);
+  });
+
+  it('remove: never runs again; a change reaches every node within one poll', async () => {
+    const st = await memory();
+    const job = unique('rm');
+    const nodes = [node(await share(st)), node(await share(st))].map((x) => define(x, job));
+    await Promise.all(nodes.map((x) => x.s.start()));
+    const writer = createScheduler({ store: st, node: unique('w') });
+    const scans = (x: Node) =>
+      (x.s as unknown as { store: Counted }).store.stats.calls.filter(
+        (c) => c.method === 'scan' && c.args[0] === keys.duePrefix,
+      ).length;
+    const before = nodes.map(scans);
+    await writer.schedules.upsert({ id: 'e', job, every: '300ms' });
+    await sleep(300); // one poll (200 ms) and a little
+    expect(nodes.map(scans).every((n, i) => n > before[i]!)).toBe(true);
+    const all = () => nodes.flatMap((x) => x.runs);
+    await until(() => all().length >= 3, 5_000, 'three runs');
+    await writer.schedules.remove('e');
+    const removedAt = await st.now();
+    await sleep(1_000);
+    const late = all().filter((r) => r.fireTime.getTime() > removedAt + 250);
+    expect(late).toEqual([]);
+    const times = all().map((r) => r.fireTime.getTime());
+    expect(new Set(times).size).toBe(times.length);
+  });
+
+  it('claimed but never started: another node runs the fire time after the lease', async () => {
+    const shared = await openStore(`memory:${unique('dead')}`);
+    const job = unique('dead');
+    const a = counted(shared);
+    // Node a dies right after the acquire that granted the stored schedule's occurrence.
+    a.stats.hangAfter = (method, args) =>
+      method === 'acquire' && (args[0] as { key: string }[]).some((r) => r.key.startsWith(`occ|${job}|d|`));
+    const na = define(node(a), job, { lockAtMostFor: '1s', misfireThreshold: '10s' });
+    const writer = createScheduler({ store: shared, node: unique('w') });
+    const F = (await shared.now()) + 500;
+    await writer.schedules.upsert({ id: 'd', job, at: F });
+    await na.s.start();
+    await until(() => a.stats.dead, 5_000, 'node a to claim and die');
+    const nb = define(node(shared), job);
+    await nb.s.start();
+    await until(() => nb.runs.length > 0, 10_000, 'node b to run it');
+    expect(nb.runs.map((r) => [r.scheduleId, r.fireTime.getTime(), r.attempt])).toEqual([['d', F, 1]]);
+    expect(na.runs).toEqual([]);
+    cleanup.splice(
+      cleanup.findIndex(() => true),
+      1,
+    ); // node a never answers stop(): leave it
+  });
+
+  // 10 s back, and 3 h back: an entry further behind than the done hold (1 h) must still be
+  // claimed and moved on (its claim is judged from the read, not from its fire time).
+  for (const [misfire, back] of [
+    ['skip', 10],
+    ['run-once', 10],
+    ['catch-up', 10],
+    ['skip', 10_800],
+    ['run-once', 10_800],
+    ['catch-up', 10_800],
+  ] as const) {
+    it(`misfire ${misfire} per stored schedule: an entry ${back} fire times in the past`, async () => {
+      const st = await memory();
+      const job = unique(misfire);
+      const writer = createScheduler({ store: st, node: unique('w') });
+      await writer.schedules.upsert({ id: 'm', job, every: '1s' });
+      // Move the entry `back` seconds back, as a cluster that was down for that long would have left it.
+      const [entry] = await st.scan(keys.duePrefix);
+      const v = entry!.key.split('|')[3]!;
+      const now = await st.now();
+      const F = (Math.floor(now / 1000) - back) * 1000;
+      await st.apply([
+        { op: 'delete', key: entry!.key },
+        { op: 'put', key: keys.dueEntry(F, 'm', v), value: entry!.value },
+      ]);
+      const n = define(node(st), job, { misfire, catchUpLimit: 3, misfireThreshold: '500ms' });
+      await n.s.start();
+      await until(() => n.runs.some((r) => r.fireTime.getTime() > now + 1000), 6_000, 'an on-time run');
+      await n.s.stop();
+      const missed = n.runs.filter((r) => r.fireTime.getTime() < now - 500);
+      const onTime = n.runs.filter((r) => r.fireTime.getTime() > now);
+      expect(onTime.length).toBeGreaterThan(0);
+      const times = n.runs.map((r) => r.fireTime.getTime());
+      expect(new Set(times).size).toBe(times.length);
+      const skipped = n.events.misfired.filter((e) => e.action === 'skipped');
+      const latestMissed = (Math.ceil((now - 500) / 1000) - 1) * 1000;
+      if (misfire === 'skip') {
+        expect(missed).toEqual([]);
+        expect(skipped).toHaveLength(1);
+        expect(skipped[0]!.firstFireTime.getTime()).toBe(F);
+        expect(skipped[0]!.count).toBe((latestMissed - F) / 1000 + 1);
+      } else if (misfire === 'run-once') {
+        expect(missed.map((r) => r.fireTime.getTime())).toEqual([latestMissed]);
+        expect(skipped[0]!.count).toBe((latestMissed - F) / 1000);
+      } else {
+        expect(missed.map((r) => r.fireTime.getTime())).toEqual([
+          latestMissed - 2000,
+          latestMissed - 1000,
+          latestMissed,
+        ]);
+        expect(skipped[0]!.count).toBe((latestMissed - F) / 1000 + 1 - 3);
+      }
+      expect(ids(n.runs).every((id) => id === 'm')).toBe(true);
+    }, 20_000);
+  }
+
+  it('2 nodes × 5,000 schedules due at one instant: each runs exactly once', async () => {
+    const st = await memory();
+    const job = unique('burst');
+    const nodes = [node(await share(st), { concurrency: 500 }), node(await share(st), { concurrency: 500 })];
+    for (const x of nodes) define(x, job);
+    const at = (await st.now()) + 2_000;
+    await nodes[0]!.s.schedules.upsert(Array.from({ length: 5_000 }, (_, i) => ({ id: `b${i}`, job, at })));
+    await Promise.all(nodes.map((x) => x.s.start()));
+    const all = () => nodes.flatMap((x) => x.runs);
+    await until(() => all().length >= 5_000, 60_000, '5,000 runs');
+    await sleep(1_000);
+    const seen = ids(all());
+    expect(seen).toHaveLength(5_000);
+    expect(new Set(seen).size).toBe(5_000);
+    expect(await st.count(keys.duePrefix)).toBe(0);
+  }, 90_000);
+});
