@@ -13,6 +13,7 @@ import { registerHistory } from './commands/history.js';
 import { registerLocks } from './commands/locks.js';
 import { registerNodes } from './commands/nodes.js';
 import { registerRun } from './commands/run.js';
+import { registerSchedules } from './commands/schedules.js';
 import { registerStatus } from './commands/status.js';
 import { scrubSecrets } from './secrets.js';
 import { printable } from './terminal-text.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerHistory(program);
   registerLocks(program);
   registerNodes(program);
+  registerSchedules(program);
   registerControl(program);
   registerDashboard(program);
   registerDemo(program);

@@ -7,12 +7,14 @@ import {
   checkPost,
   type Deps,
   MAX_HISTORY_LIMIT,
+  MAX_SCHEDULES_LIMIT,
   parseBefore,
   parseLimit,
   queryString,
   requireJob,
   runAction,
 } from './context.js';
+import { scheduleJson, scheduleViews } from './schedule-view.js';
 import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.js';
 
 /**
@@ -21,6 +23,9 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  *   GET  /api/jobs                       [{ name, trigger, paused, nextFireTimes, lastRun, options, nodes, updatedAt }]
  *   GET  /api/history?job=&limit=&before=  [{ job, fireTime, node, attempt, token, source, status, startedAt, … }]
  *                                        newest first; limit ≤ 500; a full page has `Link: <…>; rel="next"`
+ *   GET  /api/schedules?job=&after=&limit=  [{ id, job, trigger, timezone?, nextFireTime, data }]
+ *                                        ascending by id; limit ≤ 500; a full page has `Link: <…>; rel="next"`
+ *   GET  /api/schedules/count?job=       { count, job? }
  *   GET  /api/nodes                      [{ id, host, pid, version, startedAt, lastSeen }]
  *   GET  /api/locks?limit=               [{ key, owner, token, acquiredAt, expiresAt, kind, name?, state? }]
  *   POST /api/jobs/:name/trigger         202 { ok, job, action }
@@ -57,6 +62,37 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
     return history.map(historyJson);
   });
 
+  // Stored schedules: one page (one scan, plus one getMany with `job`), never all of them.
+  app.get('/api/schedules', async (req, reply) => {
+    const job = nonEmpty(queryString(req.query, 'job'));
+    const after = nonEmpty(queryString(req.query, 'after'));
+    const limit = parseLimit(queryString(req.query, 'limit'), 100, MAX_SCHEDULES_LIMIT);
+    const [page, now] = await Promise.all([
+      scheduler.schedules.list({
+        limit,
+        ...(job !== undefined && { job }),
+        ...(after !== undefined && { after }),
+      }),
+      store.now(),
+    ]);
+    const last = page.length === limit ? page.at(-1) : undefined;
+    if (last) {
+      const next = new URLSearchParams({
+        ...(job !== undefined && { job }),
+        limit: String(limit),
+        after: last.id,
+      });
+      void reply.header('Link', `</api/schedules?${next}>; rel="next"`);
+    }
+    return scheduleViews(page, now).map(scheduleJson);
+  });
+
+  app.get('/api/schedules/count', async (req) => {
+    const job = nonEmpty(queryString(req.query, 'job'));
+    const count = await scheduler.schedules.count(job !== undefined ? { job } : {});
+    return { count, ...(job !== undefined && { job }) };
+  });
+
   app.get('/api/nodes', async () => (await scheduler.nodes()).map(nodeJson));
 
   app.get('/api/locks', async (req) => {
@@ -75,4 +111,9 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
       return { ok: true, job, action, paused: action === 'pause' };
     });
   }
+}
+
+/** An absent or empty query parameter is none. */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
 }

@@ -40,6 +40,10 @@ export function setAuthVia(req: FastifyRequest, via: AuthVia): void {
 export const MAX_LIMIT = 10_000;
 /** History pages (`/api/history`, `/jobs/:name`) hold at most this many entries; page on with `before`. */
 export const MAX_HISTORY_LIMIT = 500;
+/** Stored-schedule pages (`/api/schedules`) hold at most this many; page on with `after`. */
+export const MAX_SCHEDULES_LIMIT = 500;
+/** Stored schedules per page of a job's "Stored schedules" section. */
+export const SCHEDULES_PAGE = 50;
 
 /** `?limit=`: absent = `fallback`; otherwise a whole number from 1 to `max` or a 400 naming the maximum. */
 export function parseLimit(value: unknown, fallback: number, max = MAX_LIMIT): number {

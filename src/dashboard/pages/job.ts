@@ -3,6 +3,7 @@ import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
 import { describeTrigger, runDuration } from '../views.js';
 import { actionButtons, legend, type PageContext, pausedBadge, statusBadge } from './common.js';
+import { type StoredSchedulesData, storedSchedulesSection } from './schedules.js';
 
 /** The attempts of one occurrence `(fireTime, schedule, shard)`, newest attempt first. */
 interface Occurrence {
@@ -68,6 +69,8 @@ export interface JobPageData {
   limit: number;
   /** Whether this page starts further back than the newest run (`?before=`). */
   paged: boolean;
+  /** One page of the job's stored schedules. */
+  schedules: StoredSchedulesData;
 }
 
 /** "Older runs" after a full page (the cursor of its last entry), "Newest runs" on a later page. */
@@ -125,6 +128,7 @@ ${o.attempts.map((e) => attemptView(e, ctx.now))}
         )}</ol>`;
   return html`<h1>${d.name}</h1>
 ${summary}
+${storedSchedulesSection(d.schedules, ctx)}
 <h2>History <span class="muted">(${d.paged ? 'older' : 'last'} ${d.history.length} of at most ${d.limit} records, newest first)</span></h2>
 ${legend()}
 ${timeline}

@@ -14,9 +14,11 @@ import {
   queryString,
   requireJob,
   runAction,
+  SCHEDULES_PAGE,
 } from '../context.js';
 import { type Html, html, jobPath, layout } from '../html.js';
 import { localPath, withParams } from '../redirect.js';
+import { scheduleViews } from '../schedule-view.js';
 import { leaseViews } from '../views.js';
 import { jobPage } from './job.js';
 import { jobsPage } from './jobs.js';
@@ -87,13 +89,19 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
     const refresh = parseRefresh(queryString(req.query, 'refresh'));
     const limit = parseLimit(queryString(req.query, 'limit'), 50, MAX_HISTORY_LIMIT);
     const before = parseBefore(queryString(req.query, 'before'));
-    const [jobs, history, c] = await Promise.all([
+    // The stored-schedules section pages on its own cursor: one page and one count, never all.
+    const afterParam = queryString(req.query, 'after');
+    const after = afterParam === '' ? undefined : afterParam;
+    const [jobs, history, page, count, c] = await Promise.all([
       scheduler.jobs({ nextCount: 5 }),
       scheduler.history({ job: name, limit, ...(before !== undefined && { before }) }),
+      scheduler.schedules.list({ job: name, limit: SCHEDULES_PAGE, ...(after !== undefined && { after }) }),
+      scheduler.schedules.count({ job: name }),
       ctx(),
     ]);
+    const schedules = { job: name, views: scheduleViews(page, c.now), count, limit: SCHEDULES_PAGE, after };
     const info = jobs.find((j) => j.name === name);
-    if (!info && history.length === 0 && before === undefined)
+    if (!info && history.length === 0 && count === 0 && before === undefined)
       throw new HttpError(404, 'NOT_FOUND', `no job named ${JSON.stringify(name)} is recorded in this store`);
     const n = notice(req.query);
     return send(
@@ -101,7 +109,7 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
       layout({
         title: name,
         active: 'job',
-        body: jobPage({ name, info, history, limit, paged: before !== undefined }, c),
+        body: jobPage({ name, info, history, limit, paged: before !== undefined, schedules }, c),
         storeKind: store.kind,
         now: c.now,
         ...(refresh && { refresh }),

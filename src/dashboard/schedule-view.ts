@@ -1,0 +1,101 @@
+/**
+ * How a stored schedule is shown, in one place for `oncely schedules` and the dashboard: its
+ * trigger, its next fire time (computed, not stored: `fireTimes` after the store's now) and its
+ * JSON shape (a contract of `/api/schedules` and `oncely schedules --json`).
+ */
+import type { Duration } from '../core/duration.js';
+import { fireTimes } from '../schedule/fire-times.js';
+import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
+import type { StoredSchedule } from '../scheduler/types.js';
+
+/** A stored schedule's trigger without its time zone (that is a field of its own); `at` as ISO-8601. */
+export type ScheduleTriggerJson = { cron: string } | { every: Duration } | { at: string };
+
+export interface ScheduleJson {
+  id: string;
+  job: string;
+  trigger: ScheduleTriggerJson | null;
+  /** Cron schedules with an explicit zone only (default UTC). */
+  timezone?: string;
+  /** The next fire time after the store's now; `null` for an `at` in the past. */
+  nextFireTime: string | null;
+  /** The schedule's data; `null` when it has none. */
+  data: unknown;
+}
+
+/** A schedule with its next fire time. */
+export interface ScheduleView {
+  schedule: StoredSchedule;
+  next: Date | undefined;
+}
+
+function epochOf(at: Date | string | number): number {
+  return at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(at) : at;
+}
+
+/** The schedule's trigger as `fireTimes` takes it, or `undefined` for a record without one. */
+export function triggerOf(s: StoredSchedule): Trigger | undefined {
+  if (s.cron !== undefined)
+    return { cron: s.cron, ...(s.timezone !== undefined && { timezone: s.timezone }) };
+  if (s.every !== undefined) return { every: s.every };
+  if (s.at !== undefined) return { at: s.at };
+  return undefined;
+}
+
+/**
+ * A page of schedules with their next fire times after `now` (store time, epoch ms). Pure; each
+ * distinct trigger is compiled once (a page mostly repeats a few). A record whose trigger no
+ * longer compiles (written by another version) gets no next fire time instead of failing the page.
+ */
+export function scheduleViews(schedules: readonly StoredSchedule[], now: number): ScheduleView[] {
+  const compiled = new Map<string, CompiledTrigger | null>();
+  return schedules.map((schedule) => {
+    const trigger = triggerOf(schedule);
+    if (!trigger) return { schedule, next: undefined };
+    const signature = JSON.stringify(trigger);
+    let c = compiled.get(signature);
+    if (c === undefined) {
+      try {
+        c = compileTrigger(trigger);
+      } catch {
+        c = null;
+      }
+      compiled.set(signature, c);
+    }
+    return { schedule, next: c ? fireTimes(c, { after: now, count: 1 })[0] : undefined };
+  });
+}
+
+export function scheduleJson({ schedule: s, next }: ScheduleView): ScheduleJson {
+  let trigger: ScheduleTriggerJson | null = null;
+  if (s.cron !== undefined) trigger = { cron: s.cron };
+  else if (s.every !== undefined) trigger = { every: s.every };
+  else if (s.at !== undefined) {
+    const ms = epochOf(s.at);
+    trigger = { at: Number.isFinite(ms) ? new Date(ms).toISOString() : String(s.at) };
+  }
+  return {
+    id: s.id,
+    job: s.job,
+    trigger,
+    ...(s.timezone !== undefined && { timezone: s.timezone }),
+    nextFireTime: next ? next.toISOString() : null,
+    data: s.data ?? null,
+  };
+}
+
+/** `cron 0 9 * * *`, `every 1h`, `at 2030-01-01T00:00:00.000Z` (the zone is shown apart). */
+export function describeScheduleTrigger(s: StoredSchedule): string {
+  const t = scheduleJson({ schedule: s, next: undefined }).trigger;
+  if (!t) return '-';
+  if ('cron' in t) return `cron ${t.cron}`;
+  if ('every' in t) return `every ${typeof t.every === 'number' ? `${t.every}ms` : t.every}`;
+  return `at ${t.at}`;
+}
+
+/** The schedule's data as one line of at most `max` characters (`-` for none). */
+export function abbreviateData(data: unknown, max: number): string {
+  if (data === undefined || data === null) return '-';
+  const text = JSON.stringify(data) ?? String(data);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
