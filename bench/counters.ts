@@ -10,11 +10,10 @@
  * - redis: commands ioredis sends, a pipeline (or MULTI) counting once (the server's own count
  *   would include the commands scripts call)
  * - sqlite: better-sqlite3 statement executions (`run`/`get`/`all`/`iterate`)
+ *
+ * Each driver is imported only when its counter is asked for, so a process that counts one
+ * backend does not load the others (the scale bench reports its processes' memory).
  */
-import Database from 'better-sqlite3';
-import { Redis } from 'ioredis';
-import mysqlCore from 'mysql2';
-import pg from 'pg';
 import type { BackendName } from './servers.js';
 
 export interface RequestCounter {
@@ -55,10 +54,12 @@ export async function requestCounter(backend: BackendName): Promise<RequestCount
     case 'memory':
       return undefined;
     case 'postgres': {
+      const { default: pg } = await import('pg');
       const patch = countCalls(pg.Client.prototype as unknown as Record<string, unknown>, ['query']);
       return { unit: 'pg queries', read: async () => patch.count(), close: async () => patch.restore() };
     }
     case 'sqlite': {
+      const { default: Database } = await import('better-sqlite3');
       const probe = new Database(':memory:');
       const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, unknown>;
       probe.close();
@@ -73,6 +74,7 @@ export async function requestCounter(backend: BackendName): Promise<RequestCount
       // Client side: the server's `Questions` counts each statement of a multi-statement query.
       // mysql2's typings declare Connection as an interface; at run time it is a class whose parent
       // (BaseConnection) pooled connections extend too.
+      const { default: mysqlCore } = await import('mysql2');
       const { Connection } = mysqlCore as unknown as { Connection: { prototype: object } };
       const base = Object.getPrototypeOf(Connection.prototype) as Record<string, unknown>;
       const patch = countCalls(base, ['query', 'execute']);
@@ -84,6 +86,7 @@ export async function requestCounter(backend: BackendName): Promise<RequestCount
     }
     case 'redis': {
       // Client side: script-internal calls would inflate the server's command count.
+      const { Redis } = await import('ioredis');
       const proto = Redis.prototype as unknown as Record<string, unknown>;
       const original = proto['sendCommand'] as AnyFn;
       const pipelines = new WeakSet<object>();

@@ -1,0 +1,81 @@
+/**
+ * The ledger of one fan-out: every handler start the node processes reported, checked against
+ * what was due. Due = schedules `u0 … u<due−1>` at the fire instant. A start of a due schedule
+ * for that instant is an occurrence (its first start counts for lateness); a second start of
+ * the same (schedule, fire time) is a duplicate; anything else (another schedule, or a due one
+ * at another fire time) is unexpected. Systems that do not say the fire time (pg-boss) are
+ * taken to mean the fire instant.
+ */
+import { quantile } from '../stats.js';
+
+export interface LedgerSummary {
+  due: number;
+  /** Due occurrences started at least once. */
+  started: number;
+  /** Starts beyond the first of the same (schedule, fire time). */
+  duplicates: number;
+  /** Starts of anything that was not due. */
+  unexpected: number;
+  /** Lateness of first starts, ms after the fire instant (NaN when none). */
+  p50: number;
+  p99: number;
+  max: number;
+  /** Occurrences started by each node (1-based node number → count). */
+  perNode: Map<number, number>;
+}
+
+export class Ledger {
+  private readonly first = new Map<string, number>();
+  private readonly starts = new Map<string, number>();
+  private readonly perNode = new Map<number, number>();
+  private unexpected = 0;
+  private duplicates = 0;
+
+  constructor(
+    readonly fireAt: number,
+    readonly due: number,
+  ) {}
+
+  /** One start reported by node `node`. */
+  add(node: number, scheduleId: string, fireTime: number | null, startedAt: number): void {
+    const fire = fireTime ?? this.fireAt;
+    const key = `${scheduleId}@${fire}`;
+    const seen = (this.starts.get(key) ?? 0) + 1;
+    this.starts.set(key, seen);
+    if (seen > 1) {
+      this.duplicates++;
+      return;
+    }
+    const m = /^u(\d+)$/.exec(scheduleId);
+    if (fire !== this.fireAt || !m || Number(m[1]) >= this.due) {
+      this.unexpected++;
+      return;
+    }
+    this.first.set(scheduleId, startedAt);
+    this.perNode.set(node, (this.perNode.get(node) ?? 0) + 1);
+  }
+
+  get started(): number {
+    return this.first.size;
+  }
+
+  complete(): boolean {
+    return this.first.size >= this.due;
+  }
+
+  summary(): LedgerSummary {
+    const lateness = Float64Array.from(this.first.values(), (at) => at - this.fireAt);
+    let max = Number.NaN;
+    for (const l of lateness) if (!(l <= max)) max = l;
+    return {
+      due: this.due,
+      started: this.first.size,
+      duplicates: this.duplicates,
+      unexpected: this.unexpected,
+      p50: quantile(lateness, 0.5),
+      p99: quantile(lateness, 0.99),
+      max,
+      perNode: new Map([...this.perNode].sort((a, b) => a[0] - b[0])),
+    };
+  }
+}
