@@ -36,6 +36,33 @@ describeSqlServerSpecifics<pg.Pool>(
     unknownUser: 'oncely_no_such_user',
   },
   (suite) => {
+    it('migrate() on a current schema takes no table lock (no deadlock next to running writers)', async () => {
+      // A writer in the middle of a transaction holds row locks on records (and, in the real
+      // deadlock, waits for a leases row): DDL such as CREATE INDEX IF NOT EXISTS would queue behind
+      // it for a SHARE lock. migrate() of a complete, current schema must not wait at all.
+      const p = suite.fresh('mig');
+      const store = new PostgresStore({ pool: suite.pool, prefix: p });
+      await store.migrate();
+      await store.put('k', 'v');
+      const writer = await suite.pool.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query(`UPDATE ${p}records SET value = 'w' WHERE "key" = 'k'`);
+        const other = new PostgresStore({ connectionString: target.url!, prefix: p });
+        const outcome = await Promise.race([
+          other.migrate().then(() => 'migrated'),
+          new Promise((resolve) => setTimeout(() => resolve('blocked'), 3_000)),
+        ]);
+        expect(outcome).toBe('migrated');
+        await writer.query('ROLLBACK');
+        await other.close();
+      } finally {
+        await writer.query('ROLLBACK').catch(() => {});
+        writer.release();
+      }
+      await store.close();
+    });
+
     it('works without prepared statements', async () => {
       const store = new PostgresStore({
         pool: suite.pool,

@@ -4,7 +4,7 @@ import type { NormalizedWriteOp } from '../../validate.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
 import { SharedStatements } from '../statements.js';
 import type { Tables } from '../tables.js';
-import { schemaTooNew } from '../tables.js';
+import { SCHEMA_VERSION, schemaTooNew } from '../tables.js';
 import { pgAcquire } from './acquire.js';
 import { pgApply } from './apply.js';
 import { PG_NOW } from './clock.js';
@@ -92,7 +92,14 @@ export class PostgresDialect implements Dialect {
     return { rows: result.rows, affected: result.rowCount ?? 0 };
   }
 
+  /**
+   * Creates what is missing. A schema that is complete and current is only looked at (two reads,
+   * no DDL): `CREATE INDEX IF NOT EXISTS` still takes a SHARE lock on its table, and the migration
+   * taking those locks while running stores write leases and records (row locks first, in their
+   * own order) deadlocks — every `openStore` next to running nodes would risk it.
+   */
   async migrate(): Promise<void> {
+    if (await this.current()) return;
     try {
       // No values: pg sends a simple query, which may hold several statements (one transaction).
       await this.pool.query({ text: pgMigration(this.tables) });
@@ -103,6 +110,23 @@ export class PostgresDialect implements Dialect {
       });
       throw schemaTooNew(this.kind, Number(rows[0]?.['value']));
     }
+  }
+
+  /** Whether every object of the schema exists and the stored version is this code's (newer: SCHEMA). */
+  private async current(): Promise<boolean> {
+    const t = this.tables;
+    const names = [t.meta, t.leases, t.records, t.fence, `${t.leases}_expires_at`, `${t.records}_expires_at`];
+    const { rows: found } = await this.pool.query({
+      text: `SELECT bool_and(to_regclass(n) IS NOT NULL) AS complete FROM unnest($1::text[]) AS n`,
+      values: [names],
+    });
+    if (found[0]?.['complete'] !== true) return false;
+    const { rows } = await this.pool.query({
+      text: `SELECT value FROM ${t.meta} WHERE name = 'schema_version'`,
+    });
+    const version = Number(rows[0]?.['value'] ?? 0);
+    if (version > SCHEMA_VERSION) throw schemaTooNew(this.kind, version);
+    return version === SCHEMA_VERSION;
   }
 
   async close(): Promise<void> {
