@@ -2,55 +2,18 @@ import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT, linkSignals } from '../core/signals.js';
-import { KeepAlive, type Renewable } from '../lock/keep-alive.js';
-import { LeaseLock } from '../lock/lease-lock.js';
-import type { Lease, Store, WriteOp } from '../store/types.js';
+import { KeepAlive } from '../lock/keep-alive.js';
+import type { Store, WriteOp } from '../store/types.js';
 import { doneUntil } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import type { JobSpec } from './job-options.js';
 import { keys, type OccurrenceId } from './keys.js';
-import type {
-  HistoryEntry,
-  JobContext,
-  JobHandler,
-  RunEvent,
-  RunSource,
-  RunStatus,
-  SchedulerEvents,
-} from './types.js';
+import { lockFor, renewTogether } from './run-leases.js';
+import type { Claim, InflightRecord } from './run-records.js';
+import type { HistoryEntry, JobContext, JobHandler, RunEvent, RunStatus, SchedulerEvents } from './types.js';
 import type { WriteBatcher } from './write-batch.js';
 
-/** A claimed occurrence, ready to run: the store granted `lease` (and `gate` for fleet-wide overlap control). */
-export interface Claim {
-  occ: OccurrenceId;
-  lease: Lease;
-  gate: Lease | undefined;
-  /** Monotonic time just before the acquire that granted the leases was sent. */
-  sentAt: number;
-  attempt: number;
-  source: RunSource;
-  data: unknown;
-  /** Written together with the first in-flight record (recovery: the dead attempt's history). */
-  startWrites?: WriteOp[];
-}
-
-/** What an in-flight record holds: enough for another node to recover the occurrence. */
-export interface InflightRecord {
-  job: string;
-  scheduleId?: string;
-  fireTime: number;
-  shard?: number;
-  attempt: number;
-  token: number;
-  node: string;
-  source: RunSource;
-  data?: unknown;
-  /** Store time the attempt started (history() shows it as running since then). */
-  startedAt: number;
-  /** Store time of the claim and the lease length: the lease cannot end before claimedAt + leaseMs. */
-  claimedAt: number;
-  leaseMs: number;
-}
+export type { Claim, InflightRecord } from './run-records.js';
 
 export interface RunDeps {
   store: Store;
@@ -73,37 +36,6 @@ export interface RunDeps {
   handlerSettleMs: number;
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
   storeBack: () => AbortSignal;
-}
-
-function lockFor(deps: RunDeps, lease: Lease, sentAt: number): LeaseLock {
-  const { spec, node, store, clock } = deps;
-  return new LeaseLock(
-    store,
-    {
-      name: lease.key,
-      key: lease.key,
-      owner: node,
-      atMostMs: spec.lockAtMostForMs,
-      atLeastMs: spec.lockAtLeastForMs,
-    },
-    lease,
-    sentAt,
-    clock,
-  );
-}
-
-/** Both leases as one: extended together, lost when either is. */
-function renewTogether(a: LeaseLock, b: LeaseLock): Renewable {
-  return {
-    name: a.name,
-    get localDeadline() {
-      return Math.min(a.localDeadline, b.localDeadline);
-    },
-    extend: async (leaseMs) => {
-      const [x, y] = await Promise.all([a.extend(leaseMs), b.extend(leaseMs)]);
-      return x && y;
-    },
-  };
 }
 
 /** Store-time estimate: the lease's grant time plus local monotonic time elapsed since its request. */

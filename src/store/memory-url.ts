@@ -1,5 +1,5 @@
+import type { BackendOptions } from './backend-options.js';
 import { MemoryStore } from './memory.js';
-import type { BackendOptions } from './open.js';
 
 /** `memory:` is a private space; `memory:NAME` is shared by every store opened with that NAME (and prefix). */
 export function fromUrl(url: string, options: BackendOptions): MemoryStore {

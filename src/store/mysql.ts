@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise';
 import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
-import type { BackendOptions } from './open.js';
+import type { BackendOptions } from './backend-options.js';
 import { MysqlDialect } from './sql/mysql/dialect.js';
 import type { MysqlPoolLike } from './sql/mysql/driver.js';
 import { checkStoreOptions, timeoutOption } from './sql/options.js';

@@ -1,5 +1,6 @@
 import { OncelyError } from '../core/errors.js';
 import { redactSecret, redactUrl, urlPassword } from '../core/redact.js';
+import type { FromUrl } from './backend-options.js';
 import type { Store } from './types.js';
 import { validatePrefix } from './validate.js';
 
@@ -10,12 +11,7 @@ export interface OpenStoreOptions {
   connectTimeoutMs?: number;
 }
 
-/** What each backend module exports for `openStore`. */
-export interface BackendOptions {
-  prefix: string;
-  connectTimeoutMs: number;
-}
-export type FromUrl = (url: string, options: BackendOptions) => Promise<Store> | Store;
+export type { BackendOptions, FromUrl } from './backend-options.js';
 
 const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: FromUrl }> }> = {
   memory: { module: 'none', load: () => import('./memory-url.js') },

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
-import type { BackendOptions } from './open.js';
+import type { BackendOptions } from './backend-options.js';
 import { checkStoreOptions, timeoutOption } from './sql/options.js';
 import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
 import { SqlStore } from './sql/sql-store.js';

@@ -46,8 +46,8 @@
 import { Redis } from 'ioredis';
 import { OncelyError } from '../core/errors.js';
 import { redactSecret } from '../core/redact.js';
+import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
-import type { BackendOptions } from './open.js';
 import { ACQUIRE_LUA } from './redis/acquire.lua.js';
 import { APPLY_LUA } from './redis/apply.lua.js';
 import { COUNT_LUA } from './redis/count.lua.js';

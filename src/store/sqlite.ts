@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { invalidArgument, OncelyError } from '../core/errors.js';
-import type { BackendOptions } from './open.js';
+import type { BackendOptions } from './backend-options.js';
 import { checkStoreOptions } from './sql/options.js';
 import { SqlStore } from './sql/sql-store.js';
 import { SqliteDialect } from './sql/sqlite/dialect.js';

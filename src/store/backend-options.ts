@@ -1,0 +1,12 @@
+import type { Store } from './types.js';
+
+/**
+ * What `openStore` hands a backend's `fromUrl` (its own file, so that the backends, which
+ * `open.ts` loads lazily, import these types without importing `open.ts` back).
+ */
+export interface BackendOptions {
+  prefix: string;
+  connectTimeoutMs: number;
+}
+/** What each backend module exports for `openStore`. */
+export type FromUrl = (url: string, options: BackendOptions) => Promise<Store> | Store;
