@@ -251,14 +251,16 @@ describe('running stored schedules from the due index', () => {
     await until(() => a.stats.dead, 5_000, 'node a to claim and die');
     const nb = define(node(shared), job);
     await nb.s.start();
-    await until(() => nb.runs.length > 0, 10_000, 'node b to run it');
+    // b's claim is refused while a's lease holds; b looks again after the entry's back-off (up to
+    // 10 s between looks), so the fire time runs within the lease plus one back-off.
+    await until(() => nb.runs.length > 0, 30_000, 'node b to run it');
     expect(nb.runs.map((r) => [r.scheduleId, r.fireTime.getTime(), r.attempt])).toEqual([['d', F, 1]]);
     expect(na.runs).toEqual([]);
     cleanup.splice(
       cleanup.findIndex(() => true),
       1,
     ); // node a never answers stop(): leave it
-  });
+  }, 45_000);
 
   // 10 s back, and 3 h back: an entry further behind than the done hold (1 h) must still be
   // claimed and moved on (its claim is judged from the read, not from its fire time).
