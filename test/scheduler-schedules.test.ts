@@ -2,6 +2,7 @@
  * Stored schedules at scale: the due index (due-index.ts, due-entry.ts) and the schedules API
  * (schedules.ts). Memory store for the behaviour, SQLite for the 100,001-schedule cases.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +12,9 @@ import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
-import type { JobContext, SchedulerEvents, SchedulerOptions } from '../src/scheduler/types.js';
+import type { JobContext, SchedulerOptions } from '../src/scheduler/types.js';
 import type { Store } from '../src/store/types.js';
+import { type RecordedEvents, recordEvents } from './harness/events.js';
 import { until } from './harness/scheduler-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-schedules-'));
@@ -71,22 +73,12 @@ function share(store: Store): Promise<Counted> {
 interface Node {
   s: Scheduler;
   runs: JobContext[];
-  events: { [K in keyof SchedulerEvents]: SchedulerEvents[K][] };
+  events: RecordedEvents;
 }
 function node(store: Store, options: Partial<SchedulerOptions> = {}): Node {
   const s = createScheduler({ store, node: unique('n'), pollInterval: '200ms', ...options });
-  const events = {
-    started: [],
-    succeeded: [],
-    failed: [],
-    skipped: [],
-    misfired: [],
-    error: [],
-  } as Node['events'];
-  for (const k of Object.keys(events) as (keyof SchedulerEvents)[])
-    s.on(k, (e) => (events[k] as unknown[]).push(e));
   cleanup.push(() => s.stop());
-  return { s, runs: [], events };
+  return { s, runs: [], events: recordEvents(s) };
 }
 function define(n: Node, job: string, options: Parameters<Scheduler['define']>[1] = {}): Node {
   n.s.define(job, options, (ctx) => {

@@ -7,6 +7,7 @@
  * Memory store; long outages are made by an old high-water mark (what a node finds after one),
  * store blips and slow polls by a store wrapper, loops counted by an injected clock.
  */
+
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliLog } from '../src/cli/log.js';
 import { attachRunLog } from '../src/cli/run-log.js';
@@ -19,6 +20,7 @@ import { keys } from '../src/scheduler/keys.js';
 import type { RunEvent, SchedulerEvents, SchedulerOptions } from '../src/scheduler/types.js';
 import type { Store, StoredRecord, WriteOp } from '../src/store/types.js';
 import { testPrefix } from './harness/backends.js';
+import { recordEvents } from './harness/events.js';
 import { until } from './harness/scheduler-suite.js';
 
 const space = `memory:${testPrefix('stall')}`;
@@ -104,17 +106,7 @@ async function store(): Promise<Wrapped> {
 function scheduler(options: SchedulerOptions) {
   const s = createScheduler({ pollInterval: '100ms', stopTimeout: '5s', ...options });
   schedulers.push(s);
-  const events: { [K in keyof SchedulerEvents]: SchedulerEvents[K][] } = {
-    started: [],
-    succeeded: [],
-    failed: [],
-    skipped: [],
-    misfired: [],
-    error: [],
-  };
-  for (const k of Object.keys(events) as (keyof SchedulerEvents)[])
-    s.on(k, (p) => (events[k] as unknown[]).push(p));
-  return { s, events };
+  return { s, events: recordEvents(s) };
 }
 
 const at = (e: { fireTime: Date }) => e.fireTime.getTime();

@@ -7,6 +7,7 @@
  * latencies. Tests wait for recorded events (`until`), not for fixed sleeps, except where the
  * point is that time passes (an outage, a pause).
  */
+
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
@@ -24,6 +25,7 @@ import type {
 } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { spawnTsx } from './child.js';
+import { recordEvents } from './events.js';
 
 /** Opens a new store instance (own connections) on the storage under test. */
 export type OpenStore = () => Promise<Store>;
@@ -146,17 +148,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         const st = await store();
         const s = createScheduler({ store: st, node: id, pollInterval: POLL, stopTimeout: '10s', ...more });
         schedulers.push(s);
-        const events: { [K in keyof SchedulerEvents]: SchedulerEvents[K][] } = {
-          started: [],
-          succeeded: [],
-          failed: [],
-          skipped: [],
-          misfired: [],
-          error: [],
-        };
-        for (const k of Object.keys(events) as (keyof SchedulerEvents)[])
-          s.on(k, (p) => (events[k] as unknown[]).push(p));
-        return { s, store: st, events, id };
+        return { s, store: st, events: recordEvents(s), id };
       }
       async function cleanup() {
         await Promise.all(schedulers.map((s) => s.stop().catch(() => {})));
