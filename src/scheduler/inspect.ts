@@ -15,8 +15,6 @@ interface HeartbeatRecord extends Omit<NodeInfo, 'startedAt' | 'lastSeen'> {
   startedAt: number;
   lastSeen: number;
   jobs?: string[];
-  beatMs?: number;
-  stopping?: boolean;
 }
 
 /** What `define` records per job (see Scheduler.registerJob). */
@@ -35,7 +33,7 @@ async function heartbeats(store: Store): Promise<HeartbeatRecord[]> {
 
 /** Nodes whose heartbeat has not expired. */
 export async function listNodes(store: Store): Promise<NodeInfo[]> {
-  return (await heartbeats(store)).map(({ jobs: _jobs, beatMs: _beat, stopping: _stopping, ...n }) => ({
+  return (await heartbeats(store)).map(({ jobs: _jobs, ...n }) => ({
     ...n,
     startedAt: new Date(n.startedAt),
     lastSeen: new Date(n.lastSeen),
