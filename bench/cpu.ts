@@ -85,12 +85,17 @@ export function threadsCpuUs(pids: readonly string[]): number {
  * PostgreSQL forks a process per connection.
  */
 export function serverCpuReader(url: string): (() => number) | undefined {
+  const port = childServerPort(url);
+  return port === undefined ? undefined : () => threadsCpuUs(serverPids(port));
+}
+
+/** The port of `url` when a server of ours (a child process) listens on it; otherwise `undefined`. */
+export function childServerPort(url: string): number | undefined {
   let port: number;
   try {
     port = Number(new URL(url).port);
   } catch {
     return undefined;
   }
-  if (!port || serverPids(port).length === 0) return undefined;
-  return () => threadsCpuUs(serverPids(port));
+  return port && serverPids(port).length > 0 ? port : undefined;
 }

@@ -264,17 +264,7 @@ async function runOne(
   const spec = SYSTEMS[system];
   const tag = randomBytes(4).toString('hex');
   const prefix = `bench_${tag}_`;
-  const result: RunResult = {
-    backend,
-    system,
-    nodes,
-    seedMode: '',
-    nodeInfo: '',
-    seeded: 0,
-    seedTotal: o.due + o.other,
-    seedMs: 0,
-    replans: 0,
-  };
+  const result = emptyResult(backend, system, nodes, o);
   const say = (text: string) => process.stderr.write(text);
   say(`${backend} ${spec.label} ×${nodes}:`);
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -456,7 +446,8 @@ async function runOne(
   return result;
 }
 
-function notRun(backend: Backend, system: SystemName, nodes: number, o: Options, why: string): RunResult {
+/** A result with nothing measured yet. */
+function emptyResult(backend: Backend, system: SystemName, nodes: number, o: Options): RunResult {
   return {
     backend,
     system,
@@ -466,9 +457,12 @@ function notRun(backend: Backend, system: SystemName, nodes: number, o: Options,
     seeded: 0,
     seedTotal: o.due + o.other,
     seedMs: 0,
-    failure: why,
     replans: 0,
   };
+}
+
+function notRun(backend: Backend, system: SystemName, nodes: number, o: Options, why: string): RunResult {
+  return { ...emptyResult(backend, system, nodes, o), failure: why };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { serverPids } from '../cpu.js';
+import { childServerPort, serverPids } from '../cpu.js';
 
 export interface ProcUsage {
   /** User + system CPU time since the process started, µs. */
@@ -73,14 +73,8 @@ export class ServerCpu {
   }
 
   static start(url: string, every = 250): ServerCpu | undefined {
-    let port: number;
-    try {
-      port = Number(new URL(url).port);
-    } catch {
-      return undefined;
-    }
-    if (!port || serverPids(port).length === 0) return undefined;
-    return new ServerCpu(port, every);
+    const port = childServerPort(url);
+    return port === undefined ? undefined : new ServerCpu(port, every);
   }
 
   private sample(): void {
