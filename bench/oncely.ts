@@ -2,7 +2,8 @@
  * Opens oncely's own store for a backend the way an application would, and says how its
  * connections are set up so the floors can use the same pool size. Where a backend takes the
  * application's own pool (`new PostgresStore({ pool })`), the bench passes one of the size it
- * measures with; otherwise it uses `openStore(url)` and reports the default.
+ * measures with; otherwise it uses `openStore(url)` and reports the default. {@link openDefaults}
+ * opens exactly what `openStore(url)` builds, for the row measured the independent benchmark's way.
  */
 import mysql from 'mysql2/promise';
 import pg from 'pg';
@@ -80,4 +81,19 @@ async function onBenchPool(
       await endPool();
     },
   };
+}
+
+/** What `openStore(url)` builds for each backend, in words, for the report. */
+export const OPEN_STORE_DEFAULTS: Record<BackendName, string> = {
+  memory: 'an in-process store',
+  sqlite: 'one better-sqlite3 connection (WAL, synchronous=NORMAL)',
+  postgres: "its own `pg.Pool` with pg's default `max: 10`, named statements",
+  mysql: "its own mysql2 pool with mysql2's default `connectionLimit: 10`, multipleStatements",
+  redis: 'one ioredis connection with a 10 s commandTimeout',
+};
+
+/** `openStore(url, { prefix })`, nothing else: the store an application gets by default. */
+export async function openDefaults(url: string, prefix: string): Promise<OncelyUnderTest> {
+  const store = await openStore(url, { prefix });
+  return { store, poolSize: undefined, poolNote: '`openStore(url)`', close: () => store.close() };
 }

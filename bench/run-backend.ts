@@ -8,28 +8,19 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Store } from '../src/store/types.js';
 import { dropPrefixed } from './cleanup.js';
 import { type RequestCounter, requestCounter } from './counters.js';
 import { nodeCpuUs, serverCpuReader } from './cpu.js';
-import { memoryFloor } from './floors/memory.js';
-import { mysqlFloor } from './floors/mysql.js';
-import { postgresFloor } from './floors/postgres.js';
-import { redisFloor } from './floors/redis.js';
-import { redlockCompetitor } from './floors/redlock.js';
-import { sqliteFloor } from './floors/sqlite.js';
-import type { Floor } from './floors/types.js';
-import { type Op, opsPerSecond, runCell, warmUp } from './measure.js';
-import { openOncely } from './oncely.js';
+import { opsPerSecond, runCell, warmUp } from './measure.js';
 import { type BackendResult, type RowResult, type TargetResult, unavailableRow } from './report.js';
 import { type BackendName, type BenchServer, reason } from './servers.js';
 import { formatRate, median, quantile } from './stats.js';
+import { CONCURRENCY, LABEL, openSubjects, ROTATION, type Subject } from './subjects.js';
+
+export { CONCURRENCY } from './subjects.js';
 
 /** The repository root (bench/ is one level down). */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const CONCURRENCY = 32;
-/** Connections per pool for the SQL servers, for oncely and for each floor alike. */
-export const POOL_SIZE = 32;
 export const FLOOR_TARGET = 1.15;
 export const REDLOCK_TARGET = 1.3;
 
@@ -43,56 +34,6 @@ export interface Plan {
   countOps: number;
   /** Print every cell's throughput. */
   verbose: boolean;
-}
-
-const LABEL = {
-  oncely: 'oncely',
-  floorLock: 'floor: hand-written lock',
-  roundTrip: 'floor: driver round trip',
-  redlock: 'redlock (@sesamecare-oss/redlock)',
-} as const;
-
-/** Everything measured for one row. */
-interface Subject {
-  label: string;
-  /** One uncontended cycle; worker `w` works on its own name. */
-  op: Op;
-  /** Every worker on one name (for the contended note); only for lock rows. */
-  contended?: Op;
-  failed?: string;
-  latencies: number[];
-  rate1: number[];
-  rate32: number[];
-  /** CPU µs per op at c=32, per round: this process, and the server (when it is our child). */
-  nodeCpu32: number[];
-  serverCpu32: number[];
-  requestsPerOp: number;
-}
-
-function subject(label: string, op: Op, contended?: Op): Subject {
-  return {
-    label,
-    op,
-    ...(contended ? { contended } : {}),
-    latencies: [],
-    rate1: [],
-    rate32: [],
-    nodeCpu32: [],
-    serverCpu32: [],
-    requestsPerOp: Number.NaN,
-  };
-}
-
-const WORKER_NAMES = Array.from({ length: CONCURRENCY }, (_, w) => `bench-w${w}`);
-const CONTENDED_NAME = 'bench-contended';
-
-function oncelyCycle(store: Store, name: (w: number) => string): Op {
-  return async (w) => {
-    const lock = await store.tryLock({ name: name(w), lockAtMostFor: '30s' });
-    if (!lock) return false;
-    if (!(await lock.release())) throw new Error('lock.release() returned false for a lock just taken');
-    return true;
-  };
 }
 
 function driverVersion(name: string): string {
@@ -111,25 +52,6 @@ const DRIVER: Record<BackendName, string> = {
   mysql: 'mysql2',
   redis: 'ioredis',
 };
-
-async function makeFloor(backend: BackendName, url: string, poolSize: number): Promise<Floor> {
-  switch (backend) {
-    case 'memory':
-      return memoryFloor();
-    case 'sqlite':
-      return sqliteFloor({
-        file: url.slice('sqlite:'.length),
-        // the PRAGMAs SqliteStore sets on a file it opens
-        pragmas: ['busy_timeout = 10000', 'journal_mode = WAL', 'synchronous = NORMAL'],
-      });
-    case 'postgres':
-      return postgresFloor(url, poolSize);
-    case 'mysql':
-      return mysqlFloor(url, poolSize);
-    case 'redis':
-      return redisFloor(url);
-  }
-}
 
 function connectionsText(backend: BackendName, poolSize: number, poolNote: string): string {
   const how = poolNote === '' ? '' : ` (${poolNote})`;
@@ -163,75 +85,20 @@ export async function benchBackend(
     return { ...result, unavailable: `no server: ${reason(err)}` };
   }
   const prefix = `bench_${randomBytes(4).toString('hex')}_`;
-  const closers: (() => Promise<unknown>)[] = [];
-  const subjects: Subject[] = [];
-  const missing: RowResult[] = [];
   let counter: RequestCounter | undefined;
-  let poolNote = '';
-  let poolSize = POOL_SIZE;
-  let oncelyOpened = false;
+  const opened = await openSubjects(backend, srv.url, prefix);
+  const { subjects, missing, closers } = opened;
   try {
-    // oncely first: its pool size decides the floors' pool size.
-    try {
-      const oncely = await openOncely(backend, srv.url, prefix, POOL_SIZE);
-      closers.push(() => oncely.close());
-      oncelyOpened = true;
-      poolSize = oncely.poolSize ?? POOL_SIZE;
-      poolNote = oncely.poolNote;
-      subjects.push(
-        subject(
-          LABEL.oncely,
-          oncelyCycle(oncely.store, (w) => WORKER_NAMES[w]!),
-          oncelyCycle(oncely.store, () => CONTENDED_NAME),
-        ),
-      );
-    } catch (err) {
-      missing.push(unavailableRow(LABEL.oncely, `unavailable: ${reason(err)}`));
-    }
-    let floor: Floor | undefined;
-    try {
-      floor = await makeFloor(backend, srv.url, poolSize);
-      const f = floor;
-      closers.push(() => f.close());
-      subjects.push(
-        subject(
-          LABEL.floorLock,
-          (w) => f.lock(WORKER_NAMES[w]!),
-          () => f.lock(CONTENDED_NAME),
-        ),
-      );
-      const roundTrip = f.roundTrip;
-      if (roundTrip) {
-        subjects.push(
-          subject(LABEL.roundTrip, async () => {
-            await roundTrip();
-            return true;
-          }),
-        );
-      } else {
-        missing.push(unavailableRow(LABEL.roundTrip, 'n/a: in-process, no driver'));
-      }
-    } catch (err) {
-      missing.push(
-        unavailableRow(LABEL.floorLock, `unavailable: ${reason(err)}`),
-        unavailableRow(LABEL.roundTrip, `unavailable: ${reason(err)}`),
-      );
-    }
-    if (backend === 'redis') {
-      try {
-        const redlock = await redlockCompetitor(srv.url);
-        closers.push(() => redlock.close());
-        subjects.push(subject(LABEL.redlock, (w) => redlock.lock(WORKER_NAMES[w]!)));
-      } catch (err) {
-        missing.push(unavailableRow(LABEL.redlock, `unavailable: ${reason(err)}`));
-      }
-    }
     result.server =
       backend === 'memory'
         ? `MemoryStore, in-process (Node ${process.version})`
-        : `${floor?.version ?? backend} via ${driverVersion(DRIVER[backend])}` +
+        : `${opened.floorVersion ?? backend} via ${driverVersion(DRIVER[backend])}` +
           (backend === 'redis' ? ` and ${driverVersion('@sesamecare-oss/redlock')}` : '');
-    result.setup = [srv.origin, connectionsText(backend, poolSize, poolNote)]
+    result.setup = [
+      srv.origin,
+      connectionsText(backend, opened.poolSize, opened.poolNote),
+      opened.sequentialNote,
+    ]
       .filter((t) => t !== '')
       .join('; ');
 
@@ -255,7 +122,7 @@ export async function benchBackend(
     for (const s of live()) {
       await guard(s, async () => {
         await warmUp(s.op, 1, plan.warmUpOps);
-        await warmUp(s.op, CONCURRENCY, plan.warmUpOps * 4);
+        if (!s.sequential) await warmUp(s.op, CONCURRENCY, plan.warmUpOps * 4);
       });
     }
     try {
@@ -275,10 +142,18 @@ export async function benchBackend(
     }
     for (let round = 0; round < plan.rounds; round++) {
       process.stdout.write(`, round ${round + 1}/${plan.rounds}`);
-      const order = round % 2 === 0 ? live() : live().reverse();
+      // The order rotates every round (and runs backwards every other round), so each row takes
+      // every position — the first cell after the c=32 phase, next to each other row — alike.
+      const rows = live();
+      const shift = round % rows.length;
+      const rotated = [...rows.slice(shift), ...rows.slice(0, shift)];
+      const order = round % 2 === 0 ? rotated : rotated.reverse();
       for (const concurrency of [1, CONCURRENCY]) {
         for (const s of order) {
+          if (concurrency > 1 && s.sequential) continue;
           await guard(s, async () => {
+            // A short unmeasured burst first: the cell starts on warm connections and caches.
+            await warmUp(s.op, concurrency, concurrency * 20);
             const nodeBefore = nodeCpuUs();
             const serverBefore = serverCpu?.();
             const cell = await runCell(s.op, {
@@ -325,8 +200,8 @@ export async function benchBackend(
     }
     process.stdout.write('\n');
 
-    // Rows and ratios.
-    const floorSubject = subjects.find((s) => s.label === LABEL.floorLock && s.failed === undefined);
+    // Rows and ratios: each row against its own floor, round by round.
+    const baseline = (s: Subject) => subjects.find((b) => b.label === s.baseline && b.failed === undefined);
     const rows = new Map<string, RowResult>();
     for (const s of subjects) {
       if (s.failed !== undefined) {
@@ -339,8 +214,8 @@ export async function benchBackend(
         p99Ms: quantile(s.latencies, 0.99),
         rate1: median(s.rate1),
         rate32: median(s.rate32),
-        ratio1: floorSubject ? pairedRatio(floorSubject.rate1, s.rate1) : Number.NaN,
-        ratio32: floorSubject ? pairedRatio(floorSubject.rate32, s.rate32) : Number.NaN,
+        ratio1: pairedRatio(baseline(s)?.rate1 ?? [], s.rate1),
+        ratio32: pairedRatio(baseline(s)?.rate32 ?? [], s.rate32),
         requestsPerOp: s.requestsPerOp,
         nodeCpuUs: median(s.nodeCpu32),
         serverCpuUs: median(s.serverCpu32),
@@ -352,6 +227,8 @@ export async function benchBackend(
       LABEL.floorLock,
       LABEL.roundTrip,
       ...(backend === 'redis' ? [LABEL.redlock] : []),
+      LABEL.defaults,
+      LABEL.floorSequential,
     ];
     result.rows = order.map((label) => rows.get(label) ?? unavailableRow(label, 'unavailable: not measured'));
 
@@ -390,6 +267,15 @@ export async function benchBackend(
         met: 'not measured',
       });
     }
+    if (backend !== 'memory') {
+      const defaults = rows.get(LABEL.defaults);
+      const what = `oncely via openStore(url) defaults time/op ≤ ${FLOOR_TARGET.toFixed(2)}× the 1-connection hand-written lock, sequential, ${ROTATION} names`;
+      targets.push(
+        measured(defaults) && measured(rows.get(LABEL.floorSequential))
+          ? { text: `${what}: ${defaults.ratio1.toFixed(2)}×`, met: defaults.ratio1 <= FLOOR_TARGET }
+          : { text: what, met: 'not measured' },
+      );
+    }
     if (backend === 'redis') {
       const oncely = subjects.find((s) => s.label === LABEL.oncely && s.failed === undefined);
       const redlock = subjects.find((s) => s.label === LABEL.redlock && s.failed === undefined);
@@ -417,7 +303,7 @@ export async function benchBackend(
   } finally {
     await counter?.close().catch(() => {});
     for (const close of closers.reverse()) await close().catch(() => {});
-    if (oncelyOpened) {
+    if (opened.oncelyOpened) {
       await dropPrefixed(backend, srv.url, prefix).catch((err) => {
         result.notes.push(`could not drop oncely's ${prefix}* objects: ${reason(err)}`);
       });

@@ -53,6 +53,9 @@ describeSqlServerSpecifics<mysql.Pool>(
         : new MysqlStore({ pool: on, prefix: p }),
     dropSchema: (p) =>
       ['leases', 'records', 'fence', 'meta'].map((table) => `DROP TABLE IF EXISTS ${p}${table}`),
+    downgradeLeases: (p) => [
+      `ALTER TABLE ${p}leases DROP INDEX ${p}leases_sweep_at, DROP COLUMN sweep_at, ADD INDEX ${p}leases_expires_at (expires_at)`,
+    ],
     quotedKey: '`key`',
     unreachableUrl: 'mariadb://u:hunter2-secret@10.255.255.1:3306/db',
   },

@@ -30,6 +30,10 @@ describeSqlServerSpecifics<pg.Pool>(
       ...['leases', 'records', 'meta'].map((table) => `DROP TABLE IF EXISTS ${p}${table}`),
       `DROP SEQUENCE IF EXISTS ${p}fence`,
     ],
+    downgradeLeases: (p) => [
+      `ALTER TABLE ${p}leases DROP COLUMN sweep_at`,
+      `CREATE INDEX ${p}leases_expires_at ON ${p}leases (expires_at)`,
+    ],
     quotedKey: '"key"',
     unreachableUrl: 'postgres://u:hunter2-secret@10.255.255.1:5432/db',
     // Where pg_hba.conf trusts the URL's user, a wrong password alone is not refused.

@@ -155,7 +155,7 @@ describe('sqlite store specifics', () => {
     db.transaction(() => {
       const value = fence();
       db.prepare(
-        `INSERT INTO oncely_leases VALUES ('older', 'o', ?, 0, 9e15)
+        `INSERT INTO oncely_leases ("key", owner, token, acquired_at, expires_at) VALUES ('older', 'o', ?, 0, 9e15)
          ON CONFLICT ("key") DO UPDATE SET token = excluded.token`,
       ).run(value + 1);
       db.prepare('UPDATE oncely_fence SET value = ? WHERE id = 1').run(value + 1);

@@ -1,9 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { type Floor, LEASE_MS } from './types.js';
+import type { Floor } from './types.js';
+import { LEASE_MS } from './types.js';
 
-/** A lease lock in a `Map`, as you would write it for one process; there is no round trip to measure. */
+/**
+ * A lease lock in a `Map`, as you would write it for one process with oncely's semantics: a
+ * store-wide counter for tokens, expiry on the process clock, release only by the token that
+ * holds an unexpired lease (the entry stays, ended). There is no round trip to measure.
+ */
 export function memoryFloor(): Floor {
-  const leases = new Map<string, { owner: string; expiresAt: number }>();
+  const leases = new Map<string, { token: number; expiresAt: number }>();
+  let fence = 0;
   return {
     version: `Node ${process.version} Map`,
     roundTrip: undefined,
@@ -11,10 +16,12 @@ export function memoryFloor(): Floor {
       const now = Date.now();
       const held = leases.get(name);
       if (held && held.expiresAt > now) return false;
-      const owner = randomUUID();
-      leases.set(name, { owner, expiresAt: now + LEASE_MS });
-      // release: only if we still own it
-      if (leases.get(name)?.owner === owner) leases.delete(name);
+      const token = ++fence;
+      leases.set(name, { token, expiresAt: now + LEASE_MS });
+      // release: only the holder, only while unexpired
+      const mine = leases.get(name);
+      if (!mine || mine.token !== token || mine.expiresAt <= Date.now()) return true;
+      mine.expiresAt = Date.now();
       return true;
     },
     async close() {

@@ -1,22 +1,34 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { FLOOR_TABLE, type Floor, LEASE_MS } from './types.js';
+import { type Floor, type FloorOptions, LEASE_MS } from './types.js';
 
-const ACQUIRE = `INSERT INTO ${FLOOR_TABLE} (key, owner, expires_at)
-  VALUES ($1, $2, now() + $3::double precision * interval '1 millisecond')
-  ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-  WHERE ${FLOOR_TABLE}.expires_at <= now()
-  RETURNING key`;
-const RELEASE = `DELETE FROM ${FLOOR_TABLE} WHERE key = $1 AND owner = $2`;
-
-/** A lease lock through `pg`: `INSERT … ON CONFLICT DO UPDATE … WHERE expired RETURNING`, then a conditional `DELETE`. */
-export async function postgresFloor(url: string, poolSize: number): Promise<Floor> {
+/**
+ * A lease lock through `pg`, as you would write it by hand with oncely's semantics: one named
+ * `INSERT … ON CONFLICT DO UPDATE … WHERE expires_at <= now() RETURNING token` (a new name draws
+ * its token from a sequence; a takeover draws a fresh one in the DO UPDATE, under the row lock),
+ * then one named conditional `UPDATE` that ends the lease (row kept). Named statements are parsed
+ * and planned once per connection.
+ */
+export async function postgresFloor({ url, poolSize, table }: FloorOptions): Promise<Floor> {
+  const fence = `${table}_fence`;
+  const acquire = {
+    name: `${table}_acquire`,
+    text: `INSERT INTO ${table} (key, owner, token, expires_at)
+      VALUES ($1, $2, nextval('${fence}'), now() + $3 * interval '1 millisecond')
+      ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, token = nextval('${fence}'), expires_at = EXCLUDED.expires_at
+      WHERE ${table}.expires_at <= now()
+      RETURNING token`,
+  };
+  const release = {
+    name: `${table}_release`,
+    text: `UPDATE ${table} SET expires_at = now() WHERE key = $1 AND token = $2 AND expires_at > now()`,
+  };
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => {}); // an idle connection dying must not crash the bench
   try {
-    await pool.query(`DROP TABLE IF EXISTS ${FLOOR_TABLE}`);
+    await pool.query(`DROP TABLE IF EXISTS ${table}; DROP SEQUENCE IF EXISTS ${fence}`);
     await pool.query(
-      `CREATE TABLE ${FLOOR_TABLE} (key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`,
+      `CREATE SEQUENCE ${fence}; ` +
+        `CREATE TABLE ${table} (key text PRIMARY KEY, owner text NOT NULL, token bigint NOT NULL, expires_at timestamptz NOT NULL)`,
     );
   } catch (err) {
     await pool.end().catch(() => {});
@@ -26,10 +38,13 @@ export async function postgresFloor(url: string, poolSize: number): Promise<Floo
   return {
     version: /^PostgreSQL [^ ,]+/.exec(rows[0]?.version ?? '')?.[0] ?? rows[0]?.version ?? '?',
     async lock(name) {
-      const owner = randomUUID();
-      const got = await pool.query(ACQUIRE, [name, owner, LEASE_MS]);
-      if (got.rowCount !== 1) return false;
-      const gone = await pool.query(RELEASE, [name, owner]);
+      const got = await pool.query<{ token: string }>({
+        ...acquire,
+        values: [name, 'bench-floor', LEASE_MS],
+      });
+      const token = got.rows[0]?.token;
+      if (token === undefined) return false;
+      const gone = await pool.query({ ...release, values: [name, token] });
       if (gone.rowCount !== 1) throw new Error(`postgres floor: lost ${name} before release`);
       return true;
     },
@@ -37,7 +52,7 @@ export async function postgresFloor(url: string, poolSize: number): Promise<Floo
       await pool.query('SELECT 1');
     },
     async close() {
-      await pool.query(`DROP TABLE IF EXISTS ${FLOOR_TABLE}`).catch(() => {});
+      await pool.query(`DROP TABLE IF EXISTS ${table}; DROP SEQUENCE IF EXISTS ${fence}`).catch(() => {});
       await pool.end();
     },
   };

@@ -1,25 +1,44 @@
-import { randomUUID } from 'node:crypto';
 import { Redis, type Result } from 'ioredis';
-import { type Floor, LEASE_MS } from './types.js';
+import { type Floor, type FloorOptions, LEASE_MS } from './types.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    benchFloorRelease(key: string, owner: string): Result<number, Context>;
+    benchFloorAcquire(
+      key: string,
+      fence: string,
+      leaseMs: number,
+    ): Result<[number, string, string] | null, Context>;
+    benchFloorRelease(key: string, token: string): Result<number, Context>;
   }
 }
 
-/** KEYS[1] lock key; ARGV[1] owner. Deletes the key only if we still own it; returns 1 if deleted. */
-const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+/**
+ * KEYS[1] lock key, KEYS[2] fence counter; ARGV[1] lease ms. Takes the key if it is free (Redis
+ * expires it on its own clock), with a token from the never-deleted INCR counter; returns
+ * { token, TIME seconds, TIME µs }, or nil when held.
+ */
+const ACQUIRE = `if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local token = redis.call('INCR', KEYS[2])
+local t = redis.call('TIME')
+redis.call('SET', KEYS[1], token, 'NX', 'PX', ARGV[1])
+return { token, t[1], t[2] }`;
+
+/** KEYS[1] lock key; ARGV[1] token. Deletes the key only if that token still holds it; returns 1 if deleted. */
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-/** Key prefix of the floor's locks (they are deleted on release, so nothing stays behind). */
-export const REDIS_FLOOR_PREFIX = 'bench_floor:';
-
-/** A lease lock through `ioredis` on one connection: `SET key owner NX PX 30000`, then a Lua compare-and-delete (EVALSHA). */
-export async function redisFloor(url: string): Promise<Floor> {
+/**
+ * A lease lock through `ioredis` on one connection, as you would write it by hand with oncely's
+ * semantics: one Lua script (EVALSHA through `defineCommand`) that takes a free key with `SET NX
+ * PX`, draws the token from an `INCR` counter and reads `TIME`; one Lua compare-and-delete on the
+ * token. Lock keys are `<table>:<name>`, the counter `<table>:fence` (deleted on close).
+ */
+export async function redisFloor({ url, table }: FloorOptions): Promise<Floor> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   redis.on('error', () => {}); // failures surface as rejected commands
-  redis.defineCommand('benchFloorRelease', { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
+  redis.defineCommand('benchFloorAcquire', { numberOfKeys: 2, lua: ACQUIRE });
+  redis.defineCommand('benchFloorRelease', { numberOfKeys: 1, lua: RELEASE });
+  const fence = `${table}:fence`;
   let info: string;
   try {
     info = await redis.info('server');
@@ -31,10 +50,10 @@ export async function redisFloor(url: string): Promise<Floor> {
   return {
     version: `Redis ${version}`,
     async lock(name) {
-      const key = REDIS_FLOOR_PREFIX + name;
-      const owner = randomUUID();
-      if ((await redis.set(key, owner, 'PX', LEASE_MS, 'NX')) !== 'OK') return false;
-      if ((await redis.benchFloorRelease(key, owner)) !== 1)
+      const key = `${table}:${name}`;
+      const got = await redis.benchFloorAcquire(key, fence, LEASE_MS);
+      if (!got) return false;
+      if ((await redis.benchFloorRelease(key, String(got[0]))) !== 1)
         throw new Error(`redis floor: lost ${name} before release`);
       return true;
     },
@@ -42,6 +61,7 @@ export async function redisFloor(url: string): Promise<Floor> {
       await redis.ping();
     },
     async close() {
+      await redis.del(fence).catch(() => {});
       await redis.quit();
     },
   };

@@ -11,6 +11,14 @@ const ISO =
   /^P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/i;
 
 /**
+ * String durations already parsed, e.g. `'30s'` → 30000. Durations are nearly always constants in
+ * the caller's code, and `tryLock` parses one on every call, so a hit skips two regular
+ * expressions. Bounded: once full, new strings are parsed every time (still correctly).
+ */
+const parsedStrings = new Map<string, number>();
+const MAX_PARSED_STRINGS = 256;
+
+/**
  * Parses a {@link Duration} into whole milliseconds (rounded). Throws `INVALID_ARGUMENT` naming
  * `what` for anything else: negative, NaN, infinite, empty, unknown unit, or calendar units.
  *
@@ -31,6 +39,20 @@ export function parseDuration(value: Duration, what = 'duration'): number {
       `${what} must be a number of milliseconds or a string such as '30s'; got ${typeof value}`,
     );
   }
+  const known = parsedStrings.get(value);
+  if (known !== undefined) return known;
+  const ms = parseText(value);
+  if (ms === undefined) {
+    throw invalidArgument(
+      `${what} ${JSON.stringify(value)} is not a duration: use milliseconds (250), '250ms', '30s', '5m', '2h', '1d', or ISO-8601 such as 'PT5M' (no years or months)`,
+    );
+  }
+  if (parsedStrings.size < MAX_PARSED_STRINGS) parsedStrings.set(value, ms);
+  return ms;
+}
+
+/** Whole ms of a duration string, or `undefined` when it is not one. */
+function parseText(value: string): number | undefined {
   const text = value.trim();
   const simple = SIMPLE.exec(text);
   if (simple) {
@@ -51,9 +73,22 @@ export function parseDuration(value: Duration, what = 'duration'): number {
       Number(s ?? 0) * UNIT_MS.s;
     return Math.round(total);
   }
-  throw invalidArgument(
-    `${what} ${JSON.stringify(value)} is not a duration: use milliseconds (250), '250ms', '30s', '5m', '2h', '1d', or ISO-8601 such as 'PT5M' (no years or months)`,
-  );
+  return undefined;
+}
+
+/**
+ * The whole ms of `value` when it is a valid {@link Duration}, else `undefined` — without building
+ * an error message, for hot paths that fall back to {@link parseDuration} (which names the field)
+ * only when this answers `undefined`.
+ */
+export function durationMs(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  const known = parsedStrings.get(value);
+  if (known !== undefined) return known;
+  const ms = parseText(value);
+  if (ms !== undefined && parsedStrings.size < MAX_PARSED_STRINGS) parsedStrings.set(value, ms);
+  return ms;
 }
 
 /** Like {@link parseDuration} but also refuses 0. */

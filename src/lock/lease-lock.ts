@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
+import { RELEASE_GRANTED, type TrustedCalls } from '../store/trusted.js';
 import type { Lease, Store } from '../store/types.js';
 import type { Lock } from './types.js';
 import type { LockSpec } from './validate.js';
@@ -16,6 +17,7 @@ export class LeaseLock implements Lock {
   readonly lockedAt: Date;
   private until: Date;
   private deadline: number;
+  /** Store time before which release keeps the key taken (lockAtLeastFor); 0 = no hold. */
   private holdUntil: number;
   private done = false;
 
@@ -32,7 +34,7 @@ export class LeaseLock implements Lock {
     this.token = lease.token;
     this.lockedAt = new Date(lease.acquiredAt);
     this.until = new Date(lease.expiresAt);
-    this.holdUntil = lease.acquiredAt + spec.atLeastMs;
+    this.holdUntil = spec.atLeastMs > 0 ? lease.acquiredAt + spec.atLeastMs : 0;
     // The store granted the lease at some instant after `sentAt`, so on the local clock it surely
     // ends no later than sentAt + lease length (clock rates are assumed equal; drift is ppm).
     this.deadline = sentAt + (lease.expiresAt - lease.acquiredAt);
@@ -69,14 +71,18 @@ export class LeaseLock implements Lock {
     }
     this.until = new Date(expiresAt);
     this.deadline = sentAt + atMostMs;
-    if (atLeastMs !== undefined) this.holdUntil = Math.max(this.holdUntil, expiresAt - atMostMs + atLeastMs);
+    if (atLeastMs !== undefined && atLeastMs > 0)
+      this.holdUntil = Math.max(this.holdUntil, expiresAt - atMostMs + atLeastMs);
     return true;
   }
 
   async release(): Promise<boolean> {
     if (this.done) return false;
     this.done = true;
-    return this.store.release(this.spec.key, this.token, this.holdUntil);
+    // Key, token and holdUntil come from the grant: a shipped store takes them without validating again.
+    const granted = (this.store as Partial<TrustedCalls>)[RELEASE_GRANTED];
+    if (granted) return await granted.call(this.store, this.spec.key, this.token, this.holdUntil);
+    return await this.store.release(this.spec.key, this.token, this.holdUntil);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -1,7 +1,7 @@
-import { parseDuration, parsePositiveDuration } from '../core/duration.js';
+import { durationMs, parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { defaultOwner } from '../core/ids.js';
-import { requireWellFormed, validateOwner } from '../store/validate.js';
+import { MAX_LEASE_MS, requireWellFormed, validateLeaseMs, validateOwner } from '../store/validate.js';
 import type { TryLockOptions } from './types.js';
 
 export const MAX_LOCK_NAME_LENGTH = 255;
@@ -31,7 +31,22 @@ export function validateLockName(name: unknown): string {
   return name;
 }
 
-/** Validates lock options once, up front; every error names the field and what is allowed. */
+/** How errors name a lock option. */
+function what(name: string, field: string): string {
+  return `lock ${JSON.stringify(name)}: ${field}`;
+}
+
+/** The process's default owner, validated once (it never changes). */
+let checkedDefaultOwner: string | undefined;
+
+/**
+ * Validates lock options once, up front; every error names the field and what is allowed.
+ *
+ * The result is complete input for the store: the key (`lock:` + a valid name: at most 260
+ * characters, well-formed, no NUL) passes `validateKey`, the owner `validateOwner` and `atMostMs`
+ * `validateLeaseMs`, so `tryLock` hands it to the store without validating it again. The common
+ * case builds no error text: messages are made only on the way to throwing.
+ */
 export function lockSpec(options: TryLockOptions): LockSpec {
   if (options === null || typeof options !== 'object') {
     throw invalidArgument('lock options must be an object { name, lockAtMostFor, lockAtLeastFor?, owner? }');
@@ -42,21 +57,29 @@ export function lockSpec(options: TryLockOptions): LockSpec {
     }
   }
   const name = validateLockName(options.name);
-  if (options.lockAtMostFor === undefined)
-    throw invalidArgument(`lock ${JSON.stringify(name)}: lockAtMostFor is required`);
-  const atMostMs = parsePositiveDuration(
-    options.lockAtMostFor,
-    `lock ${JSON.stringify(name)}: lockAtMostFor`,
-  );
-  const atLeastMs =
-    options.lockAtLeastFor === undefined
-      ? 0
-      : parseDuration(options.lockAtLeastFor, `lock ${JSON.stringify(name)}: lockAtLeastFor`);
+  const { lockAtMostFor, lockAtLeastFor } = options;
+  if (lockAtMostFor === undefined) throw invalidArgument(`${what(name, 'lockAtMostFor')} is required`);
+  let atMostMs = durationMs(lockAtMostFor);
+  if (atMostMs === undefined || atMostMs <= 0) {
+    atMostMs = parsePositiveDuration(lockAtMostFor, what(name, 'lockAtMostFor'));
+  }
+  if (!Number.isInteger(atMostMs) || atMostMs > MAX_LEASE_MS)
+    validateLeaseMs(atMostMs, what(name, 'lockAtMostFor'));
+  let atLeastMs = 0;
+  if (lockAtLeastFor !== undefined) {
+    atLeastMs = durationMs(lockAtLeastFor) ?? parseDuration(lockAtLeastFor, what(name, 'lockAtLeastFor'));
+  }
   if (atLeastMs > atMostMs) {
     throw invalidArgument(
-      `lock ${JSON.stringify(name)}: lockAtLeastFor (${atLeastMs} ms) must not exceed lockAtMostFor (${atMostMs} ms)`,
+      `${what(name, 'lockAtLeastFor')} (${atLeastMs} ms) must not exceed lockAtMostFor (${atMostMs} ms)`,
     );
   }
-  const owner = options.owner === undefined ? defaultOwner() : validateOwner(options.owner);
+  let owner: string;
+  if (options.owner === undefined) {
+    checkedDefaultOwner ??= validateOwner(defaultOwner());
+    owner = checkedDefaultOwner;
+  } else {
+    owner = validateOwner(options.owner);
+  }
   return { name, key: LOCK_KEY_PREFIX + name, owner, atMostMs, atLeastMs };
 }

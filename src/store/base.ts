@@ -1,6 +1,7 @@
 import { OncelyError } from '../core/errors.js';
 import { tryLock } from '../lock/try-lock.js';
 import type { Lock, TryLockOptions } from '../lock/types.js';
+import { ACQUIRE_ONE, RELEASE_GRANTED, type TrustedCalls } from './trusted.js';
 import type {
   Lease,
   LeaseRequest,
@@ -55,7 +56,7 @@ export const DEFAULT_CAPABILITIES: StoreCapabilities = {
  * and turn driver failures into `OncelyError`s; subclasses implement the `do*` methods, which only
  * ever see valid, normalised arguments (an `acquire` batch has distinct keys and is non-empty).
  */
-export abstract class BaseStore implements Store {
+export abstract class BaseStore implements Store, TrustedCalls {
   abstract readonly kind: string;
   abstract readonly capabilities: StoreCapabilities;
   private closed = false;
@@ -137,12 +138,78 @@ export abstract class BaseStore implements Store {
   }
 
   private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new OncelyError('CLOSED', `${this.kind} store: ${operation}() after close()`);
+    if (this.closed) throw this.closedError(operation);
     try {
       return await run();
     } catch (err) {
       throw this.classifyError(err, operation);
     }
+  }
+
+  private closedError(operation: string): OncelyError {
+    return new OncelyError('CLOSED', `${this.kind} store: ${operation}() after close()`);
+  }
+
+  /**
+   * `tryLock`'s acquire of one request that `lockSpec` validated: `doAcquire` without validating
+   * again and without `acquire`'s batch bookkeeping; same CLOSED check and error mapping. A store
+   * whose `acquire` was replaced (an override, or an object wrapping this one) is asked through
+   * that `acquire` instead, so the replacement still sees every call. Written with `then`/`catch`
+   * rather than as an async function: every layer a lock cycle awaits costs a microtask.
+   */
+  [ACQUIRE_ONE](request: LeaseRequest): Promise<Lease | null> {
+    if (this.acquire !== BaseStore.prototype.acquire)
+      return this.acquire([request]).then((leases) => leases[0] ?? null);
+    if (this.closed) return Promise.reject(this.closedError('acquire'));
+    let now: Lease | null | undefined;
+    try {
+      now = this.acquireOneNow(request);
+    } catch (err) {
+      return Promise.reject(this.classifyError(err, 'acquire'));
+    }
+    if (now !== undefined) return Promise.resolve(now);
+    return this.doAcquireOne(request).catch((err: unknown) => {
+      throw this.classifyError(err, 'acquire');
+    });
+  }
+
+  /**
+   * One valid request, as `doAcquire([request])` would answer it; a backend may override it with a
+   * shorter path (fewer allocations and awaits on every `tryLock`), never with other semantics.
+   */
+  protected async doAcquireOne(request: LeaseRequest): Promise<Lease | null> {
+    const [lease] = await this.doAcquire([request]);
+    return lease ?? null;
+  }
+
+  /**
+   * For a backend whose driver answers synchronously (better-sqlite3): {@link doAcquireOne}
+   * without a promise, or `undefined` when the store has no such path (the default). A lock cycle
+   * then awaits once per call instead of once per layer. Throws driver errors, unclassified.
+   */
+  protected acquireOneNow(_request: LeaseRequest): Lease | null | undefined {
+    return undefined;
+  }
+
+  /** The synchronous `doRelease` of {@link acquireOneNow}'s backends; `undefined` when there is none. */
+  protected releaseNow(_key: string, _token: number, _holdUntil: number): boolean | undefined {
+    return undefined;
+  }
+
+  /** A `Lock` releasing its own grant (valid key, token and whole-ms holdUntil); see {@link ACQUIRE_ONE}. */
+  [RELEASE_GRANTED](key: string, token: number, holdUntil: number): Promise<boolean> {
+    if (this.release !== BaseStore.prototype.release) return this.release(key, token, holdUntil);
+    if (this.closed) return Promise.reject(this.closedError('release'));
+    let now: boolean | undefined;
+    try {
+      now = this.releaseNow(key, token, holdUntil);
+    } catch (err) {
+      return Promise.reject(this.classifyError(err, 'release'));
+    }
+    if (now !== undefined) return Promise.resolve(now);
+    return this.doRelease(key, token, holdUntil).catch((err: unknown) => {
+      throw this.classifyError(err, 'release');
+    });
   }
 
   async now(): Promise<number> {
@@ -256,7 +323,7 @@ export abstract class BaseStore implements Store {
     await this.close();
   }
 
-  async tryLock(options: TryLockOptions): Promise<Lock | null> {
-    return tryLock(this, options);
+  tryLock(options: TryLockOptions): Promise<Lock | null> {
+    return tryLock(this, options); // tryLock's own promise: no extra await on every call
   }
 }

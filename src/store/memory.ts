@@ -70,18 +70,29 @@ export class MemoryStore extends BaseStore {
 
   protected async doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
     const now = this.clock();
-    return requests.map((r) => {
-      if (this.live(r.key, now)) return null;
-      const lease: Lease = {
-        key: r.key,
-        owner: r.owner,
-        token: ++this.space.fence,
-        acquiredAt: now,
-        expiresAt: now + r.leaseMs,
-      };
-      this.space.leases.set(r.key, lease);
-      return { ...lease };
-    });
+    return requests.map((r) => this.grant(r, now));
+  }
+
+  /** Everything here is synchronous: `tryLock` and its release need no promise of the store's. */
+  protected override acquireOneNow(request: LeaseRequest): Lease | null {
+    return this.grant(request, this.clock());
+  }
+
+  protected override releaseNow(key: string, token: number, holdUntil: number): boolean {
+    return this.releaseAt(key, token, holdUntil, this.clock());
+  }
+
+  private grant(r: LeaseRequest, now: number): Lease | null {
+    if (this.live(r.key, now)) return null;
+    const lease: Lease = {
+      key: r.key,
+      owner: r.owner,
+      token: ++this.space.fence,
+      acquiredAt: now,
+      expiresAt: now + r.leaseMs,
+    };
+    this.space.leases.set(r.key, lease);
+    return { ...lease };
   }
 
   protected async doExtend(key: string, token: number, leaseMs: number): Promise<number | null> {

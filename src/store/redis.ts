@@ -29,8 +29,8 @@
  * Index trade-off: listLeases and scan need key order and a bounded page; SCAN MATCH gives
  * neither (unordered, walks the whole keyspace), so each space keeps a lexicographic sorted set
  * (all scores 0) next to an expiry sorted set that bounds sweep. On the lock hot path this costs
- * one ZADD per grant (the expiry score; the lexicographic entry only for a name never seen
- * before) and nothing per release: a released lease's index entries stay until sweep or a
+ * one ZADD per grant (the expiry score, with LT: a re-taken name's entry is only looked up; the
+ * lexicographic entry only for a name never seen before) and nothing per release: a released lease's index entries stay until sweep or a
  * listLeases walk removes them, and the next grant of that name reuses them. Acquire is then
  * TIME, GET, INCR, SET, ZADD and release GET, TIME, DEL, inside one EVALSHA each.
  *
@@ -48,22 +48,9 @@ import { OncelyError } from '../core/errors.js';
 import { redactSecret } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
-import { ACQUIRE_LUA } from './redis/acquire.lua.js';
-import { APPLY_LUA } from './redis/apply.lua.js';
-import { COUNT_LUA } from './redis/count.lua.js';
-import { DELETE_LUA } from './redis/delete.lua.js';
-import { EXTEND_LUA } from './redis/extend.lua.js';
-import { GET_LUA } from './redis/get.lua.js';
-import { GET_MANY_LUA } from './redis/get-many.lua.js';
-import { INSPECT_LUA } from './redis/inspect.lua.js';
-import { LIST_LEASES_LUA } from './redis/list-leases.lua.js';
-import { NOW_LUA } from './redis/now.lua.js';
-import { PUT_LUA } from './redis/put.lua.js';
-import { RELEASE_LUA } from './redis/release.lua.js';
-import { SCAN_LUA } from './redis/scan.lua.js';
-import { type LuaScript, luaScript } from './redis/script.js';
+import type { LuaScript } from './redis/script.js';
+import { SCRIPTS } from './redis/scripts.js';
 import { checkServer, hintFor, readInfo } from './redis/server.js';
-import { SWEEP_LUA } from './redis/sweep.lua.js';
 import { parseRedisUrl } from './redis/url.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
 import {
@@ -73,23 +60,6 @@ import {
   prefixUpperBound,
   validatePrefix,
 } from './validate.js';
-
-const SCRIPTS = {
-  now: luaScript('now', NOW_LUA),
-  acquire: luaScript('acquire', ACQUIRE_LUA),
-  extend: luaScript('extend', EXTEND_LUA),
-  release: luaScript('release', RELEASE_LUA),
-  apply: luaScript('apply', APPLY_LUA),
-  inspect: luaScript('inspect', INSPECT_LUA),
-  listLeases: luaScript('list-leases', LIST_LEASES_LUA),
-  put: luaScript('put', PUT_LUA),
-  get: luaScript('get', GET_LUA),
-  getMany: luaScript('get-many', GET_MANY_LUA),
-  count: luaScript('count', COUNT_LUA),
-  delete: luaScript('delete', DELETE_LUA),
-  scan: luaScript('scan', SCAN_LUA),
-  sweep: luaScript('sweep', SWEEP_LUA),
-} as const;
 
 /** Schema version this code writes and understands (the `{prefix}schema` key). */
 const SCHEMA_VERSION = 1;
@@ -196,11 +166,27 @@ export class RedisStore extends BaseStore {
     try {
       return await this.client.call('evalsha', script.sha, 1, this.base, ...args);
     } catch (err) {
-      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
-        return this.client.call('eval', script.source, 1, this.base, ...args);
-      }
-      throw err;
+      return this.evalAfter(err, script, args);
     }
+  }
+
+  /** The EVAL that follows a NOSCRIPT answer to `script`'s EVALSHA; any other error is rethrown. */
+  private evalAfter(err: unknown, script: LuaScript, args: (string | number)[]): Promise<unknown> {
+    if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
+    return this.client.call('eval', script.source, 1, this.base, ...args);
+  }
+
+  /** tryLock's acquire: the batch script for one key, called without `run`'s extra await. */
+  protected override async doAcquireOne(r: LeaseRequest): Promise<Lease | null> {
+    const { sha } = SCRIPTS.acquire;
+    let reply: number[];
+    try {
+      reply = (await this.client.call('evalsha', sha, 1, this.base, r.key, r.owner, r.leaseMs)) as number[];
+    } catch (err) {
+      reply = (await this.evalAfter(err, SCRIPTS.acquire, [r.key, r.owner, r.leaseMs])) as number[];
+    }
+    const [now, token] = reply as [number, number];
+    return token ? { key: r.key, owner: r.owner, token, acquiredAt: now, expiresAt: now + r.leaseMs } : null;
   }
 
   protected async doNow(): Promise<number> {
@@ -225,7 +211,12 @@ export class RedisStore extends BaseStore {
   }
 
   protected async doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
-    return (await this.run(SCRIPTS.release, [key, token, holdUntil ?? 0])) === 1;
+    const hold = holdUntil ?? 0;
+    try {
+      return (await this.client.call('evalsha', SCRIPTS.release.sha, 1, this.base, key, token, hold)) === 1;
+    } catch (err) {
+      return (await this.evalAfter(err, SCRIPTS.release, [key, token, hold])) === 1;
+    }
   }
 
   protected async doInspect(key: string): Promise<Lease | null> {

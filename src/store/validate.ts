@@ -15,7 +15,7 @@ export const MAX_SCAN_LIMIT = 10_000;
 /** Largest batch one `acquire` or `apply` round trip takes. */
 export const MAX_BATCH = 1000;
 /** Leases longer than ~100 years are refused: they overflow nothing but are surely a unit mistake. */
-const MAX_LEASE_MS = 100 * 365 * 86_400_000;
+export const MAX_LEASE_MS = 100 * 365 * 86_400_000;
 
 const PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,30}$/;
 

@@ -8,10 +8,14 @@
  *          per key in order, the new fencing token, or 0 when the key is held (expiry > now).
  *
  * Writes per granted key: `lease:<key>` = "expiresAt|token|acquiredAt|owner" with PXAT expiresAt,
- * and the key's score in the expiry index `lease-exp`. `lease-exp` and the key-ordered index
+ * and the key's entry in the expiry index `lease-exp`. `lease-exp` and the key-ordered index
  * `leases` (score 0) always hold the same members (added together here, removed together only by
  * sweep and list-leases), so `leases` is written only when ZADD reports a new `lease-exp` member:
- * re-taking a name that was used before — the common case — costs no second ZADD.
+ * re-taking a name that was used before — the common case — costs no second ZADD. The score is
+ * set with LT: a new member gets its lease's end, an existing one only moves earlier, never later
+ * — re-taking a name with the usual lease length leaves the index untouched (a lookup, not a
+ * rewrite). So a live lease's score is at most its expiresAt; sweep finds it no later than its end
+ * and, if it is live after all, moves its score to its current expiresAt (sweep.lua.ts).
  *
  * The token comes from the store-wide counter `fence` (never expires, never swept). If `fence` is
  * missing (first use, or the data set was lost: restart without persistence, FLUSHDB) INCR
@@ -53,7 +57,7 @@ for i = 1, #ARGV, 3 do
     local expires = string.format('%d', now + tonumber(ARGV[i + 2]))
     redis.call('SET', leaseKey, expires .. '|' .. string.format('%d', token) .. '|' .. nowText .. '|' .. ARGV[i + 1],
       'PXAT', expires)
-    if redis.call('ZADD', byExpiry, expires, key) == 1 then redis.call('ZADD', byKey, 0, key) end
+    if redis.call('ZADD', byExpiry, 'LT', expires, key) == 1 then redis.call('ZADD', byKey, 0, key) end
     out[#out + 1] = token
   end
 end

@@ -9,8 +9,8 @@
  * ZRANGEBYSCORE -inf now LIMIT 0 limit finds only what is due. A lease "removed" here may already
  * have been deleted by release() or by Redis' own expiry; its index entries are what is swept (the
  * memory store likewise counts released leases it still keeps). An entry whose lease or record is
- * live after all (not expected: every write moves the score) is re-scored, not deleted. The
- * `fence` counter is never touched.
+ * live after all (a re-taken name keeps the lower score of an earlier lease, see acquire.lua.ts)
+ * is re-scored to its current expiry, not deleted. The `fence` counter is never touched.
  *
  * Numbers are formatted with %d: Lua's default number-to-string keeps only 14 digits.
  *

@@ -79,8 +79,14 @@ export interface Dialect {
   acquire(requests: readonly LeaseRequest[]): Promise<GrantedRow[]>;
   /** New `expires_at`, or `null` when `token` no longer holds an unexpired lease on `key`. */
   extend(key: string, token: number, leaseMs: number): Promise<number | null>;
-  /** Whether `token` held an unexpired lease on `key` (it then ends at max(now, holdUntil)). */
+  /** Whether `token` held an unexpired lease on `key` (it then ends at holdUntil, or at once). */
   release(key: string, token: number, holdUntil: number): Promise<boolean>;
+  /**
+   * For an engine whose driver is synchronous (better-sqlite3): `acquire` of one request and
+   * `release`, answered without a promise (the same statements), so a lock cycle awaits less.
+   */
+  acquireNow?(request: LeaseRequest): GrantedRow | null;
+  releaseNow?(key: string, token: number, holdUntil: number): boolean;
   /** Upserts a record; `ttlMs` null = never expires. */
   put(key: string, value: string, ttlMs: number | null): Promise<void>;
   /**

@@ -3,7 +3,7 @@ import { redactSecret } from '../../core/redact.js';
 import { BaseStore } from '../base.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from '../types.js';
 import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from '../validate.js';
-import type { Dialect, SqlValue } from './dialect.js';
+import type { Dialect, GrantedRow, SqlValue } from './dialect.js';
 import { toInt, toLease, toRecord, toText } from './rows.js';
 import { SharedStatements } from './statements.js';
 
@@ -12,6 +12,17 @@ import { SharedStatements } from './statements.js';
  * the whole statement or transaction back, so running it again is safe.
  */
 const ATTEMPTS = 4;
+
+/** The lease a granted row stands for. */
+function grantedLease(request: LeaseRequest, row: GrantedRow): Lease {
+  return {
+    key: request.key,
+    owner: request.owner,
+    token: toInt(row.token),
+    acquiredAt: toInt(row.acquired_at),
+    expiresAt: toInt(row.expires_at),
+  };
+}
 
 /**
  * The one store implementation behind SQLite, PostgreSQL and MySQL/MariaDB, parameterised by a
@@ -60,28 +71,46 @@ export class SqlStore extends BaseStore {
   }
 
   protected async doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
-    const sorted = requests.length === 1 ? requests : [...requests].sort((a, b) => compareKeys(a.key, b.key));
+    const [only] = requests;
+    if (requests.length === 1 && only) return [await this.doAcquireOne(only)];
+    const sorted = [...requests].sort((a, b) => compareKeys(a.key, b.key));
     const granted = await this.retrying(() => this.dialect.acquire(sorted));
-    const byKey = requests.length === 1 ? undefined : new Map(granted.map((row) => [toText(row.key), row]));
+    const byKey = new Map(granted.map((row) => [toText(row.key), row]));
     return requests.map((r) => {
-      const row = byKey ? byKey.get(r.key) : granted[0];
-      if (!row) return null;
-      return {
-        key: r.key,
-        owner: r.owner,
-        token: toInt(row.token),
-        acquiredAt: toInt(row.acquired_at),
-        expiresAt: toInt(row.expires_at),
-      };
+      const row = byKey.get(r.key);
+      return row ? grantedLease(r, row) : null;
     });
   }
 
-  protected async doExtend(key: string, token: number, leaseMs: number): Promise<number | null> {
-    return this.dialect.extend(key, token, leaseMs);
+  /** tryLock's path: one key, nothing to order or match up, and no retry frame unless needed. */
+  protected override async doAcquireOne(request: LeaseRequest): Promise<Lease | null> {
+    let rows: GrantedRow[];
+    try {
+      rows = await this.dialect.acquire([request]);
+    } catch (err) {
+      if (!this.dialect.isRetryable(err)) throw err;
+      rows = await this.retrying(() => this.dialect.acquire([request]), 2);
+    }
+    const row = rows[0];
+    return row ? grantedLease(request, row) : null;
   }
 
-  protected async doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
-    return this.dialect.release(key, token, holdUntil ?? 0);
+  protected override acquireOneNow(request: LeaseRequest): Lease | null | undefined {
+    if (!this.dialect.acquireNow) return undefined;
+    const row = this.dialect.acquireNow(request);
+    return row ? grantedLease(request, row) : null;
+  }
+
+  protected override releaseNow(key: string, token: number, holdUntil: number): boolean | undefined {
+    return this.dialect.releaseNow?.(key, token, holdUntil);
+  }
+
+  protected async doExtend(key: string, token: number, leaseMs: number): Promise<number | null> {
+    return await this.dialect.extend(key, token, leaseMs);
+  }
+
+  protected doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean> {
+    return this.dialect.release(key, token, holdUntil ?? 0); // the dialect's own promise: no extra await
   }
 
   protected async doInspect(key: string): Promise<Lease | null> {
@@ -145,8 +174,8 @@ export class SqlStore extends BaseStore {
   }
 
   /** Runs `work` again when the database rolled it back whole as a deadlock victim. */
-  private async retrying<T>(work: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+  private async retrying<T>(work: () => Promise<T>, firstAttempt = 1): Promise<T> {
+    for (let attempt = firstAttempt; ; attempt++) {
       try {
         return await work();
       } catch (err) {

@@ -5,23 +5,30 @@ import type { Tables } from '../tables.js';
 import { MYSQL_NOW } from './clock.js';
 import type { MysqlHeader, ScriptPart } from './driver.js';
 
-/** Tokens are `fence id * SLOTS + index in batch`; a batch has at most MAX_BATCH (1000) keys. */
-const SLOTS = 1024;
-if (MAX_BATCH > SLOTS) throw new Error('MAX_BATCH must fit in the fence slots');
+/**
+ * Tokens are `fence id * FENCE_SLOTS + slot`: a script grant takes slot = its index in the batch (a
+ * batch has at most MAX_BATCH, 1000, keys); a re-grant (regrant.ts) moves a key to the next
+ * slot of the same block, up to the last one.
+ */
+export const FENCE_SLOTS = 1024;
+if (MAX_BATCH > FENCE_SLOTS) throw new Error('MAX_BATCH must fit in the fence slots');
 
 /**
  * acquire (MySQL 8 / MariaDB 10.6+): a short script in one transaction, sent as one
  * multi-statement query (one round trip, one commit) with its values inlined as sql_mode-proof
- * literals (runScript, literal.ts). "Lock the rows, then draw the token."
+ * literals (runScript, literal.ts). "Lock the rows, then draw the token." A single key first tries
+ * the one-statement re-grant (regrant.ts) and comes here only when that cannot decide.
  *
  * Takes: keys, owners, lease lengths, sorted by key (rows are locked in one order by everyone).
  * Returns: one row (key, token, acquired_at, expires_at) per granted key.
  *
- * 1. One `INSERT … ON DUPLICATE KEY UPDATE` for all keys: inserts new keys, and takes an existing
+ * 1. One `INSERT … ON DUPLICATE KEY UPDATE` for all keys: inserts new keys (their `sweep_at` is
+ *    their lease's end; a granted existing row keeps its own, see schema.ts), and takes an existing
  *    row only if its lease has expired on the statement's one clock instant. Either way it leaves
- *    every key's row X-locked until COMMIT. Granted rows get token 0, a marker no committed row
- *    ever has. (Assignments run left to right and later ones see earlier new values, so `token`
- *    is decided first and the other columns follow `token = 0`.)
+ *    every key's row X-locked until COMMIT. Granted rows get token 0, a marker no committed lease
+ *    ever has (the only committed rows with token 0 are the re-grant's placeholders, expired since
+ *    the epoch, which this step always takes). (Assignments run left to right and later ones see
+ *    earlier new values, so `token` is decided first and the other columns follow `token = 0`.)
  * 2. `INSERT INTO <prefix>fence () VALUES ()` draws a fresh AUTO_INCREMENT id F (store-wide,
  *    increasing, allocated without a row lock: MySQL 8 has no sequence, and a one-row counter
  *    would serialise every acquire). LAST_INSERT_ID() is F from then on.
@@ -45,12 +52,15 @@ export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[])
   const fence: ScriptPart = { sql: `INSERT INTO ${t.fence} () VALUES ()`, values: [] };
   const [only] = requests;
   if (requests.length === 1 && only) {
-    const row = `(?, ?, 0, LAST_INSERT_ID(${MYSQL_NOW}), ${MYSQL_NOW} + CAST(? AS SIGNED))`;
+    const row = `(?, ?, 0, LAST_INSERT_ID(${MYSQL_NOW}), ${MYSQL_NOW} + CAST(? AS SIGNED), ${MYSQL_NOW} + CAST(? AS SIGNED))`;
     return [
-      { sql: upsert(t, row, 'token + 0 * LAST_INSERT_ID(0)'), values: [only.key, only.owner, only.leaseMs] },
+      {
+        sql: upsert(t, row, 'token + 0 * LAST_INSERT_ID(0)'),
+        values: [only.key, only.owner, only.leaseMs, only.leaseMs],
+      },
       fence,
       {
-        sql: `UPDATE ${t.leases} SET token = LAST_INSERT_ID() * ${SLOTS} WHERE \`key\` = ? AND token = 0`,
+        sql: `UPDATE ${t.leases} SET token = LAST_INSERT_ID() * ${FENCE_SLOTS} WHERE \`key\` = ? AND token = 0`,
         values: [only.key],
       },
     ];
@@ -58,21 +68,21 @@ export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[])
   const keys = requests.map((r) => r.key);
   const marks = keys.map(() => '?').join(', ');
   const values: (string | number)[] = [];
-  for (const r of requests) values.push(r.key, r.owner, r.leaseMs);
-  const row = `(?, ?, 0, ${MYSQL_NOW}, ${MYSQL_NOW} + CAST(? AS SIGNED))`;
+  for (const r of requests) values.push(r.key, r.owner, r.leaseMs, r.leaseMs);
+  const row = `(?, ?, 0, ${MYSQL_NOW}, ${MYSQL_NOW} + CAST(? AS SIGNED), ${MYSQL_NOW} + CAST(? AS SIGNED))`;
   return [
     { sql: upsert(t, requests.map(() => row).join(', '), 'token'), values },
     fence,
     {
       sql:
-        `UPDATE ${t.leases} SET token = LAST_INSERT_ID() * ${SLOTS} + FIELD(\`key\`, ${marks}) - 1 ` +
+        `UPDATE ${t.leases} SET token = LAST_INSERT_ID() * ${FENCE_SLOTS} + FIELD(\`key\`, ${marks}) - 1 ` +
         `WHERE \`key\` IN (${marks}) AND token = 0`,
       values: [...keys, ...keys],
     },
     {
       sql:
         `SELECT \`key\`, token, acquired_at, expires_at FROM ${t.leases} WHERE \`key\` IN (${marks}) ` +
-        `AND token BETWEEN LAST_INSERT_ID() * ${SLOTS} AND LAST_INSERT_ID() * ${SLOTS} + ${SLOTS - 1}`,
+        `AND token BETWEEN LAST_INSERT_ID() * ${FENCE_SLOTS} AND LAST_INSERT_ID() * ${FENCE_SLOTS} + ${FENCE_SLOTS - 1}`,
       values: keys,
     },
   ];
@@ -80,7 +90,7 @@ export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[])
 
 function upsert(t: Tables, rows: string, keepToken: string): string {
   return (
-    `INSERT INTO ${t.leases} (\`key\`, owner, token, acquired_at, expires_at) VALUES ${rows} ` +
+    `INSERT INTO ${t.leases} (\`key\`, owner, token, acquired_at, expires_at, sweep_at) VALUES ${rows} ` +
     'ON DUPLICATE KEY UPDATE ' +
     `token = IF(expires_at <= VALUES(acquired_at), 0, ${keepToken}), ` +
     'owner = IF(token = 0, VALUES(owner), owner), ' +
@@ -97,7 +107,12 @@ export function mysqlGranted(requests: readonly LeaseRequest[], results: readonl
     if (!(acquiredAt > 0)) return [];
     const fence = Number((results[1] as MysqlHeader).insertId);
     return [
-      { key: only.key, token: fence * SLOTS, acquired_at: acquiredAt, expires_at: acquiredAt + only.leaseMs },
+      {
+        key: only.key,
+        token: fence * FENCE_SLOTS,
+        acquired_at: acquiredAt,
+        expires_at: acquiredAt + only.leaseMs,
+      },
     ];
   }
   return (results.at(-1) ?? []) as GrantedRow[];

@@ -9,7 +9,7 @@ export interface MysqlWriteStatements {
   put: Statement;
   /** (key) → affectedRows 1 when a live record was deleted — the shared delete statement. */
   delete: Statement;
-  /** (holdUntil, key, token) → insertId > 0 when the token held the lease — release.ts. */
+  /** (holdUntil, holdUntil, key, token) → insertId > 0 when the token held the lease — release.ts. */
   release: Statement;
 }
 
@@ -47,7 +47,8 @@ export function mysqlApplyScript(
       return { sql: statements.put.text, values: [op.key, op.value, op.ttlMs ?? null] };
     }
     if (op.op === 'delete') return { sql: statements.delete.text, values: [op.key] };
-    return { sql: statements.release.text, values: [op.holdUntil ?? 0, op.key, op.token] };
+    const hold = op.holdUntil ?? 0;
+    return { sql: statements.release.text, values: [hold, hold, op.key, op.token] };
   });
   return { parts, order };
 }

@@ -8,17 +8,25 @@ import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
 import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
 import { type MysqlWriteStatements, mysqlApplied, mysqlApplyScript } from './apply.js';
 import { MYSQL_NOW } from './clock.js';
-import { acceptsMultipleStatements, type MysqlHeader, type MysqlPoolLike, runScript } from './driver.js';
+import {
+  acceptsMultipleStatements,
+  acceptsReturning,
+  type MysqlHeader,
+  type MysqlPoolLike,
+  runScript,
+} from './driver.js';
 import { mysqlExtend } from './extend.js';
 import { mysqlInline } from './literal.js';
 import { mysqlPut } from './put.js';
-import { mysqlRelease } from './release.js';
+import { MysqlRegrant } from './regrant.js';
+import { mysqlRelease, mysqlReleaseNow } from './release.js';
 import {
   MYSQL_MIGRATION_LOCK_SECONDS,
   mysqlCreateTables,
   mysqlLockName,
   mysqlMetaTable,
   mysqlReadVersion,
+  mysqlUpgrades,
 } from './schema.js';
 import { mysqlSweepScript } from './sweep.js';
 
@@ -43,11 +51,17 @@ export class MysqlDialect implements Dialect {
   readonly syntax: SqlSyntax = { param: () => '?', key: '`key`', now: MYSQL_NOW };
   private readonly extendStatement: Statement;
   private readonly releaseStatement: Statement;
+  private readonly releaseNowStatement: Statement;
   private readonly putStatement: Statement;
+  private readonly regrant: MysqlRegrant;
   private readonly writeStatements: MysqlWriteStatements;
   private readonly preparable = new Map<string, boolean>();
   /** Whether the pool's connections take multi-statement queries; probed once for a caller's pool. */
   private batched: Promise<boolean> | undefined;
+  /** Whether the server has INSERT … RETURNING for the re-grant (MariaDB 10.5+); probed once. */
+  private returning: Promise<boolean> | undefined;
+  /** The probe's answer once it came (so `tryLock` does not await a settled promise each time). */
+  private returns: boolean | undefined;
 
   constructor(
     private readonly pool: MysqlPoolLike,
@@ -56,7 +70,9 @@ export class MysqlDialect implements Dialect {
   ) {
     this.extendStatement = mysqlExtend(tables);
     this.releaseStatement = mysqlRelease(tables);
+    this.releaseNowStatement = mysqlReleaseNow(tables);
     this.putStatement = mysqlPut(tables);
+    this.regrant = new MysqlRegrant(tables);
     this.writeStatements = {
       put: this.putStatement,
       delete: new SharedStatements(tables, this.syntax).delete,
@@ -85,16 +101,24 @@ export class MysqlDialect implements Dialect {
    * arithmetic stays integer.
    */
   private async run(statement: Statement, params: readonly SqlValue[]): Promise<unknown> {
+    const [result] = await this.exec(statement, params);
+    return result;
+  }
+
+  /** {@link run}'s driver call itself, `[result, fields]` (the lock path awaits it directly). */
+  private readonly exec = (
+    statement: Statement,
+    params: readonly SqlValue[],
+  ): Promise<[unknown, unknown]> => {
     let prepare = this.preparable.get(statement.name);
     if (prepare === undefined) {
       prepare = typeof this.pool.execute === 'function' && !/\bLIMIT\b/i.test(statement.text);
       this.preparable.set(statement.name, prepare);
     }
-    const [result] = prepare
-      ? await this.pool.execute!(statement.text, params)
-      : await this.pool.query(mysqlInline(statement.text, params), []);
-    return result;
-  }
+    return prepare
+      ? this.pool.execute!(statement.text, params)
+      : this.pool.query(mysqlInline(statement.text, params), []);
+  };
 
   async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {
     const result = await this.run(statement, params);
@@ -106,10 +130,36 @@ export class MysqlDialect implements Dialect {
     return (await this.run(statement, params)) as MysqlHeader;
   }
 
+  private async regrants(): Promise<boolean> {
+    if (this.returns !== undefined) return this.returns;
+    if (!this.returning) {
+      const probe = acceptsReturning(this.pool);
+      this.returning = probe;
+      probe.then(
+        (yes) => {
+          this.returns = yes;
+        },
+        () => {
+          if (this.returning === probe) this.returning = undefined; // probe again next time
+        },
+      );
+    }
+    return this.returning;
+  }
+
   async acquire(requests: readonly LeaseRequest[]): Promise<GrantedRow[]> {
+    const [only] = requests;
+    if (requests.length === 1 && only) {
+      const returning = this.returns ?? (await this.regrants());
+      const decided = await this.regrant.acquire(only, this.exec, returning);
+      if (decided !== undefined) return decided ? [decided] : [];
+    }
     const batched = await this.multi();
     const parts = mysqlAcquireScript(this.tables, requests);
-    return mysqlGranted(requests, await runScript(this.pool, parts, { batched, transaction: true }));
+    const granted = mysqlGranted(requests, await runScript(this.pool, parts, { batched, transaction: true }));
+    if (only && requests.length === 1 && granted[0])
+      this.regrant.remember(only.key, Number(granted[0].token));
+    return granted;
   }
 
   async extend(key: string, token: number, leaseMs: number): Promise<number | null> {
@@ -118,7 +168,11 @@ export class MysqlDialect implements Dialect {
   }
 
   async release(key: string, token: number, holdUntil: number): Promise<boolean> {
-    return (await this.header(this.releaseStatement, [holdUntil, key, token])).insertId > 0;
+    const [header] =
+      holdUntil > 0
+        ? await this.exec(this.releaseStatement, [holdUntil, holdUntil, key, token])
+        : await this.exec(this.releaseNowStatement, [key, token]);
+    return (header as MysqlHeader).insertId > 0;
   }
 
   async put(key: string, value: string, ttlMs: number | null): Promise<void> {
@@ -142,7 +196,7 @@ export class MysqlDialect implements Dialect {
 
   async sweep(limit: number): Promise<SweepResult> {
     const batched = await this.multi();
-    const [leases, records] = (await runScript(this.pool, mysqlSweepScript(this.tables, limit), {
+    const [, leases, records] = (await runScript(this.pool, mysqlSweepScript(this.tables, limit), {
       batched,
       transaction: false,
     })) as MysqlHeader[];
@@ -169,6 +223,10 @@ export class MysqlDialect implements Dialect {
         const found = Number((rows as Row[])[0]?.['value'] ?? 0);
         if (found > SCHEMA_VERSION) throw schemaTooNew(this.kind, found);
         for (const sql of mysqlCreateTables(t)) await conn.query(sql);
+        for (const step of mysqlUpgrades(t)) {
+          const [found] = await conn.query(step.probe);
+          if (((found as Row[]).length === 0) === (step.when === 'missing')) await conn.query(step.sql);
+        }
       } finally {
         await conn.query(mysqlInline('SELECT RELEASE_LOCK(?)', [mysqlLockName(t)]), []);
       }

@@ -94,3 +94,16 @@ export async function acceptsMultipleStatements(pool: MysqlPoolLike): Promise<bo
     throw err;
   }
 }
+
+/**
+ * Whether the server is MariaDB 10.5+, whose `INSERT … RETURNING` the one-key re-grant needs
+ * (MySQL 8 has no RETURNING). One probe per store.
+ */
+export async function acceptsReturning(pool: MysqlPoolLike): Promise<boolean> {
+  const [rows] = await pool.query('SELECT VERSION() AS v');
+  const version = String((rows as { v?: unknown }[])[0]?.v ?? '');
+  const match = /^(\d+)\.(\d+)/.exec(version);
+  if (!match || !/mariadb/i.test(version)) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 10 || (major === 10 && minor >= 5);
+}

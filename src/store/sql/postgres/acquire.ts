@@ -20,10 +20,12 @@ import { gateBucket, gateSpace } from './gate.js';
  * newest committed version, so two acquirers never both win, and the DO UPDATE draws its token
  * only then, holding the row lock: it is bigger than every token written for the key before. The
  * gate covers the one remaining path — a token drawn before a conflicting row appeared and was
- * swept — so tokens grow per key even across sweeps.
+ * swept — so tokens grow per key even across sweeps. A new row's `sweep_at` is its lease's end; a
+ * granted existing row keeps its own (only sweep moves it, see schema.ts), so the DO UPDATE changes
+ * no indexed column and can be a HOT update.
  */
 export function pgAcquire(t: Tables, run: Run): (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]> {
-  const upsert = `INSERT INTO ${t.leases} AS l ("key", owner, token, acquired_at, expires_at)`;
+  const upsert = `INSERT INTO ${t.leases} AS l ("key", owner, token, acquired_at, expires_at, sweep_at)`;
   const onConflict =
     `ON CONFLICT ("key") DO UPDATE SET owner = EXCLUDED.owner, token = nextval('${t.fence}'), ` +
     `acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at ` +
@@ -35,7 +37,7 @@ export function pgAcquire(t: Tables, run: Run): (requests: readonly LeaseRequest
     text:
       `WITH c AS (SELECT pg_advisory_xact_lock_shared(${gateSpace(t)}, ${gateBucket('$1::text')}) AS gate, ` +
       `${PG_NOW} AS now) ${upsert} ` +
-      `SELECT $1::text, $2::text, nextval('${t.fence}'), c.now, c.now + $3::bigint FROM c ${onConflict}`,
+      `SELECT $1::text, $2::text, nextval('${t.fence}'), c.now, c.now + $3::bigint, c.now + $3::bigint FROM c ${onConflict}`,
   };
   // unnest yields the arrays' elements in order, so rows are inserted (and locked) in key order.
   const many: Statement = {
@@ -44,7 +46,7 @@ export function pgAcquire(t: Tables, run: Run): (requests: readonly LeaseRequest
       `WITH g AS (SELECT count(*) AS n FROM (SELECT DISTINCT ${gateBucket('k')} AS b FROM unnest($1::text[]) AS k) AS buckets, ` +
       `LATERAL (SELECT pg_advisory_xact_lock_shared(${gateSpace(t)}, buckets.b)) AS locked), ` +
       `c AS (SELECT g.n AS gate, ${PG_NOW} AS now FROM g) ${upsert} ` +
-      `SELECT r.k, r.o, nextval('${t.fence}'), c.now, c.now + r.ms ` +
+      `SELECT r.k, r.o, nextval('${t.fence}'), c.now, c.now + r.ms, c.now + r.ms ` +
       `FROM c, unnest($1::text[], $2::text[], $3::bigint[]) AS r(k, o, ms) ${onConflict}`,
   };
   return async (requests) => {

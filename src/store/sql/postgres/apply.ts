@@ -47,8 +47,8 @@ export type SimpleQuery = (text: string) => Promise<readonly { rowCount: number 
  * Why it is atomic in one round trip: one statement, or one implicit transaction; an error rolls
  * back all of it (a deadlock victim may then be re-run whole). Every write locks its row and
  * re-checks its condition on the newest version under READ COMMITTED, exactly as the single calls:
- * a release still needs the token to hold an unexpired lease, ends it at max(now, holdUntil) and
- * never writes a token. Like release, apply takes no sweep gate (gate.ts): the gate protects tokens
+ * a release still needs the token to hold an unexpired lease, ends it as release.ts does (at
+ * holdUntil if later than now, else at once, written as its `acquired_at`) and never writes a token. Like release, apply takes no sweep gate (gate.ts): the gate protects tokens
  * drawn before a row could be swept, and apply draws none — it only shortens or keeps leases live
  * rows already have, and sweep re-checks `expires_at <= now` on the row it deletes.
  */
@@ -67,7 +67,7 @@ export function pgApply(
       `ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at), ` +
       `deletes AS (DELETE FROM ${t.records} AS r USING c WHERE r."key" = ANY($4::text[]) ` +
       `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING r."key"), ` +
-      `releases AS (UPDATE ${t.leases} AS l SET expires_at = GREATEST(c.now, u.hold) ` +
+      `releases AS (UPDATE ${t.leases} AS l SET expires_at = CASE WHEN u.hold > c.now THEN u.hold ELSE l.acquired_at END ` +
       `FROM c, unnest($5::text[], $6::bigint[], $7::bigint[]) AS u(k, token, hold) ` +
       `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING l."key") ` +
       `SELECT 'd' AS op, "key" FROM deletes UNION ALL SELECT 'r' AS op, "key" FROM releases`,

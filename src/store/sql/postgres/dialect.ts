@@ -115,10 +115,13 @@ export class PostgresDialect implements Dialect {
   /** Whether every object of the schema exists and the stored version is this code's (newer: SCHEMA). */
   private async current(): Promise<boolean> {
     const t = this.tables;
-    const names = [t.meta, t.leases, t.records, t.fence, `${t.leases}_expires_at`, `${t.records}_expires_at`];
+    const names = [t.meta, t.leases, t.records, t.fence, `${t.leases}_sweep_at`, `${t.records}_expires_at`];
+    // A schema of an older oncely has the leases index on expires_at (and no sweep_at): not current.
     const { rows: found } = await this.pool.query({
-      text: `SELECT bool_and(to_regclass(n) IS NOT NULL) AS complete FROM unnest($1::text[]) AS n`,
-      values: [names],
+      text:
+        `SELECT bool_and(to_regclass(n) IS NOT NULL) AND to_regclass($2) IS NULL AS complete ` +
+        `FROM unnest($1::text[]) AS n`,
+      values: [names, `${t.leases}_expires_at`],
     });
     if (found[0]?.['complete'] !== true) return false;
     const { rows } = await this.pool.query({

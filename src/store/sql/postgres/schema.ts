@@ -12,6 +12,13 @@ export const PG_SCHEMA_TOO_NEW = 'OE001';
  * Keys are `text COLLATE "C"`: code point order, as on every other backend, and no LIKE anywhere.
  * The fence is a CACHE 1 sequence: a bigger cache would hand each session its own block of
  * values, and tokens from different sessions would no longer increase in time order.
+ *
+ * Sweep finds lease rows through `sweep_at` (sweep.ts), not `expires_at`: every grant and release
+ * rewrites `expires_at`, and with an index on it none of them could be a HOT update (each would
+ * add an entry to both indexes), while `sweep_at` is written when a row is inserted and afterwards
+ * only by sweep. A database made by an older oncely gets the column (rows default to 0: due at
+ * once) and loses the old index; the DO block adds the column where `ADD COLUMN IF NOT EXISTS`
+ * (9.6+) would not.
  */
 export function pgMigration(t: Tables): string {
   return [
@@ -22,8 +29,12 @@ export function pgMigration(t: Tables): string {
       `END IF; END $$`,
     `CREATE TABLE IF NOT EXISTS ${t.leases} (` +
       `"key" text COLLATE "C" PRIMARY KEY, owner text NOT NULL, token bigint NOT NULL, ` +
-      `acquired_at bigint NOT NULL, expires_at bigint NOT NULL)`,
-    `CREATE INDEX IF NOT EXISTS ${t.leases}_expires_at ON ${t.leases} (expires_at)`,
+      `acquired_at bigint NOT NULL, expires_at bigint NOT NULL, sweep_at bigint NOT NULL DEFAULT 0)`,
+    `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = '${t.leases}'::regclass ` +
+      `AND attname = 'sweep_at' AND NOT attisdropped) THEN ` +
+      `ALTER TABLE ${t.leases} ADD COLUMN sweep_at bigint NOT NULL DEFAULT 0; END IF; END $$`,
+    `CREATE INDEX IF NOT EXISTS ${t.leases}_sweep_at ON ${t.leases} (sweep_at)`,
+    `DROP INDEX IF EXISTS ${t.leases}_expires_at`,
     `CREATE TABLE IF NOT EXISTS ${t.records} (` +
       `"key" text COLLATE "C" PRIMARY KEY, value text NOT NULL, expires_at bigint)`,
     `CREATE INDEX IF NOT EXISTS ${t.records}_expires_at ON ${t.records} (expires_at)`,

@@ -4,7 +4,6 @@ import type { GrantedRow, Statement } from '../dialect.js';
 import type { Tables } from '../tables.js';
 import { SQLITE_NOW } from './clock.js';
 import type { Prepared } from './driver.js';
-import { fenceTriggers } from './schema.js';
 
 /**
  * acquire (SQLite): one upsert per key; a single key (every `tryLock`) is one autocommit statement,
@@ -25,40 +24,44 @@ import { fenceTriggers } from './schema.js';
  * counter its predecessor's trigger raised. The counter only grows, so tokens grow per key even
  * after sweep deleted the row; `token < excluded.token` keeps that true even if the counter row
  * were ever restored from an older backup (a stale key then stays unavailable rather than going
- * backwards).
+ * backwards). A new row's `sweep_at` is its lease's end; a granted existing row keeps its own
+ * (only sweep moves it), so a lock cycle writes no index page but the primary key's.
  *
- * The token is NULL, and the insert fails its NOT NULL constraint (before any conflict handling),
- * when the counter row or either trigger is missing (a database from an older oncely that was not
- * migrated): without the triggers the counter would stand still and a swept key could get its old
- * token again, so that is a SCHEMA error, never a grant.
+ * The statement only runs on a schema this oncely migrated: it names `sweep_at`, which the same
+ * migration transaction adds together with the two triggers, so on an older database it fails
+ * with "no column named sweep_at" (a SCHEMA error, never a grant). Without the triggers the
+ * counter would stand still and a swept key could get its old token again. The token is NULL, and
+ * the insert fails its NOT NULL constraint (before any conflict handling), when the counter row
+ * is missing: a SCHEMA error too.
  */
 export function sqliteAcquire(
   t: Tables,
   prepared: Prepared,
-): (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]> {
-  const triggers = fenceTriggers(t);
-  const triggersPresent =
-    `(SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = '${t.leases}' ` +
-    `AND name IN ('${triggers.insert}', '${triggers.update}')) = 2`;
+): {
+  acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
+  /** One key, answered synchronously (the autocommit upsert). */
+  acquireNow: (request: LeaseRequest) => GrantedRow | null;
+} {
   const upsert: Statement = {
     name: 'acquire_upsert',
     text:
-      `INSERT INTO ${t.leases} ("key", owner, token, acquired_at, expires_at) ` +
-      `VALUES (?, ?, (SELECT value + 1 FROM ${t.fence} WHERE id = 1 AND ${triggersPresent}), ` +
-      `${SQLITE_NOW}, ${SQLITE_NOW} + ?) ` +
+      `INSERT INTO ${t.leases} ("key", owner, token, acquired_at, expires_at, sweep_at) ` +
+      `VALUES (?, ?, (SELECT value + 1 FROM ${t.fence} WHERE id = 1), ${SQLITE_NOW}, ${SQLITE_NOW} + ?, ${SQLITE_NOW} + ?) ` +
       `ON CONFLICT ("key") DO UPDATE SET owner = excluded.owner, token = excluded.token, ` +
       `acquired_at = excluded.acquired_at, expires_at = excluded.expires_at ` +
       `WHERE ${t.leases}.expires_at <= excluded.acquired_at AND ${t.leases}.token < excluded.token ` +
       `RETURNING "key" AS "key", token, acquired_at, expires_at`,
   };
-  const one = (r: LeaseRequest): GrantedRow | undefined => {
+  const one = (r: LeaseRequest): GrantedRow | null => {
     try {
-      return prepared.get(upsert).get(r.key, r.owner, r.leaseMs) as GrantedRow | undefined;
+      return (
+        (prepared.get(upsert).get(r.key, r.owner, r.leaseMs, r.leaseMs) as GrantedRow | undefined) ?? null
+      );
     } catch (err) {
       if (err instanceof Error && /NOT NULL constraint failed: \w+\.token/.test(err.message)) {
         throw new OncelyError(
           'SCHEMA',
-          `sqlite store: the fence counter row of ${t.fence} or its triggers on ${t.leases} are missing; run migrate()`,
+          `sqlite store: the fence counter row of ${t.fence} is missing; run migrate()`,
           { cause: err },
         );
       }
@@ -73,9 +76,12 @@ export function sqliteAcquire(
     }
     return granted;
   });
-  return async (requests) => {
-    if (requests.length !== 1) return batch.immediate(requests);
-    const row = one(requests[0]!);
-    return row ? [row] : [];
+  return {
+    acquire: async (requests) => {
+      if (requests.length !== 1) return batch.immediate(requests);
+      const row = one(requests[0]!);
+      return row ? [row] : [];
+    },
+    acquireNow: one,
   };
 }

@@ -19,6 +19,7 @@ export class SqliteDialect implements Dialect {
   readonly capabilities: StoreCapabilities;
   readonly syntax: SqlSyntax = { param: () => '?', key: '"key"', now: SQLITE_NOW };
   readonly acquire: (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]>;
+  readonly acquireNow: (request: LeaseRequest) => GrantedRow | null;
   readonly sweep: (limit: number) => Promise<SweepResult>;
   readonly apply: (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]>;
   private readonly prepared: Prepared;
@@ -44,7 +45,7 @@ export class SqliteDialect implements Dialect {
       serverCount: true,
     };
     this.prepared = new Prepared(db);
-    this.acquire = sqliteAcquire(tables, this.prepared);
+    ({ acquire: this.acquire, acquireNow: this.acquireNow } = sqliteAcquire(tables, this.prepared));
     this.sweep = sqliteSweep(tables, this.prepared);
     this.extendStatement = sqliteExtend(tables);
     this.releaseStatement = sqliteRelease(tables);
@@ -71,6 +72,10 @@ export class SqliteDialect implements Dialect {
   }
 
   async release(key: string, token: number, holdUntil: number): Promise<boolean> {
+    return this.releaseNow(key, token, holdUntil);
+  }
+
+  releaseNow(key: string, token: number, holdUntil: number): boolean {
     return this.prepared.get(this.releaseStatement).run(holdUntil, key, token).changes > 0;
   }
 
@@ -87,7 +92,9 @@ export class SqliteDialect implements Dialect {
   }
 
   isSchemaError(err: unknown): boolean {
-    return err instanceof Error && /no such (table|column)/i.test(err.message);
+    // "no such table/column: …", and "table … has no column named …" (an INSERT naming a column
+    // that an un-migrated database lacks).
+    return err instanceof Error && /no such (table|column)|has no column named/i.test(err.message);
   }
 
   isRetryable(): boolean {
