@@ -59,6 +59,19 @@ export function describeLeases(ctx: SuiteContext): void {
       expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1000 }]))[0]).not.toBeNull();
     });
 
+    it('lets exactly one of 8 racing releases of one token answer true', async () => {
+      // Each release re-checks the lease on the row's newest version; a second release that waited
+      // for the first one's row lock must then see the lease ended, not "held until now".
+      const stores = [ctx.store, ...(await Promise.all(Array.from({ length: 7 }, () => ctx.open())))];
+      for (let round = 0; round < 20; round++) {
+        const key = ctx.unique(`release-race-${round}`);
+        const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 10_000 }]);
+        const answers = await Promise.all(stores.map((s) => s.release(key, lease!.token, 0)));
+        expect(answers.filter(Boolean)).toHaveLength(1);
+        expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1_000 }]))[0]).not.toBeNull();
+      }
+    });
+
     it('rejects bad SPI input with INVALID_ARGUMENT', async () => {
       await expectCode(ctx.store.acquire([{ key: '', owner: 'o', leaseMs: 1 }]), 'INVALID_ARGUMENT');
       await expectCode(ctx.store.acquire([{ key: 'k', owner: 'o', leaseMs: 0 }]), 'INVALID_ARGUMENT');
