@@ -31,15 +31,8 @@ export class Claims {
       const spec = s.defined.get(c.occ.job)!.spec;
       const occ =
         requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
-      const gate = c.gate
-        ? requests.push({
-            key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
-            // A replay of missed work says so: an on-time fire time that finds the gate held by a
-            // replay queues behind it instead of being skipped (see overlapped()).
-            owner: c.source === 'misfire' ? `${s.node}${REPLAY_MARK}` : s.node,
-            leaseMs: spec.lockAtMostForMs,
-          }) - 1
-        : undefined;
+      const gate =
+        c.gate && !c.takeover ? requests.push(this.gateRequest(c, spec.lockAtMostForMs)) - 1 : undefined;
       index.push({ occ, gate });
     }
     // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch); the
@@ -69,15 +62,27 @@ export class Claims {
     );
   }
 
+  /** The overlap gate request of a candidate. */
+  private gateRequest(c: Candidate, leaseMs: number): LeaseRequest {
+    return {
+      key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
+      // A replay of missed work says so: an on-time fire time that finds the gate held by a
+      // replay queues behind it instead of being skipped (see overlapped()).
+      owner: c.source === 'misfire' ? `${this.state.node}${REPLAY_MARK}` : this.state.node,
+      leaseMs,
+    };
+  }
+
   private async afterClaim(
     c: Candidate,
     lease: Lease | null,
-    gate: Lease | null | undefined,
+    initialGate: Lease | null | undefined,
     sentAt: number,
   ): Promise<void> {
     const s = this.state;
     const job = s.defined.get(c.occ.job)!;
     const free = (l: Lease): WriteOp => ({ op: 'release', key: l.key, token: l.token });
+    let gate = initialGate;
     if (!lease) {
       // Someone else has (or had) it; a gate we won for it is returned at once (retried if the
       // store fails: a gate left held would skip the job's next fire times until its lease ends).
@@ -98,11 +103,23 @@ export class Claims {
         c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
       if (source && c.source === 'schedule') {
         source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
-        if (source.partial !== undefined && source.partial.fireTime >= c.occ.fireTime)
-          source.partial = undefined;
+        source.queue = source.queue.filter((q) => q.fireTime < c.occ.fireTime);
       }
       await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
       return;
+    }
+    if (c.takeover && c.gate) {
+      // The gate of a takeover, asked for now that the occurrence is won (see Candidate.takeover).
+      let won: Lease | null | undefined;
+      try {
+        [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs)]);
+      } catch (err) {
+        // Not run: the occurrence is given back for the next claimant (or this node's next tick).
+        s.emit('error', { error: err, during: `claim of ${c.occ.job}` });
+        await settle(s, `release of ${c.occ.job}`, [free(lease)], lease, sentAt);
+        return;
+      }
+      gate = won ?? null;
     }
     c.onWon?.();
     if (c.settleOnly) {

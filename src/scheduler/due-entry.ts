@@ -13,10 +13,12 @@ export interface DueEntry {
   fireTime: number;
   schedule: StoredScheduleRecord;
   trigger: CompiledTrigger;
-  /** The candidates of this entry, decided once (on time or missed, and the misfire policy). */
+  /**
+   * The candidates of this entry not offered yet, decided once (on time or missed, and the misfire
+   * policy); shards that did not all fit wait for free slots, shards another node goes first for
+   * wait for the grace (spread.ts).
+   */
   plan?: Candidate[];
-  /** How many of `plan` were offered already (shards that did not all fit wait for free slots). */
-  offered: number;
   /** The fire time the entry moves on to (the next scan expects it), if any. */
   next?: number | undefined;
   /** Store time (this node's estimate) of the read that returned the entry. */
@@ -87,7 +89,9 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
       onWon,
     },
   ];
-  const missedBefore = now - spec.misfireThresholdMs;
+  // Lateness counts from when the entry could be claimed here (after the grace when another node
+  // goes first): a takeover after the grace is on time, not missed.
+  const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job);
   if (F >= missedBefore) return run('schedule', moveTo(after(F)));
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
@@ -123,8 +127,9 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
 }
 
 /**
- * Offers up to `limit` more of the entry's candidates (shard 0 first: it carries the move).
- * Returns how many it offered and whether more are left.
+ * Offers up to `limit` more of the entry's candidates that are claimable here now (shard 0 first:
+ * it carries the move). Returns how many it offered, whether more are left that did not fit, and
+ * when the first of those held back for another node becomes claimable here, if any.
  */
 export function takeEntry(
   state: NodeState,
@@ -133,10 +138,28 @@ export function takeEntry(
   now: number,
   limit: number,
   out: Candidate[],
-): { used: number; more: boolean } {
+): { used: number; more: boolean; heldUntil?: number } {
   e.plan ??= planEntry(state, job, e, now);
-  const n = Math.max(0, Math.min(limit, e.plan.length - e.offered));
-  out.push(...e.plan.slice(e.offered, e.offered + n));
-  e.offered += n;
-  return { used: n, more: e.offered < e.plan.length };
+  const count = job.spec.shards?.count;
+  const rest: Candidate[] = [];
+  let used = 0;
+  let more = false;
+  let heldUntil: number | undefined;
+  for (const c of e.plan) {
+    // What only settles missed fire times is anyone's: nothing runs.
+    const at = c.settleOnly ? now : state.spread.claimableAt(c.occ, count);
+    if (at > now) {
+      heldUntil = Math.min(heldUntil ?? at, at);
+      rest.push(c);
+    } else if (used >= limit) {
+      more = true;
+      rest.push(c);
+    } else {
+      if (at > c.occ.fireTime) c.takeover = true;
+      out.push(c);
+      used++;
+    }
+  }
+  e.plan = rest;
+  return { used, more, ...(heldUntil !== undefined && { heldUntil }) };
 }

@@ -5,6 +5,7 @@ import type { DueEntry } from './due-entry.js';
 import { keys, parseDueEntry } from './keys.js';
 import type { NodeState } from './node-state.js';
 import type { StoredScheduleRecord } from './schedule-input.js';
+import { SPREAD_GRACE_MS } from './spread.js';
 
 /** The first page of a due scan: enough to find the next due time when nothing is due. */
 const FIRST_PAGE = 64;
@@ -117,6 +118,9 @@ export class DueIndex {
   ): Promise<{ due: StoredRecord[]; notDueAt: number | undefined; truncated?: 'full' | 'pages' }> {
     const s = this.state;
     const due: StoredRecord[] = [];
+    let heldUntil: number | undefined;
+    const notDue = (at: number | undefined) =>
+      heldUntil === undefined ? at : Math.min(at ?? Number.POSITIVE_INFINITY, heldUntil);
     let after = this.resumeAfter;
     this.resumeAfter = undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
@@ -124,20 +128,30 @@ export class DueIndex {
       const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
       for (const r of records) {
         const fireTime = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
-        if (fireTime > now) return { due, notDueAt: fireTime };
+        if (fireTime > now) return { due, notDueAt: notDue(fireTime) };
         const job = (JSON.parse(r.value) as { job: string }).job;
-        if (!s.defined.has(job) || s.paused.has(job)) continue;
+        const defined = s.defined.get(job);
+        if (!defined || s.paused.has(job)) continue;
+        // Another node goes first for all of it (spread.ts): read again when the grace is over,
+        // and by then it has usually moved on. Not counted against `want`: each node reads its share.
+        if (fireTime + SPREAD_GRACE_MS > now) {
+          const id = parseDueEntry(r.key).id;
+          if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
+            heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, fireTime + SPREAD_GRACE_MS);
+            continue;
+          }
+        }
         due.push(r);
         if (due.length >= want) {
           this.resumeAfter = r.key;
-          return { due, notDueAt: undefined, truncated: 'full' };
+          return { due, notDueAt: notDue(undefined), truncated: 'full' };
         }
       }
-      if (records.length < limit) return { due, notDueAt: undefined };
+      if (records.length < limit) return { due, notDueAt: notDue(undefined) };
       after = records.at(-1)!.key;
     }
     this.resumeAfter = after;
-    return { due, notDueAt: undefined, truncated: 'pages' };
+    return { due, notDueAt: notDue(undefined), truncated: 'pages' };
   }
 
   /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
@@ -174,7 +188,7 @@ export class DueIndex {
           return;
         }
       }
-      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, offered: 0, readAt });
+      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt });
     });
     for (let i = 0; i < stale.length; i += MAX_BATCH) {
       // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.

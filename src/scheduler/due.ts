@@ -7,6 +7,9 @@ import { keys } from './keys.js';
 import type { Misfires } from './misfire.js';
 import type { NodeState } from './node-state.js';
 
+/** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
+const MAX_QUEUED = 64;
+
 /** One due source or due index entry, taking up to `limit` claims of a tick. */
 interface Due1 {
   take: (limit: number, firstRound: boolean) => Promise<{ used: number; more: boolean }>;
@@ -31,6 +34,8 @@ export class Due {
   private turn = 0;
   /** The last tick ran out of free slots with work still due: tick again when slots are free. */
   backlog = false;
+  /** The earliest store time at which something the last tick held back for another node becomes claimable here. */
+  wakeAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly state: NodeState,
@@ -44,6 +49,8 @@ export class Due {
     const s = this.state;
     const now = s.storeClock.estimate() - s.storeClock.errorBound();
     s.lastTickAt = now;
+    this.wakeAt = Number.POSITIVE_INFINITY;
+    s.spread.self(s.defined.keys(), false);
     await this.index.refresh(now);
     const candidates: Candidate[] = [];
     const all: Due1[] = [];
@@ -52,7 +59,7 @@ export class Due {
       if (!job || s.paused.has(source.job)) continue;
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const next = nextDue(source, now);
-      if (source.partial || (next !== undefined && next <= now))
+      if (source.queue.length > 0 || (next !== undefined && next <= now))
         all.push({ take: (limit, first) => this.take(job, source, now, limit, candidates, first) });
     }
     for (const e of this.index.ready) {
@@ -61,7 +68,8 @@ export class Due {
       all.push({
         take: async (limit) => {
           const taken = takeEntry(s, job, e, now, limit, candidates);
-          if (!taken.more) this.index.offeredInFull(e);
+          if (taken.heldUntil !== undefined) this.wakeAt = Math.min(this.wakeAt, taken.heldUntil);
+          else if (!taken.more) this.index.offeredInFull(e);
           return taken;
         },
       });
@@ -95,9 +103,11 @@ export class Due {
   }
 
   /**
-   * Up to `limit` claims of one source: shards left over from an earlier tick, then (first round
-   * only) what was missed, then on-time fire times oldest first. Returns how many slots it used
-   * and whether the source has more due now.
+   * Up to `limit` claims of one source: queued occurrences first (shards left over for want of
+   * slots, or held back for their preferred node, spread.ts), then (first round only) what was
+   * missed, then on-time fire times oldest first. Returns how many slots it used and whether the
+   * source has more due now that did not fit (what waits for another node's grace does not count:
+   * the loop wakes for it at `wakeAt`).
    */
   private async take(
     job: Job,
@@ -107,7 +117,9 @@ export class Due {
     out: Candidate[],
     firstRound: boolean,
   ): Promise<{ used: number; more: boolean }> {
+    const s = this.state;
     const shards = shardsOf(job);
+    const count = job.spec.shards?.count;
     const gated = job.spec.overlap !== 'allow';
     // A replay and on-time fire times in one batch would race for the same overlap gate, and the
     // on-time run would be recorded as skipped for "overlapping" a replay that had not even
@@ -116,38 +128,56 @@ export class Due {
     // previous one (and on-time fire times queue up as missed behind the replays).
     const replayFirst = gated || job.spec.misfire === 'catch-up';
     let used = 0;
-    /** Claims the partial occurrence's shards that fit; true once all of them are claimed. */
-    const fill = (): boolean => {
-      const p = source.partial!;
-      const n = Math.min(limit - used, shards.length - p.next);
-      for (let i = p.next; i < p.next + n; i++) {
-        out.push({
-          occ: { job: source.job, scheduleId: source.scheduleId, fireTime: p.fireTime, shard: shards[i] },
-          source: p.source,
-          data: source.data,
-          attempt: 1,
-          gate: p.source === 'misfire' && job.spec.misfire === 'catch-up' ? true : gated,
-        });
+    let short = false;
+    /** Offers the queued occurrences' shards that are claimable here now and fit. */
+    const drain = (): void => {
+      for (const q of source.queue) {
+        const rest: (number | undefined)[] = [];
+        for (const shard of q.shards) {
+          const occ = { job: source.job, scheduleId: source.scheduleId, fireTime: q.fireTime, shard };
+          const at = s.spread.claimableAt(occ, count);
+          if (at > now) {
+            this.wakeAt = Math.min(this.wakeAt, at);
+            rest.push(shard);
+          } else if (used >= limit) {
+            short = true;
+            rest.push(shard);
+          } else {
+            out.push({
+              occ,
+              source: q.source,
+              data: source.data,
+              attempt: 1,
+              gate: q.source === 'misfire' && job.spec.misfire === 'catch-up' ? true : gated,
+              ...(at > q.fireTime && { takeover: true as const }),
+            });
+            used++;
+          }
+        }
+        q.shards = rest;
       }
-      used += n;
-      p.next += n;
-      if (p.next < shards.length) return false;
-      source.partial = undefined;
-      return true;
+      source.queue = source.queue.filter((q) => q.shards.length > 0);
     };
-    if (source.partial) {
-      const replay = source.partial.source === 'misfire';
-      if (!fill()) return { used, more: true };
+    const queue = (fireTime: number, from: 'schedule' | 'misfire') => {
+      source.queue.push({ fireTime, source: from, shards: [...shards] });
+      drain();
+    };
+    if (source.queue.length > 0) {
+      const replay = source.queue.some((q) => q.source === 'misfire');
+      drain();
+      if (short) return { used, more: true };
       if (replay && replayFirst) return { used, more: false };
     }
-    const missedBefore = now - job.spec.misfireThresholdMs;
+    // Lateness counts from when an occurrence could be claimed here: after the grace, when it is
+    // another node's to go first (a takeover after the grace is on time, not missed).
+    const missedBefore = now - job.spec.misfireThresholdMs - s.spread.graceFor(job.spec.name);
     if (firstRound) {
       const next = nextDue(source, now);
       if (next !== undefined && next < missedBefore) {
         const replay = await this.misfires.handle(job, source, missedBefore);
         if (replay !== undefined) {
-          source.partial = { fireTime: replay, source: 'misfire', next: 0 };
-          if (!fill()) return { used, more: true };
+          queue(replay, 'misfire');
+          if (short) return { used, more: true };
           if (replayFirst) return { used, more: false };
         }
       }
@@ -158,9 +188,11 @@ export class Due {
       // A missed one here (a source that ran out of slots in an earlier round) is left to the next
       // tick's misfire handling.
       if (f < missedBefore) return { used, more: true };
+      // Held back for other nodes (a fast trigger): bounded; the cursor waits until they are offered.
+      if (source.queue.length >= MAX_QUEUED) return { used, more: false };
       source.cursor = f;
-      source.partial = { fireTime: f, source: 'schedule', next: 0 };
-      if (!fill()) return { used, more: true };
+      queue(f, 'schedule');
+      if (short) return { used, more: true };
     }
     const f = nextDue(source, now);
     return { used, more: f !== undefined && f <= now };

@@ -46,8 +46,11 @@ export class Feed {
     );
     s.scheduleRevision = byKind('srev')[0]?.value;
     if (now >= s.nextHeartbeatAt) {
+      // The other nodes' heartbeats are read when this node writes its own: the live list that
+      // spreads the work (spread.ts) changes at heartbeat granularity, for one scan per beat.
       await this.heartbeat(now);
       s.nextHeartbeatAt = now + this.heartbeatMs();
+      s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
     }
     const pending = byKind('pending');
     s.pendingSeen = pending.length > 0;
@@ -106,7 +109,12 @@ export class Feed {
     return Math.min(5 * this.state.pollMs, 5_000);
   }
 
-  private async heartbeat(now: number): Promise<void> {
+  /** The node is stopping: other nodes stop preferring it at their next read of the heartbeats. */
+  async announceStopping(): Promise<void> {
+    await this.heartbeat(this.state.storeClock.estimate(), true);
+  }
+
+  private async heartbeat(now: number, stopping = false): Promise<void> {
     const s = this.state;
     const info = {
       id: s.node,
@@ -116,6 +124,8 @@ export class Feed {
       startedAt: s.startedAt,
       lastSeen: now,
       jobs: [...s.defined.keys()],
+      beatMs: this.heartbeatMs(),
+      ...(stopping && { stopping: true }),
     };
     await s.store.put(keys.node(s.node), JSON.stringify(info), {
       ttlMs: Math.max(3 * this.heartbeatMs(), 15_000),

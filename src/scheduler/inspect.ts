@@ -15,6 +15,8 @@ interface HeartbeatRecord extends Omit<NodeInfo, 'startedAt' | 'lastSeen'> {
   startedAt: number;
   lastSeen: number;
   jobs?: string[];
+  beatMs?: number;
+  stopping?: boolean;
 }
 
 /** What `define` records per job (see Scheduler.registerJob). */
@@ -33,7 +35,7 @@ async function heartbeats(store: Store): Promise<HeartbeatRecord[]> {
 
 /** Nodes whose heartbeat has not expired. */
 export async function listNodes(store: Store): Promise<NodeInfo[]> {
-  return (await heartbeats(store)).map(({ jobs: _jobs, ...n }) => ({
+  return (await heartbeats(store)).map(({ jobs: _jobs, beatMs: _beat, stopping: _stopping, ...n }) => ({
     ...n,
     startedAt: new Date(n.startedAt),
     lastSeen: new Date(n.lastSeen),

@@ -23,12 +23,22 @@ export interface Source {
   /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
   next?: { after: number; at: number | undefined };
   /**
-   * An occurrence whose shards did not all fit in the free slots: shards from `next` on are
-   * claimed first at the next ticks, as slots free up (the cursor is already past it).
+   * Occurrences the cursor is past whose shard items (or the occurrence itself, `[undefined]`)
+   * were not all offered yet: no free slot for them (offered first at the next ticks, as slots
+   * free up), or another node goes first for them (offered here after the grace, spread.ts).
+   * Oldest first.
    */
-  partial?: { fireTime: number; source: 'schedule' | 'misfire'; next: number } | undefined;
+  queue: QueuedOccurrence[];
   /** The latest fire time announced as a misfire replay (catch-up offers it each tick until claimed). */
   announced?: number;
+}
+
+/** See `Source.queue`. */
+export interface QueuedOccurrence {
+  fireTime: number;
+  source: 'schedule' | 'misfire';
+  /** The shards not offered yet (`undefined`: the job is not sharded). */
+  shards: (number | undefined)[];
 }
 
 /** An occurrence this node is about to try to claim. */
@@ -56,6 +66,12 @@ export interface Candidate {
    * the one to replay): written with the occurrence released "done".
    */
   settleOnly?: WriteOp[];
+  /**
+   * Claimed after the grace, for another node that was to go first (spread.ts): usually refused.
+   * Its overlap gate is asked for only once the occurrence is won, so a refused takeover never
+   * holds the gate, even briefly, against the next fire time's run.
+   */
+  takeover?: true;
   /** Called once this node has won the claim (a due entry's misfired event). */
   onWon?: () => void;
   /**

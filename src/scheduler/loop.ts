@@ -61,6 +61,8 @@ export class Loop {
     // The due index: its next entry, a read it owes (while there are free slots to claim with: a
     // full node is woken by its runs ending).
     if (s.freeSlots() > 0) next = Math.min(next, this.due.index.wakeAt());
+    // What the last tick held back for another node to go first: claimable here after the grace.
+    if (s.freeSlots() > 0) next = Math.min(next, this.due.wakeAt);
     // Wake a little after the fire time: the store clock estimate is only good to ± errorBound,
     // and a claim granted before the fire time would be early.
     return next - now + Math.ceil(s.storeClock.errorBound());

@@ -6,6 +6,7 @@ import type { Store } from '../store/types.js';
 import { SchedulerEmitter } from './events.js';
 import type { Job, Source } from './internal-types.js';
 import type { ResolvedOptions } from './options.js';
+import { Spread } from './spread.js';
 import type { SchedulerEvents } from './types.js';
 import { WriteBatcher } from './write-batch.js';
 
@@ -62,6 +63,8 @@ export class NodeState {
   nextHeartbeatAt = 0;
   clockSampledAt = Number.NEGATIVE_INFINITY;
   readonly writes: WriteBatcher;
+  /** The live nodes and who goes first for an occurrence (spread.ts). */
+  readonly spread: Spread;
 
   constructor(options: ResolvedOptions) {
     this.store = options.store;
@@ -76,6 +79,7 @@ export class NodeState {
     this.events = new SchedulerEmitter(this.logger, this.node);
     this.storeClock = new StoreClock(() => this.store.now(), this.clock);
     this.writes = new WriteBatcher(this.store);
+    this.spread = new Spread(this.node);
   }
 
   emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {

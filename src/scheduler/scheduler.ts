@@ -111,10 +111,13 @@ export class Scheduler {
         trigger: spec.trigger,
         data: undefined,
         cursor: undefined,
+        queue: [],
       });
     }
     s.dueWakeAt = 0;
     if (this.active) {
+      // Other nodes learn at this node's next heartbeat (written at the next poll) that it runs the job too.
+      s.nextHeartbeatAt = 0;
       void this.feed
         .registerJob(spec)
         .catch((err) => s.emit('error', { error: err, during: 'job registry' }));
@@ -198,6 +201,9 @@ export class Scheduler {
     s.stopping.abort();
     s.poke();
     await this.loopPromise;
+    // Other nodes take over this node's share at once instead of after a grace (spread.ts).
+    s.spread.self(s.defined.keys(), true);
+    await this.feed.announceStopping().catch(() => {});
     const drained = Promise.all([...s.running]);
     const timer = new AbortController();
     await Promise.race([drained, s.clock.sleep(s.stopTimeoutMs, timer.signal)]);

@@ -1,0 +1,181 @@
+import type { StoredRecord } from '../store/types.js';
+import type { OccurrenceId } from './keys.js';
+
+/**
+ * How long a node that is not an occurrence's preferred node waits after the fire time before it
+ * claims the occurrence itself (the preferred node died, stopped, is overloaded, or this node's
+ * live list disagrees with the others'). One second: long enough for a preferred node on a busy
+ * machine to wake, poll and get its batched acquire in (the default poll interval), short enough
+ * that a dead node's share runs a second late until its heartbeat drops out. Misfire classing
+ * counts lateness from the time an occurrence became claimable here, so a takeover after the grace
+ * is on time, not missed (see {@link Spread.graceFor}).
+ */
+export const SPREAD_GRACE_MS = 1_000;
+
+/** A heartbeat record as spread reads it (feed.ts writes it). */
+interface Beat {
+  id: string;
+  lastSeen: number;
+  jobs?: string[];
+  /** The node is stopping (draining): it claims nothing more. */
+  stopping?: boolean;
+  /** Its heartbeat interval: a node that missed two beats (and a second) is not live. */
+  beatMs?: number;
+}
+
+/**
+ * Which live node goes first for an occurrence or a shard item, so that occurrences due together
+ * and the shard items of one occurrence are spread over the nodes instead of taken by whichever
+ * wakes first.
+ *
+ * The live list: this node's poll scans the `node|` heartbeats each time it writes its own (every
+ * five polls, at most 5 s); a node is live for a job if its heartbeat is fresh, not marked
+ * stopping, and lists the job among those it defines. This node always counts itself (unless
+ * stopping), with the jobs it defines now.
+ *
+ * Preference, the same on every node that has the same list: an occurrence goes to the node of
+ * highest rendezvous weight, hash(node, occurrence) — a join or leave moves only the occurrences
+ * of that node; shard item i of an occurrence goes to the sorted eligible nodes[(i + offset) mod n],
+ * with offset a hash of (job, schedule, fire time), ElasticJob's average allocation: 8 items on 4
+ * nodes give exactly 2 each, and the remainder items rotate between occurrences.
+ *
+ * The preferred node claims at the fire time; every other node at the fire time plus
+ * {@link SPREAD_GRACE_MS}, if the occurrence is still unclaimed (its acquire is simply refused
+ * otherwise). Nothing here decides who runs: the occurrence's lease does. Nodes may disagree on
+ * the live list for up to a heartbeat interval (a join, a leave, a crash): then two nodes may both
+ * think they are preferred (the lease grants one; the other is refused), or none is (every one
+ * claims after the grace). Either way no occurrence runs twice — that comes from the claims, never
+ * from the hash — and a disagreement costs at most one grace of delay.
+ */
+export class Spread {
+  /** The other nodes' heartbeats as last read (undefined: not read yet — claim everything at once). */
+  private others: Beat[] | undefined;
+  /** Eligible node ids per job, sorted, memoised until the next read or change of this node's jobs. */
+  private readonly eligibleMemo = new Map<string, string[]>();
+  private ownJobs: ReadonlySet<string> = new Set();
+  private stopping = false;
+
+  constructor(private readonly node: string) {}
+
+  /** The heartbeats a poll just scanned (`node|`), read at store time `now`. */
+  update(records: StoredRecord[], now: number): void {
+    const others: Beat[] = [];
+    for (const r of records) {
+      let beat: Beat;
+      try {
+        beat = JSON.parse(r.value) as Beat;
+      } catch {
+        continue;
+      }
+      if (beat.id === this.node || beat.stopping) continue;
+      if (now - beat.lastSeen > 2 * (beat.beatMs ?? 5_000) + 1_000) continue;
+      others.push(beat);
+    }
+    this.others = others;
+    this.eligibleMemo.clear();
+  }
+
+  /** This node's own state: the jobs it defines, and whether it is stopping. */
+  self(jobs: Iterable<string>, stopping: boolean): void {
+    const set = new Set(jobs);
+    if (
+      stopping === this.stopping &&
+      set.size === this.ownJobs.size &&
+      [...set].every((j) => this.ownJobs.has(j))
+    )
+      return;
+    this.ownJobs = set;
+    this.stopping = stopping;
+    this.eligibleMemo.clear();
+  }
+
+  /** The live nodes that define `job`, sorted by id (undefined until the first read). */
+  eligible(job: string): string[] | undefined {
+    if (this.others === undefined) return undefined;
+    let ids = this.eligibleMemo.get(job);
+    if (!ids) {
+      ids = this.others.filter((b) => b.jobs?.includes(job)).map((b) => b.id);
+      if (!this.stopping && this.ownJobs.has(job)) ids.push(this.node);
+      ids = [...new Set(ids)].sort();
+      this.eligibleMemo.set(job, ids);
+    }
+    return ids;
+  }
+
+  /** Every live node id known (this one included unless stopping), sorted: for tests and status. */
+  live(): string[] {
+    const ids = (this.others ?? []).map((b) => b.id);
+    if (!this.stopping) ids.push(this.node);
+    return [...new Set(ids)].sort();
+  }
+
+  /**
+   * The extra lateness a job's occurrences are allowed on this node before they count as missed:
+   * the grace when other nodes share the job (an occurrence may become claimable here only then),
+   * none when this node runs it alone.
+   */
+  graceFor(job: string): number {
+    const ids = this.eligible(job);
+    return ids === undefined || ids.length <= 1 ? 0 : SPREAD_GRACE_MS;
+  }
+
+  /** The node that goes first for the occurrence (or shard item `occ.shard` of `shardCount`). */
+  preferred(occ: OccurrenceId, shardCount?: number): string | undefined {
+    const ids = this.eligible(occ.job);
+    if (ids === undefined || ids.length === 0) return undefined;
+    if (ids.length === 1) return ids[0];
+    const occKey = `${occ.job}|${occ.scheduleId ?? ''}|${occ.fireTime}`;
+    if (occ.shard !== undefined && shardCount !== undefined && shardCount > 1) {
+      const offset = hash32(occKey) % ids.length;
+      return ids[(occ.shard + offset) % ids.length];
+    }
+    let best: string | undefined;
+    let bestWeight = -1;
+    for (const id of ids) {
+      const w = hash32(`${id}\u0000${occKey}`);
+      if (w > bestWeight || (w === bestWeight && best !== undefined && id < best)) {
+        best = id;
+        bestWeight = w;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Store time from which this node claims the occurrence: its fire time if this node is its
+   * preferred node (or the live list is not known yet, or no live node is eligible — e.g. this
+   * one's own heartbeat not read yet), else the fire time plus {@link SPREAD_GRACE_MS}.
+   */
+  claimableAt(occ: OccurrenceId, shardCount?: number): number {
+    const preferred = this.preferred(occ, shardCount);
+    if (preferred === undefined || preferred === this.node) return occ.fireTime;
+    return occ.fireTime + SPREAD_GRACE_MS;
+  }
+
+  /** This node goes first for at least one of the occurrence's shard items (or for the occurrence). */
+  prefersAny(occ: Omit<OccurrenceId, 'shard'>, shardCount: number | undefined): boolean {
+    if (shardCount === undefined || shardCount <= 1)
+      return this.claimableAt({ ...occ, shard: undefined }) === occ.fireTime;
+    const ids = this.eligible(occ.job);
+    if (ids === undefined || ids.length <= 1) return true;
+    const n = Math.min(shardCount, ids.length);
+    for (let i = 0; i < n; i++)
+      if (this.preferred({ ...occ, shard: i }, shardCount) === this.node) return true;
+    return false;
+  }
+}
+
+/** FNV-1a over the UTF-16 code units, then murmur3's finaliser (so nearby keys spread): unsigned 32 bits. */
+export function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

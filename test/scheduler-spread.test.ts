@@ -1,0 +1,371 @@
+/**
+ * Spreading work over the live nodes (spread.ts): shard items by average allocation, occurrences
+ * due together by rendezvous hashing, takeover after the grace, shard failover after SIGKILL.
+ * Memory store for nodes in this process; SQLite for nodes in processes of their own.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { randomId } from '../src/core/ids.js';
+import { openStore } from '../src/index.js';
+import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import type { NodeState } from '../src/scheduler/node-state.js';
+import { hash32, SPREAD_GRACE_MS, Spread } from '../src/scheduler/spread.js';
+import type { Store } from '../src/store/types.js';
+import { spawnTsx } from './harness/child.js';
+import { until } from './harness/scheduler-suite.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'oncely-spread-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const unique = (label: string) => `${label}-${randomId(5)}`;
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  // A node whose store never answers is left behind after 2 s.
+  for (const c of cleanup.splice(0).reverse()) await Promise.race([c().catch(() => {}), sleep(2_000)]);
+});
+
+interface Run {
+  node: string;
+  fireTime: number;
+  shard: number | undefined;
+  scheduleId: string | undefined;
+  startedAt: number;
+}
+
+/** A store whose calls never answer once `dead` is set (a node that froze or was killed). */
+function killable(store: Store): Store & { dead: boolean } {
+  const box = { dead: false };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'dead') return box.dead;
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) =>
+        box.dead ? new Promise(() => {}) : (value as (...a: unknown[]) => unknown).apply(target, args);
+    },
+    set(_target, prop, value) {
+      if (prop !== 'dead') return false;
+      box.dead = value as boolean;
+      return true;
+    },
+  }) as Store & { dead: boolean };
+}
+
+function nodes(
+  store: Store | (() => Store),
+  count: number,
+  define: (s: Scheduler, runs: Run[]) => void,
+  options: { concurrency?: number } = {},
+): { list: Scheduler[]; runs: Run[] } {
+  const runs: Run[] = [];
+  const list = Array.from({ length: count }, (_, i) => {
+    const s = createScheduler({
+      store: typeof store === 'function' ? store() : store,
+      node: `n${i}-${randomId(4)}`,
+      pollInterval: '200ms',
+      ...options,
+    });
+    define(s, runs);
+    cleanup.push(() => s.stop());
+    return s;
+  });
+  return { list, runs };
+}
+
+const spreadOf = (s: Scheduler) => (s as unknown as { state: NodeState }).state.spread;
+
+/** Waits until every node's live list for `job` has `count` nodes. */
+async function allLive(list: Scheduler[], job: string, count: number): Promise<void> {
+  await until(
+    () => list.every((s) => spreadOf(s).eligible(job)?.length === count),
+    15_000,
+    `every node sees ${count} live nodes`,
+  );
+}
+
+const recorder =
+  (s: Scheduler, runs: Run[]) =>
+  (ctx: { fireTime: Date; shard?: { index: number }; scheduleId?: string }): void => {
+    runs.push({
+      node: s.node,
+      fireTime: ctx.fireTime.getTime(),
+      shard: ctx.shard?.index,
+      scheduleId: ctx.scheduleId,
+      startedAt: Date.now(),
+    });
+  };
+
+function noneTwice(runs: Run[]): void {
+  const seen = new Map<string, number>();
+  for (const r of runs) {
+    const k = `${r.scheduleId ?? ''}|${r.fireTime}|${r.shard ?? ''}`;
+    seen.set(k, (seen.get(k) ?? 0) + 1);
+  }
+  expect([...seen].filter(([, n]) => n > 1)).toEqual([]);
+}
+
+describe('spread: preference', () => {
+  const occ = (fireTime: number, shard?: number) => ({ job: 'j', scheduleId: undefined, fireTime, shard });
+  const beats = (ids: string[], now: number) =>
+    ids.map((id) => ({
+      key: `node|${id}`,
+      value: JSON.stringify({ id, lastSeen: now, jobs: ['j'], beatMs: 1000 }),
+    }));
+
+  it('every node computes the same preferred node; shard items 8 on 4 nodes give exactly 2 each', () => {
+    const ids = ['a', 'b', 'c', 'd'];
+    const views = ids.map((id) => {
+      const sp = new Spread(id);
+      sp.self(['j'], false);
+      sp.update(beats(ids, 0) as never, 0);
+      return sp;
+    });
+    for (let t = 0; t < 50; t++) {
+      const fireTime = 1_700_000_000_000 + t * 1000;
+      const prefs = views.map((v) => v.preferred(occ(fireTime)));
+      expect(new Set(prefs).size).toBe(1);
+      const items = Array.from({ length: 8 }, (_, i) => views[0]!.preferred(occ(fireTime, i), 8));
+      for (const id of ids) expect(items.filter((x) => x === id)).toHaveLength(2);
+      for (const v of views)
+        expect(Array.from({ length: 8 }, (_, i) => v.preferred(occ(fireTime, i), 8))).toEqual(items);
+      // Exactly one node claims at once; the others after the grace.
+      const at = views.map((v) => v.claimableAt(occ(fireTime)));
+      expect(at.filter((x) => x === fireTime)).toHaveLength(1);
+      expect(at.filter((x) => x === fireTime + SPREAD_GRACE_MS)).toHaveLength(3);
+    }
+  });
+
+  it('rendezvous: occurrences spread evenly; a leave moves only the leaver’s share; stale or stopping nodes are not live', () => {
+    const sp = new Spread('a');
+    sp.self(['j'], false);
+    sp.update(beats(['a', 'b', 'c', 'd'], 0) as never, 0);
+    const counts = new Map<string, number>();
+    const before: string[] = [];
+    for (let t = 0; t < 4000; t++) {
+      const p = sp.preferred({ job: 'j', scheduleId: `s${t}`, fireTime: 0, shard: undefined })!;
+      before.push(p);
+      counts.set(p, (counts.get(p) ?? 0) + 1);
+    }
+    for (const n of counts.values()) expect(n).toBeGreaterThan(850);
+    // d stops heartbeating: only d's occurrences move.
+    const beatsLater = beats(['b', 'c'], 10_000).concat(beats(['d'], 0));
+    sp.update(beatsLater as never, 10_000);
+    expect(sp.eligible('j')).toEqual(['a', 'b', 'c']);
+    for (let t = 0; t < 4000; t++) {
+      const p = sp.preferred({ job: 'j', scheduleId: `s${t}`, fireTime: 0, shard: undefined })!;
+      if (before[t] !== 'd') expect(p).toBe(before[t]);
+    }
+    sp.update(
+      [
+        ...beats(['b'], 0),
+        { key: 'node|c', value: JSON.stringify({ id: 'c', lastSeen: 0, jobs: ['j'], stopping: true }) },
+        { key: 'node|x', value: JSON.stringify({ id: 'x', lastSeen: 0, jobs: ['other'] }) },
+      ] as never,
+      0,
+    );
+    expect(sp.eligible('j')).toEqual(['a', 'b']);
+    expect(hash32('x')).toBe(hash32('x'));
+  });
+});
+
+describe('spread: nodes in one process (memory store)', () => {
+  it('8 shard items on 4 live nodes: every node runs exactly 2 items of each occurrence, none twice', async () => {
+    const store = await openStore(`memory:${unique('spread')}`);
+    const job = unique('shards');
+    const { list, runs } = nodes(store, 4, (s, runs) =>
+      s.define(job, { every: '1s', shards: 8, overlap: 'allow' }, recorder(s, runs)),
+    );
+    await Promise.all(list.map((s) => s.start()));
+    await allLive(list, job, 4);
+    const from = Date.now() + 1000;
+    const fireTimes = () => [...new Set(runs.filter((r) => r.fireTime > from).map((r) => r.fireTime))].sort();
+    await until(
+      () => fireTimes().length >= 5 && runs.filter((r) => r.fireTime === fireTimes()[3]).length === 8,
+      20_000,
+      '4 whole occurrences',
+    );
+    await sleep(SPREAD_GRACE_MS + 500);
+    noneTwice(runs);
+    for (const f of fireTimes().slice(0, 4)) {
+      const of = runs.filter((r) => r.fireTime === f);
+      expect(of.map((r) => r.shard).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      const per = list.map((s) => of.filter((r) => r.node === s.node).length);
+      expect(per, `fire time ${f}`).toEqual([2, 2, 2, 2]);
+    }
+  }, 40_000);
+
+  it('400 stored schedules due at one instant: each of 4 nodes runs a fair share, none twice, none missing', async () => {
+    const store = await openStore(`memory:${unique('spread')}`);
+    const job = unique('due');
+    const { list, runs } = nodes(store, 4, (s, runs) => s.define(job, {}, recorder(s, runs)), {
+      concurrency: 100,
+    });
+    await Promise.all(list.map((s) => s.start()));
+    await allLive(list, job, 4);
+    const at = new Date(Math.ceil((Date.now() + 2500) / 1000) * 1000);
+    await list[0]!.schedules.upsert(Array.from({ length: 400 }, (_, i) => ({ id: `u${i}`, job, at })));
+    await until(() => runs.length >= 400, 20_000, '400 runs');
+    await sleep(SPREAD_GRACE_MS + 1000);
+    expect(runs).toHaveLength(400);
+    noneTwice(runs);
+    expect(new Set(runs.map((r) => r.scheduleId)).size).toBe(400);
+    const shares = list.map((s) => runs.filter((r) => r.node === s.node).length / 400);
+    console.log(`shares of 400 due together: ${shares.map((x) => `${Math.round(x * 100)}%`).join(' ')}`);
+    for (const x of shares) {
+      expect(x).toBeGreaterThanOrEqual(0.15);
+      expect(x).toBeLessThanOrEqual(0.4);
+    }
+    // Each ran its own share on time: nothing waited for a grace.
+    const late = runs.filter((r) => r.startedAt - r.fireTime >= SPREAD_GRACE_MS);
+    expect(late.length).toBeLessThan(40);
+  }, 40_000);
+
+  it('a node that froze: its shard items are taken over after the grace, none twice, none missing', async () => {
+    const base = await openStore(`memory:${unique('spread')}`);
+    const stores: (Store & { dead: boolean })[] = [];
+    const job = unique('frozen');
+    const { list, runs } = nodes(
+      () => {
+        const st = killable(base);
+        stores.push(st);
+        return st;
+      },
+      4,
+      (s, runs) => s.define(job, { every: '1s', shards: 8, overlap: 'allow' }, recorder(s, runs)),
+    );
+    await Promise.all(list.map((s) => s.start()));
+    await allLive(list, job, 4);
+    const victim = list[3]!;
+    stores[3]!.dead = true;
+    const killedAt = Date.now();
+    const sinceKill = () =>
+      [...new Set(runs.filter((r) => r.fireTime > killedAt).map((r) => r.fireTime))].sort();
+    // The survivors drop the victim from their live list once its heartbeat is stale (~3 s).
+    await until(() => list.slice(0, 3).every((s) => spreadOf(s).eligible(job)?.length === 3), 15_000, 'drop');
+    const dropped = Date.now();
+    await until(
+      () => runs.some((r) => r.fireTime > dropped + 1000) && sinceKill().length >= 6,
+      20_000,
+      'occurrences after the freeze',
+    );
+    await sleep(SPREAD_GRACE_MS + 1500);
+    noneTwice(runs);
+    const fires = sinceKill().slice(0, -1);
+    for (const f of fires) {
+      const of = runs.filter((r) => r.fireTime === f);
+      expect(of.map((r) => r.shard).sort(), `fire time ${f}`).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(of.some((r) => r.node === victim.node)).toBe(false);
+    }
+    // While the victim still looked live, its items ran after the grace; once dropped, at once.
+    const takenOver = runs.filter((r) => r.fireTime > killedAt && r.fireTime < dropped - 1000);
+    expect(takenOver.some((r) => r.startedAt - r.fireTime >= SPREAD_GRACE_MS)).toBe(true);
+    const settled = runs.filter((r) => r.fireTime > dropped + 1000);
+    expect(settled.every((r) => r.startedAt - r.fireTime < SPREAD_GRACE_MS)).toBe(true);
+  }, 60_000);
+
+  it('a stopping node hands its share over without a grace', async () => {
+    const store = await openStore(`memory:${unique('spread')}`);
+    const job = unique('stop');
+    const { list, runs } = nodes(store, 3, (s, runs) =>
+      s.define(job, { every: '1s', shards: 6, overlap: 'allow' }, recorder(s, runs)),
+    );
+    await Promise.all(list.map((s) => s.start()));
+    await allLive(list, job, 3);
+    await list[2]!.stop();
+    await until(() => list.slice(0, 2).every((s) => spreadOf(s).eligible(job)?.length === 2), 10_000, 'drop');
+    const from = Date.now() + 1000;
+    await until(() => runs.filter((r) => r.fireTime > from).length >= 18, 15_000, '3 occurrences');
+    await sleep(SPREAD_GRACE_MS);
+    noneTwice(runs);
+    const later = runs.filter((r) => r.fireTime > from);
+    for (const s of list.slice(0, 2)) {
+      const f = later[0]!.fireTime;
+      expect(later.filter((r) => r.fireTime === f && r.node === s.node)).toHaveLength(3);
+    }
+  }, 40_000);
+});
+
+describe('spread: nodes in processes of their own (SQLite)', () => {
+  const script = fileURLToPath(new URL('./fixtures/shard-node.ts', import.meta.url));
+  interface Line {
+    event: 'live' | 'start' | 'succeeded';
+    node?: string;
+    count?: number;
+    fireTime?: number;
+    shard?: number;
+    attempt?: number;
+    token?: number;
+  }
+  const start = (url: string, id: string, job: string, hang: boolean) => {
+    const lines: Line[] = [];
+    const child = spawnTsx(script, [url, 'sp_', id, job, hang ? 'hang' : 'no'], (line) => {
+      if (line.startsWith('{')) lines.push(JSON.parse(line) as Line);
+    });
+    return { id, lines, child };
+  };
+
+  it('shard items of a node SIGKILLed mid-run are recovered by another node with a higher token; none twice', async () => {
+    const url = `sqlite:${join(dir, 'failover.db')}`;
+    const job = unique('failover');
+    const survivor = start(url, `${job}-a`, job, false);
+    const victim = start(url, `${job}-v`, job, true);
+    const all = [survivor, victim];
+    try {
+      const live = (c: typeof survivor) => c.lines.filter((l) => l.event === 'live').at(-1)?.count;
+      await until(() => all.every((c) => live(c) === 2), 60_000, `both live${victim.child.stderr()}`);
+      // The victim's first runs after both saw each other: 2 of the 4 items, which then hang.
+      const seenAt = Date.now();
+      const victimStarts = () =>
+        victim.lines.filter((l) => l.event === 'start' && l.fireTime! > seenAt + 500);
+      await until(() => victimStarts().length >= 2, 20_000, 'the victim starts its items');
+      const killed = victimStarts()[0]!.fireTime!;
+      const ownItems = victimStarts().filter((l) => l.fireTime === killed);
+      expect(ownItems).toHaveLength(2);
+      victim.child.process.kill('SIGKILL');
+      // Every item the victim started (and left hanging) is recovered by the survivor.
+      const hung = victim.lines.filter((l) => l.event === 'start');
+      const recovered = () =>
+        hung.every((h) =>
+          survivor.lines.some(
+            (l) =>
+              l.event === 'succeeded' && l.fireTime === h.fireTime && l.shard === h.shard && l.attempt === 2,
+          ),
+        );
+      await until(recovered, 30_000, `recovery${survivor.child.stderr()}`);
+      // Later occurrences: all 4 items on the survivor (after the grace while the victim looked live).
+      await until(
+        () =>
+          survivor.lines.filter((l) => l.event === 'succeeded' && l.fireTime! > killed + 4000).length >= 4,
+        30_000,
+        'later occurrences',
+      );
+      const starts = all.flatMap((c) => c.lines).filter((l) => l.event === 'start');
+      const byItem = new Map<string, Line[]>();
+      for (const l of starts) {
+        const k = `${l.fireTime}|${l.shard}`;
+        byItem.set(k, [...(byItem.get(k) ?? []), l]);
+      }
+      for (const [item, ls] of byItem) {
+        ls.sort((x, y) => x.attempt! - y.attempt!);
+        if (ls[0]!.node === victim.id) {
+          // The killed attempt and its recovery: attempt 2 on the survivor, with a higher token.
+          expect(ls.map((l) => [l.node, l.attempt])).toEqual([
+            [victim.id, 1],
+            [survivor.id, 2],
+          ]);
+          expect(ls[1]!.token).toBeGreaterThan(ls[0]!.token!);
+        } else {
+          expect(ls, `item ${item}`).toHaveLength(1);
+        }
+      }
+      const of = (f: number) => starts.filter((l) => l.fireTime === f).map((l) => l.shard);
+      expect(new Set(of(killed))).toEqual(new Set([0, 1, 2, 3]));
+    } finally {
+      for (const c of all) if (c.child.process.exitCode === null) c.child.process.kill('SIGKILL');
+    }
+  }, 120_000);
+});
