@@ -197,7 +197,13 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
     const counts = new Map<number, number>();
     for (const t of fired) counts.set(t, (counts.get(t) ?? 0) + 1);
     const duplicates = [...counts].filter(([, n]) => n > 1).map(([t]) => new Date(t).toISOString());
-    expect(duplicates).toEqual([]);
+    // On failure: the ledger and every node's log, to tell a takeover from a recovery.
+    const evidence = () =>
+      [
+        ...ledger.seen.map((l) => `${new Date(l.at).toISOString()} ${l.line}`),
+        ...[...nodes].map(([name, n]) => `--- ${name}\n${n.stderr()}`),
+      ].join('\n');
+    expect(duplicates, evidence()).toEqual([]);
     // No holes: consecutive seconds from the first line to the last, except while paused (a node
     // was alive throughout, so nothing else may be missing).
     const sorted = [...counts.keys()].sort((a, b) => a - b);
@@ -208,7 +214,7 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
         if (t < pausedAt - 2000 || t > resumedAt + 1000) holes.push(new Date(t).toISOString());
       }
     }
-    expect(holes).toEqual([]);
+    expect(holes, evidence()).toEqual([]);
     // Both survivors took part after the kill (not required for correctness, but a sign the
     // work is shared): at least one ran something after it.
     expect(ledger.seen.slice(afterKill).some((l) => survivors.includes(l.line.split(' ')[2]!))).toBe(true);

@@ -1,7 +1,7 @@
 /**
  * Spreading work over the live nodes (spread.ts): shard items by average allocation, occurrences
  * due together by rendezvous hashing, takeover after the grace, shard failover after SIGKILL.
- * Memory store for nodes in this process; SQLite for nodes in processes of their own.
+ * Memory store for nodes in this process; SQLite and PostgreSQL for nodes in processes of their own.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +12,9 @@ import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import type { NodeState } from '../src/scheduler/node-state.js';
-import { hash32, SPREAD_GRACE_MS, Spread } from '../src/scheduler/spread.js';
+import { hash32, SPREAD_GRACE_MS, Spread, spreadGrace } from '../src/scheduler/spread.js';
 import type { Store } from '../src/store/types.js';
+import { serverBackend, testPrefix } from './harness/backends.js';
 import { spawnTsx } from './harness/child.js';
 import { until } from './harness/scheduler-suite.js';
 
@@ -133,10 +134,18 @@ describe('spread: preference', () => {
       for (const v of views)
         expect(Array.from({ length: 8 }, (_, i) => v.preferred(occ(fireTime, i), 8))).toEqual(items);
       // Exactly one node claims at once; the others after the grace.
-      const at = views.map((v) => v.claimableAt(occ(fireTime)));
+      const at = views.map((v) => v.claimableAt(occ(fireTime), undefined, SPREAD_GRACE_MS));
       expect(at.filter((x) => x === fireTime)).toHaveLength(1);
       expect(at.filter((x) => x === fireTime + SPREAD_GRACE_MS)).toHaveLength(3);
     }
+  });
+
+  it('grace: a quarter of the gap to the next fire time, at most 1 s', () => {
+    expect(spreadGrace(undefined)).toBe(SPREAD_GRACE_MS);
+    expect(spreadGrace(86_400_000)).toBe(SPREAD_GRACE_MS);
+    expect(spreadGrace(4_000)).toBe(1_000);
+    expect(spreadGrace(1_000)).toBe(250);
+    expect(spreadGrace(20)).toBe(5);
   });
 
   it('rendezvous: occurrences spread evenly; a leave moves only the leaver’s share; stale or stopping nodes are not live', () => {
@@ -237,6 +246,8 @@ describe('spread: nodes in one process (memory store)', () => {
       4,
       (s, runs) => s.define(job, { every: '1s', shards: 8, overlap: 'allow' }, recorder(s, runs)),
     );
+    // A quarter of the 1 s interval: 250 ms.
+    const grace = spreadGrace(1_000);
     await Promise.all(list.map((s) => s.start()));
     await allLive(list, job, 4);
     const victim = list[3]!;
@@ -252,7 +263,7 @@ describe('spread: nodes in one process (memory store)', () => {
       20_000,
       'occurrences after the freeze',
     );
-    await sleep(SPREAD_GRACE_MS + 1500);
+    await sleep(grace + 1500);
     noneTwice(runs);
     const fires = sinceKill().slice(0, -1);
     for (const f of fires) {
@@ -261,10 +272,13 @@ describe('spread: nodes in one process (memory store)', () => {
       expect(of.some((r) => r.node === victim.node)).toBe(false);
     }
     // While the victim still looked live, its items ran after the grace; once dropped, at once.
+    // (A quarter of the items were the victim's: after the drop, only a loaded machine makes one late.)
     const takenOver = runs.filter((r) => r.fireTime > killedAt && r.fireTime < dropped - 1000);
-    expect(takenOver.some((r) => r.startedAt - r.fireTime >= SPREAD_GRACE_MS)).toBe(true);
+    expect(takenOver.some((r) => r.startedAt - r.fireTime >= grace)).toBe(true);
     const settled = runs.filter((r) => r.fireTime > dropped + 1000);
-    expect(settled.every((r) => r.startedAt - r.fireTime < SPREAD_GRACE_MS)).toBe(true);
+    expect(settled.filter((r) => r.startedAt - r.fireTime >= grace).length).toBeLessThan(
+      settled.length * 0.1,
+    );
   }, 60_000);
 
   it('a stopping node hands its share over without a grace', async () => {
@@ -368,4 +382,62 @@ describe('spread: nodes in processes of their own (SQLite)', () => {
       for (const c of all) if (c.child.process.exitCode === null) c.child.process.kill('SIGKILL');
     }
   }, 120_000);
+});
+
+describe('spread: 4 node processes on PostgreSQL', () => {
+  const postgres = serverBackend('postgres');
+  const script = fileURLToPath(new URL('./fixtures/spread-node.ts', import.meta.url));
+  interface Line {
+    event: 'live' | 'start';
+    count?: number;
+    node?: string;
+    scheduleId?: string;
+    fireTime?: number;
+    startedAt?: number;
+  }
+
+  it.skipIf(postgres.skip !== undefined)(
+    '400 stored schedules due at one instant: each process runs a fair share on time, none twice, none missing',
+    async () => {
+      const prefix = testPrefix('spread4');
+      const job = unique('fair');
+      const procs = ['a', 'b', 'c', 'd'].map((id) => {
+        const lines: Line[] = [];
+        const child = spawnTsx(script, [postgres.url!, prefix, `${job}-${id}`, job], (line) => {
+          if (line.startsWith('{')) lines.push(JSON.parse(line) as Line);
+        });
+        return { id: `${job}-${id}`, lines, child };
+      });
+      const store = await openStore(postgres.url!, { prefix });
+      try {
+        const live = (p: (typeof procs)[number]) => p.lines.filter((l) => l.event === 'live').at(-1)?.count;
+        await until(() => procs.every((p) => live(p) === 4), 60_000, 'all 4 see each other');
+        const at = new Date(Math.ceil((Date.now() + 3000) / 1000) * 1000);
+        await createScheduler({ store }).schedules.upsert(
+          Array.from({ length: 400 }, (_, i) => ({ id: `u${i}`, job, at })),
+        );
+        const starts = () => procs.flatMap((p) => p.lines.filter((l) => l.event === 'start'));
+        await until(() => starts().length >= 400, 30_000, '400 runs');
+        await sleep(SPREAD_GRACE_MS + 1000);
+        const all = starts();
+        expect(all).toHaveLength(400);
+        expect(new Set(all.map((l) => l.scheduleId)).size).toBe(400);
+        const shares = procs.map((p) => all.filter((l) => l.node === p.id).length / 400);
+        console.log(
+          `shares of 400 due together, 4 processes: ${shares.map((x) => `${Math.round(x * 100)}%`).join(' ')}`,
+        );
+        for (const x of shares) {
+          expect(x).toBeGreaterThanOrEqual(0.15);
+          expect(x).toBeLessThanOrEqual(0.4);
+        }
+        // Each took its own share at the fire time: few, if any, waited for a takeover grace.
+        const late = all.filter((l) => l.startedAt! - l.fireTime! >= SPREAD_GRACE_MS);
+        expect(late.length).toBeLessThan(40);
+      } finally {
+        for (const p of procs) if (p.child.process.exitCode === null) p.child.process.kill('SIGKILL');
+        await store.close();
+      }
+    },
+    120_000,
+  );
 });

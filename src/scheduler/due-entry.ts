@@ -6,6 +6,7 @@ import { type Candidate, type Job, shardsOf } from './internal-types.js';
 import { keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
 import type { StoredScheduleRecord } from './schedule-input.js';
+import { SPREAD_GRACE_MS, spreadGrace } from './spread.js';
 
 /** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
 export interface DueEntry {
@@ -19,6 +20,8 @@ export interface DueEntry {
    * wait for the grace (spread.ts).
    */
   plan?: Candidate[];
+  /** How long a node that is not preferred waits after the fire time (spread.ts), set with `plan`. */
+  graceMs?: number;
   /** The fire time the entry moves on to (the next scan expects it), if any. */
   next?: number | undefined;
   /** Store time (this node's estimate) of the read that returned the entry. */
@@ -91,8 +94,10 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
   ];
   // Lateness counts from when the entry could be claimed here (after the grace when another node
   // goes first): a takeover after the grace is on time, not missed.
-  const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job);
-  if (F >= missedBefore) return run('schedule', moveTo(after(F)));
+  const following = after(F);
+  e.graceMs = spreadGrace(following === undefined ? undefined : following - F);
+  const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
+  if (F >= missedBefore) return run('schedule', moveTo(following));
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
   const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
@@ -147,7 +152,7 @@ export function takeEntry(
   let heldUntil: number | undefined;
   for (const c of e.plan) {
     // What only settles missed fire times is anyone's: nothing runs.
-    const at = c.settleOnly ? now : state.spread.claimableAt(c.occ, count);
+    const at = c.settleOnly ? now : state.spread.claimableAt(c.occ, count, e.graceMs ?? SPREAD_GRACE_MS);
     if (at > now) {
       heldUntil = Math.min(heldUntil ?? at, at);
       rest.push(c);

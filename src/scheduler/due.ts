@@ -6,6 +6,7 @@ import { type Candidate, type Job, type Source, shardsOf } from './internal-type
 import { keys } from './keys.js';
 import type { Misfires } from './misfire.js';
 import type { NodeState } from './node-state.js';
+import { SPREAD_GRACE_MS, spreadGrace } from './spread.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
 const MAX_QUEUED = 64;
@@ -135,7 +136,7 @@ export class Due {
         const rest: (number | undefined)[] = [];
         for (const shard of q.shards) {
           const occ = { job: source.job, scheduleId: source.scheduleId, fireTime: q.fireTime, shard };
-          const at = s.spread.claimableAt(occ, count);
+          const at = s.spread.claimableAt(occ, count, q.graceMs);
           if (at > now) {
             this.wakeAt = Math.min(this.wakeAt, at);
             rest.push(shard);
@@ -159,7 +160,7 @@ export class Due {
       source.queue = source.queue.filter((q) => q.shards.length > 0);
     };
     const queue = (fireTime: number, from: 'schedule' | 'misfire') => {
-      source.queue.push({ fireTime, source: from, shards: [...shards] });
+      source.queue.push({ fireTime, source: from, shards: [...shards], graceMs: graceAt(source, fireTime) });
       drain();
     };
     if (source.queue.length > 0) {
@@ -170,7 +171,11 @@ export class Due {
     }
     // Lateness counts from when an occurrence could be claimed here: after the grace, when it is
     // another node's to go first (a takeover after the grace is on time, not missed).
-    const missedBefore = now - job.spec.misfireThresholdMs - s.spread.graceFor(job.spec.name);
+    const upcoming = nextDue(source, now);
+    const missedBefore =
+      now -
+      job.spec.misfireThresholdMs -
+      s.spread.graceFor(job.spec.name, upcoming === undefined ? SPREAD_GRACE_MS : graceAt(source, upcoming));
     if (firstRound) {
       const next = nextDue(source, now);
       if (next !== undefined && next < missedBefore) {
@@ -203,6 +208,12 @@ export class Due {
     const stored = await this.state.store.get(keys.highWater(source.job, source.scheduleId));
     return stored === null ? now : Number(stored);
   }
+}
+
+/** The spread grace of the source's fire time `fireTime` (a quarter of the gap to the next one, at most 1 s). */
+function graceAt(source: Source, fireTime: number): number {
+  const next = nextFireTimes(source.trigger, fireTime, 1)[0];
+  return spreadGrace(next === undefined ? undefined : next - fireTime);
 }
 
 /** The source's next fire time after its cursor (or after now, before its first tick), memoised on the source. */

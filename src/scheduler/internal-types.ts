@@ -39,6 +39,8 @@ export interface QueuedOccurrence {
   source: 'schedule' | 'misfire';
   /** The shards not offered yet (`undefined`: the job is not sharded). */
   shards: (number | undefined)[];
+  /** How long after the fire time this node waits for the preferred node (spread.ts, spreadGrace). */
+  graceMs: number;
 }
 
 /** An occurrence this node is about to try to claim. */

@@ -12,6 +12,18 @@ import type { OccurrenceId } from './keys.js';
  */
 export const SPREAD_GRACE_MS = 1_000;
 
+/**
+ * The grace for an occurrence whose trigger fires again `intervalMs` later: {@link SPREAD_GRACE_MS},
+ * but never more than a quarter of the interval. A takeover after a grace as long as the interval
+ * would fall on the next fire time, and the two runs would meet at the overlap gate (the older one
+ * skipped, or the newer); a quarter leaves the taken-over run three quarters of the interval to end
+ * before the next one starts. `undefined` (a one-off) gets the full grace.
+ */
+export function spreadGrace(intervalMs: number | undefined): number {
+  if (intervalMs === undefined || !(intervalMs > 0)) return SPREAD_GRACE_MS;
+  return Math.min(SPREAD_GRACE_MS, Math.floor(intervalMs / 4));
+}
+
 /** A heartbeat record as spread reads it (feed.ts writes it). */
 interface Beat {
   id: string;
@@ -40,7 +52,7 @@ interface Beat {
  * nodes give exactly 2 each, and the remainder items rotate between occurrences.
  *
  * The preferred node claims at the fire time; every other node at the fire time plus
- * {@link SPREAD_GRACE_MS}, if the occurrence is still unclaimed (its acquire is simply refused
+ * its grace ({@link spreadGrace}), if the occurrence is still unclaimed (its acquire is simply refused
  * otherwise). Nothing here decides who runs: the occurrence's lease does. Nodes may disagree on
  * the live list for up to a heartbeat interval (a join, a leave, a crash): then two nodes may both
  * think they are preferred (the lease grants one; the other is refused), or none is (every one
@@ -114,9 +126,9 @@ export class Spread {
    * the grace when other nodes share the job (an occurrence may become claimable here only then),
    * none when this node runs it alone.
    */
-  graceFor(job: string): number {
+  graceFor(job: string, graceMs: number): number {
     const ids = this.eligible(job);
-    return ids === undefined || ids.length <= 1 ? 0 : SPREAD_GRACE_MS;
+    return ids === undefined || ids.length <= 1 ? 0 : graceMs;
   }
 
   /** The node that goes first for the occurrence (or shard item `occ.shard` of `shardCount`). */
@@ -144,18 +156,18 @@ export class Spread {
   /**
    * Store time from which this node claims the occurrence: its fire time if this node is its
    * preferred node (or the live list is not known yet, or no live node is eligible — e.g. this
-   * one's own heartbeat not read yet), else the fire time plus {@link SPREAD_GRACE_MS}.
+   * one's own heartbeat not read yet), else the fire time plus `graceMs` ({@link spreadGrace}).
    */
-  claimableAt(occ: OccurrenceId, shardCount?: number): number {
+  claimableAt(occ: OccurrenceId, shardCount: number | undefined, graceMs: number): number {
     const preferred = this.preferred(occ, shardCount);
     if (preferred === undefined || preferred === this.node) return occ.fireTime;
-    return occ.fireTime + SPREAD_GRACE_MS;
+    return occ.fireTime + graceMs;
   }
 
   /** This node goes first for at least one of the occurrence's shard items (or for the occurrence). */
   prefersAny(occ: Omit<OccurrenceId, 'shard'>, shardCount: number | undefined): boolean {
     if (shardCount === undefined || shardCount <= 1)
-      return this.claimableAt({ ...occ, shard: undefined }) === occ.fireTime;
+      return this.claimableAt({ ...occ, shard: undefined }, undefined, 1) === occ.fireTime;
     const ids = this.eligible(occ.job);
     if (ids === undefined || ids.length <= 1) return true;
     const n = Math.min(shardCount, ids.length);
