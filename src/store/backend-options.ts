@@ -7,6 +7,10 @@ import type { Store } from './types.js';
 export interface BackendOptions {
   prefix: string;
   connectTimeoutMs: number;
+  /** SQLite only (`openStore` refuses it for any other scheme). */
+  busyTimeoutMs?: number;
+  /** PostgreSQL only (`openStore` refuses it for any other scheme). */
+  preparedStatements?: boolean;
 }
 /** What each backend module exports for `openStore`. */
 export type FromUrl = (url: string, options: BackendOptions) => Promise<Store> | Store;

@@ -1,3 +1,5 @@
+import { invalidArgument } from '../core/errors.js';
+import { checkOptionNames, describe } from '../core/options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
 import { compareKeys, type NormalizedScan, type NormalizedWriteOp } from './validate.js';
@@ -13,6 +15,11 @@ const spaces = new Map<string, Space>();
 
 function newSpace(): Space {
   return { leases: new Map(), records: new Map(), fence: 0 };
+}
+
+export interface MemoryStoreOptions {
+  /** Name of a space shared by every `MemoryStore` of the process given the same name (default: a private one). */
+  space?: string;
 }
 
 /**
@@ -41,8 +48,11 @@ export class MemoryStore extends BaseStore {
   };
   private readonly space: Space;
 
-  constructor(options: { space?: string } = {}) {
+  constructor(options: MemoryStoreOptions = {}) {
     super();
+    checkOptionNames('MemoryStore', options, ['space']);
+    if (options.space !== undefined && typeof options.space !== 'string')
+      throw invalidArgument(`MemoryStore space must be a string; got ${describe(options.space)}`);
     if (options.space === undefined) {
       this.space = newSpace();
     } else {

@@ -4,9 +4,9 @@ import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { MysqlDialect } from './sql/mysql/dialect.js';
 import type { MysqlPoolLike } from './sql/mysql/driver.js';
-import { checkStoreOptions, timeoutOption } from './sql/options.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
+import { checkStoreOptions, onlyWith, stringOption, timeoutOption } from './store-options.js';
 
 export type { MysqlConnectionLike, MysqlPoolLike } from './sql/mysql/driver.js';
 
@@ -47,12 +47,14 @@ const KNOWN = ['pool', 'uri', 'prefix', 'connectTimeoutMs'];
 export class MysqlStore extends SqlStore {
   constructor(options: MysqlStoreOptions) {
     checkStoreOptions('MysqlStore', options, KNOWN, ['pool', 'uri']);
-    const { pool, uri } = options;
+    onlyWith('MysqlStore', options, 'connectTimeoutMs', 'uri', 'set connectTimeout on your own mysql2 pool');
+    const { pool } = options;
+    const uri = stringOption(options.uri, 'MysqlStore uri');
     const tables = tableNames(options.prefix ?? 'oncely_');
     const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
     let dialect: MysqlDialect;
-    if (pool) {
-      if (typeof pool.query !== 'function' || typeof pool.getConnection !== 'function') {
+    if (pool !== undefined) {
+      if (pool === null || typeof pool.query !== 'function' || typeof pool.getConnection !== 'function') {
         throw invalidArgument('MysqlStore pool must be a mysql2/promise pool (query() and getConnection())');
       }
       dialect = new MysqlDialect(pool, tables, { ownsPool: false });

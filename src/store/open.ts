@@ -1,6 +1,8 @@
 import { OncelyError } from '../core/errors.js';
+import { describe } from '../core/options.js';
 import { redactSecret, redactUrl, urlPassword } from '../core/redact.js';
 import type { FromUrl } from './backend-options.js';
+import { backendOnlyOptions, checkOpenOptions } from './open-options.js';
 import type { Store } from './types.js';
 import { validatePrefix } from './validate.js';
 
@@ -9,6 +11,13 @@ export interface OpenStoreOptions {
   prefix?: string;
   /** How long to wait for the server before `STORE_UNAVAILABLE` (default 10 s). */
   connectTimeoutMs?: number;
+  /** `sqlite:` only: how long a write waits for another process's write lock (default 10 s). */
+  busyTimeoutMs?: number | undefined;
+  /**
+   * `postgres://` only: prepare each statement once per connection (default true); false behind a
+   * pooler that cannot keep prepared statements (PgBouncer transaction mode before 1.21).
+   */
+  preparedStatements?: boolean | undefined;
 }
 
 export type { BackendOptions, FromUrl } from './backend-options.js';
@@ -33,7 +42,8 @@ const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: 
  * - `mysql://user:pass@host:3306/db` (MySQL 8, MariaDB 10.6+; `mariadb://` too)
  * - `redis://[:pass@]host:6379[/db]`, `rediss://…` for TLS
  *
- * Unknown scheme or bad prefix: `INVALID_ARGUMENT`. Server unreachable within `connectTimeoutMs`:
+ * Unknown scheme, bad prefix, or an option this scheme would not use (a misspelt name, another
+ * backend's option): `INVALID_ARGUMENT`. Server unreachable within `connectTimeoutMs`:
  * `STORE_UNAVAILABLE`, with the URL's password redacted.
  *
  * @example
@@ -46,14 +56,6 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       'store URL must be a non-empty string such as sqlite:./oncely.db',
     );
   }
-  const prefix = validatePrefix(options.prefix ?? 'oncely_');
-  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw new OncelyError(
-      'INVALID_ARGUMENT',
-      `connectTimeoutMs must be a positive whole number; got ${connectTimeoutMs}`,
-    );
-  }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   const backend = scheme === undefined ? undefined : BACKENDS[scheme];
   const shown = redactUrl(url);
@@ -61,6 +63,15 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     throw new OncelyError(
       'INVALID_ARGUMENT',
       `unknown store URL ${JSON.stringify(shown)}: use memory:, sqlite:PATH, postgres://…, mysql://…, mariadb://…, redis://… or rediss://…`,
+    );
+  }
+  checkOpenOptions(options, scheme!);
+  const prefix = validatePrefix(options.prefix ?? 'oncely_');
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  if (typeof connectTimeoutMs !== 'number' || !Number.isInteger(connectTimeoutMs) || connectTimeoutMs <= 0) {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `connectTimeoutMs must be a positive whole number; got ${describe(connectTimeoutMs)}`,
     );
   }
   checkServerUrl(url, scheme!, shown);
@@ -76,7 +87,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
   let store: Store;
   try {
-    store = await mod.fromUrl(url, { prefix, connectTimeoutMs });
+    store = await mod.fromUrl(url, { prefix, connectTimeoutMs, ...backendOnlyOptions(options) });
   } catch (err) {
     if (err instanceof OncelyError) throw err;
     // A driver refusing the URL itself (it does not connect here): the URL is what to fix.

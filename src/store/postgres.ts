@@ -2,10 +2,10 @@ import pg from 'pg';
 import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
-import { checkStoreOptions, timeoutOption } from './sql/options.js';
 import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
+import { booleanOption, checkStoreOptions, onlyWith, stringOption, timeoutOption } from './store-options.js';
 
 export type { PgPoolLike } from './sql/postgres/dialect.js';
 
@@ -41,12 +41,21 @@ const KNOWN = ['pool', 'connectionString', 'prefix', 'connectTimeoutMs', 'prepar
 export class PostgresStore extends SqlStore {
   constructor(options: PostgresStoreOptions) {
     checkStoreOptions('PostgresStore', options, KNOWN, ['pool', 'connectionString']);
-    const { pool, connectionString } = options;
+    onlyWith(
+      'PostgresStore',
+      options,
+      'connectTimeoutMs',
+      'connectionString',
+      'set connectionTimeoutMillis on your own pg.Pool',
+    );
+    const { pool } = options;
+    const connectionString = stringOption(options.connectionString, 'PostgresStore connectionString');
     const tables = tableNames(options.prefix ?? 'oncely_');
     const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
+    const prepare = booleanOption(options.preparedStatements, 'preparedStatements', true);
     let usedPool: PgPoolLike;
-    if (pool) {
-      if (typeof pool.query !== 'function')
+    if (pool !== undefined) {
+      if (pool === null || typeof pool.query !== 'function')
         throw invalidArgument('PostgresStore pool must have a query() method (a pg.Pool)');
       usedPool = pool;
     } else {
@@ -58,7 +67,7 @@ export class PostgresStore extends SqlStore {
     }
     const dialect = new PostgresDialect(usedPool, tables, {
       ownsPool: pool === undefined,
-      prepare: options.preparedStatements ?? true,
+      prepare,
     });
     super(dialect, urlPassword(connectionString));
   }
@@ -70,5 +79,6 @@ export function fromUrl(url: string, options: BackendOptions): PostgresStore {
     connectionString: url,
     prefix: options.prefix,
     connectTimeoutMs: options.connectTimeoutMs,
+    ...(options.preparedStatements !== undefined && { preparedStatements: options.preparedStatements }),
   });
 }

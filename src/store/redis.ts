@@ -48,18 +48,13 @@ import { OncelyError } from '../core/errors.js';
 import { redactSecret } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+import { checkRedisOptions } from './redis/options.js';
 import type { LuaScript } from './redis/script.js';
 import { SCRIPTS } from './redis/scripts.js';
 import { checkServer, hintFor, readInfo } from './redis/server.js';
 import { parseRedisUrl } from './redis/url.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
-import {
-  compareKeys,
-  type NormalizedScan,
-  type NormalizedWriteOp,
-  prefixUpperBound,
-  validatePrefix,
-} from './validate.js';
+import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from './validate.js';
 
 /** Schema version this code writes and understands (the `{prefix}schema` key). */
 const SCHEMA_VERSION = 1;
@@ -127,23 +122,14 @@ export class RedisStore extends BaseStore {
 
   constructor(options: RedisStoreOptions) {
     super();
-    const prefix = validatePrefix(options.prefix ?? 'oncely_');
-    this.base = `{${prefix}}`;
-    if (options.client !== undefined && options.url !== undefined) {
-      throw new OncelyError('INVALID_ARGUMENT', 'RedisStore takes either `client` or `url`, not both');
-    }
-    if (options.client !== undefined) {
-      if (typeof options.client.call !== 'function') {
-        throw new OncelyError(
-          'INVALID_ARGUMENT',
-          'RedisStore `client` must be an ioredis client (it needs call())',
-        );
-      }
-      this.client = options.client;
+    const checked = checkRedisOptions(options);
+    this.base = `{${checked.prefix}}`;
+    if ('client' in checked) {
+      this.client = checked.client;
       this.owned = undefined;
       this.secret = undefined;
-    } else if (options.url !== undefined) {
-      const { redisOptions, password } = parseRedisUrl(options.url, options.connectTimeoutMs ?? 10_000);
+    } else {
+      const { redisOptions, password } = parseRedisUrl(checked.url, checked.connectTimeoutMs);
       const owned = new Redis(redisOptions);
       // Without a listener ioredis prints every connection error; remember the last one instead,
       // so a failed connect reports its cause rather than "Connection is closed.".
@@ -153,11 +139,6 @@ export class RedisStore extends BaseStore {
       this.client = owned;
       this.owned = owned;
       this.secret = password;
-    } else {
-      throw new OncelyError(
-        'INVALID_ARGUMENT',
-        'RedisStore needs `client` (an ioredis client) or `url` (redis://…)',
-      );
     }
   }
 

@@ -1,10 +1,11 @@
 import Database from 'better-sqlite3';
 import { invalidArgument, OncelyError } from '../core/errors.js';
+import { describe } from '../core/options.js';
 import type { BackendOptions } from './backend-options.js';
-import { checkStoreOptions } from './sql/options.js';
 import { SqlStore } from './sql/sql-store.js';
 import { SqliteDialect } from './sql/sqlite/dialect.js';
 import { tableNames } from './sql/tables.js';
+import { checkStoreOptions, onlyWith, stringOption } from './store-options.js';
 
 export interface SqliteStoreOptions {
   /** Database file (created if missing), or `:memory:`. oncely opens it and closes it on `close()`. */
@@ -35,21 +36,30 @@ const KNOWN = ['path', 'database', 'prefix', 'busyTimeoutMs'];
 export class SqliteStore extends SqlStore {
   constructor(options: SqliteStoreOptions) {
     checkStoreOptions('SqliteStore', options, KNOWN, ['path', 'database']);
-    const { path, database } = options;
+    // busy_timeout is a PRAGMA of a connection; oncely sets it only on a file it opens itself.
+    onlyWith(
+      'SqliteStore',
+      options,
+      'busyTimeoutMs',
+      'path',
+      "on your own database run db.pragma('busy_timeout = …')",
+    );
+    const { database } = options;
+    const path = stringOption(options.path, 'SqliteStore path');
     const tables = tableNames(options.prefix ?? 'oncely_');
     const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
-    if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-      throw invalidArgument(`busyTimeoutMs must be a whole number of milliseconds; got ${busyTimeoutMs}`);
+    if (typeof busyTimeoutMs !== 'number' || !Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw invalidArgument(
+        `busyTimeoutMs must be a whole number of milliseconds; got ${describe(busyTimeoutMs)}`,
+      );
     }
     let db: Database.Database;
-    if (database) {
-      if (typeof database.prepare !== 'function')
+    if (database !== undefined) {
+      if (database === null || typeof database.prepare !== 'function')
         throw invalidArgument('SqliteStore database must be a better-sqlite3 Database');
       db = database;
     } else {
-      if (typeof path !== 'string' || path === '')
-        throw invalidArgument('SqliteStore path must be a non-empty string');
-      db = openFile(path, busyTimeoutMs);
+      db = openFile(path!, busyTimeoutMs);
     }
     super(new SqliteDialect(db, tables, database === undefined));
   }
@@ -115,5 +125,9 @@ export function sqlitePath(url: string): string {
 
 /** `openStore('sqlite:…')` entry point. */
 export function fromUrl(url: string, options: BackendOptions): SqliteStore {
-  return new SqliteStore({ path: sqlitePath(url), prefix: options.prefix });
+  return new SqliteStore({
+    path: sqlitePath(url),
+    prefix: options.prefix,
+    ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
+  });
 }

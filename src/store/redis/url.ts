@@ -45,6 +45,11 @@ export function parseRedisUrl(
     // after one failed reconnect instead of the default twenty.
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
+    // A command sent before the connection dropped fails (STORE_UNAVAILABLE) instead of being sent
+    // again after the reconnect: ioredis' default resend also re-sends commands that already timed
+    // out, so a write its caller was told had failed could land seconds later, over newer data
+    // (test/fault-proxy.test.ts). Whether it ran before the drop stays unknown, as for any lost reply.
+    autoResendUnfulfilledCommands: false,
     // Reconnect forever with bounded back-off: the store comes back when the server does.
     retryStrategy: (attempt: number) => Math.min(100 * 2 ** Math.min(attempt, 5), 2000),
   };
