@@ -113,6 +113,7 @@ describe('urlPassword', () => {
     expect(urlPassword('mysql://u@h/db')).toBeUndefined();
     expect(urlPassword('sqlite:./oncely.db')).toBeUndefined();
     expect(urlPassword('not a url')).toBeUndefined();
+    expect(urlPassword('etcd://u:p%40w@h1:2379,h2:2379')).toBe('p@w');
     expect(urlPassword('mysql://u:50%zz@h/db')).toBeUndefined();
     expect(urlPassword(undefined)).toBeUndefined();
   });

@@ -30,8 +30,15 @@ export function redactSecret(text: string, secret: string | undefined): string {
 /** The password in a connection URL, decoded, to redact from error messages; `undefined` if none. */
 export function urlPassword(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
+  let password: string;
   try {
-    const password = new URL(url).password;
+    password = new URL(url).password;
+  } catch {
+    // Not a URL the WHATWG parser accepts (a host list: etcd://u:p@h1:2379,h2:2379): the text
+    // between "//user:" and "@".
+    password = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1] ?? '';
+  }
+  try {
     return password ? decodeURIComponent(password) : undefined;
   } catch {
     return undefined;

@@ -31,6 +31,8 @@ const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: 
   mariadb: { module: 'mysql2', load: () => import('./mysql.js') },
   redis: { module: 'ioredis', load: () => import('./redis.js') },
   rediss: { module: 'ioredis', load: () => import('./redis.js') },
+  etcd: { module: 'etcd3', load: () => import('./etcd.js') },
+  etcds: { module: 'etcd3', load: () => import('./etcd.js') },
 };
 
 /**
@@ -41,6 +43,7 @@ const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: 
  * - `postgres://user:pass@host:5432/db`
  * - `mysql://user:pass@host:3306/db` (MySQL 8, MariaDB 10.6+; `mariadb://` too)
  * - `redis://[:pass@]host:6379[/db]`, `rediss://…` for TLS
+ * - `etcd://[user:pass@]host:2379[,host:2379…]`, `etcds://…` for TLS
  *
  * Unknown scheme, bad prefix, or an option this scheme would not use (a misspelt name, another
  * backend's option): `INVALID_ARGUMENT`. Server unreachable within `connectTimeoutMs`:
@@ -62,7 +65,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   if (!backend) {
     throw new OncelyError(
       'INVALID_ARGUMENT',
-      `unknown store URL ${JSON.stringify(shown)}: use memory:, sqlite:PATH, postgres://…, mysql://…, mariadb://…, redis://… or rediss://…`,
+      `unknown store URL ${JSON.stringify(shown)}: use memory:, sqlite:PATH, postgres://…, mysql://…, mariadb://…, redis://…, rediss://…, etcd://… or etcds://…`,
     );
   }
   checkOpenOptions(options, scheme!);

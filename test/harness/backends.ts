@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 
 /** Backends that need a server process; the global setup starts a throwaway one of each. */
-export type ServerBackend = 'postgres' | 'mysql' | 'redis';
+export type ServerBackend = 'postgres' | 'mysql' | 'redis' | 'etcd';
 
 export interface ProvidedBackend {
   /** Connection URL of a ready server, when one could be started or was given by env. */

@@ -1,19 +1,21 @@
 /**
  * Vitest global setup: provides every test file with a server per backend.
  *
- * - `ONCELY_TEST_POSTGRES_URL`, `ONCELY_TEST_MYSQL_URL`, `ONCELY_TEST_REDIS_URL` point at servers
+ * - `ONCELY_TEST_POSTGRES_URL`, `ONCELY_TEST_MYSQL_URL`, `ONCELY_TEST_REDIS_URL`,
+ *   `ONCELY_TEST_ETCD_URL` point at servers
  *   you already run; otherwise a throwaway server is started from the installed binaries.
  * - With `CI=true` a backend that cannot be started fails the run. Without it, its tests are
  *   skipped and one loud line says why.
  */
 import type { TestProject } from 'vitest/node';
 import type { ProvidedBackend, ServerBackend } from './backends.js';
-import { type RunningServer, startMariadb, startPostgres, startRedis } from './servers.js';
+import { type RunningServer, startEtcd, startMariadb, startPostgres, startRedis } from './servers.js';
 
 const STARTERS: Record<ServerBackend, { env: string; start: () => Promise<RunningServer> }> = {
   postgres: { env: 'ONCELY_TEST_POSTGRES_URL', start: startPostgres },
   mysql: { env: 'ONCELY_TEST_MYSQL_URL', start: startMariadb },
   redis: { env: 'ONCELY_TEST_REDIS_URL', start: startRedis },
+  etcd: { env: 'ONCELY_TEST_ETCD_URL', start: startEtcd },
 };
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

@@ -258,3 +258,46 @@ export async function startRedis(): Promise<RunningServer> {
     },
   };
 }
+
+/**
+ * etcd, one member, data in the temp dir: `etcd://127.0.0.1:<port>`. Its
+ * limits are etcd's defaults (--max-txn-ops 128, --max-request-bytes 1.5 MiB), as users have them.
+ */
+export async function startEtcd(): Promise<RunningServer> {
+  const dir = tempDir('etcd');
+  const port = await freePort();
+  let peerPort = await freePort();
+  while (peerPort === port) peerPort = await freePort();
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const client = `http://127.0.0.1:${port}`;
+  const child = await spawnServer(
+    'etcd',
+    'etcd',
+    [
+      '--name',
+      'oncely-test',
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `oncely-test=${peer}`,
+      '--log-level',
+      'warn',
+    ],
+    { port, timeoutMs: 30_000 },
+  );
+  return {
+    url: `etcd://127.0.0.1:${port}`,
+    async stop() {
+      await kill(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,145 @@
+import type { IKeyValue, IRequestOp, ITxnRequest, ITxnResponse } from 'etcd3';
+import type { NormalizedWriteOp } from '../validate.js';
+import {
+  decodeLease,
+  decodeRecord,
+  encodeLease,
+  encodeRecord,
+  type Layout,
+  leaseToken,
+  padTime,
+} from './layout.js';
+import { del, previous, put, txnOf, unchangedSince, ungrouped } from './txn.js';
+
+/**
+ * apply — a batch of record puts, record deletes and lease releases, in order, as one etcd
+ * transaction (put, delete and release are one-op batches of it).
+ *
+ * Takes     the validated ops; the store time `now`; the fence base; and, when the batch releases
+ *           leases, those lease keys as read in one snapshot at `revision` (absent = undefined).
+ * Sends     one Txn of the batch's final writes, at most one per etcd key (etcd refuses a key
+ *           twice in a transaction; the ops are folded in order first, so later ops see earlier
+ *           ones). Compare: none of the leases it rewrites changed since `revision`.
+ *   put      put rec/<key> "<exp>|<value>"; with a ttl also rec-ttl/<key> and the rec-exp index
+ *            entry, without one delete rec-ttl/<key>.
+ *   delete   delete rec/<key> and rec-ttl/<key>, asking etcd for the previous record (prev_kv):
+ *            "did it exist unexpired?" is answered from what the transaction itself removed, so it
+ *            needs no read and two racing deletes cannot both see the record.
+ *   release  if the token holds the unexpired lease: put the lease back with expiresAt holdUntil
+ *            (and its index entry) when holdUntil > now, else as an expired tombstone (expiresAt
+ *            0) that sweep removes later — never a delete, so the compare above sees every change.
+ * Returns   per op, in order: put true; delete whether the record existed unexpired (folded with
+ *           the batch's earlier ops on that key); release whether the token still held the lease.
+ *           `undefined` when the compare failed: a lease changed since the read; the caller reads
+ *           again and retries the whole batch.
+ *
+ * Atomic, all or nothing: one etcd transaction is one revision. A release's decision is made on
+ * the read snapshot and committed only if none of those leases changed since (optimistic
+ * concurrency on mod_revision), so of racing releases of one token exactly one answers true.
+ */
+export interface WritePlan {
+  txn: ITxnRequest;
+  /** The results, from the committed transaction's response; `undefined` when it did not commit. */
+  results(response: ITxnResponse): boolean[] | undefined;
+}
+
+type Result = boolean | { prior: string };
+
+interface RecordState {
+  /** Whether the batch knows the record's state without asking etcd (an earlier op set it). */
+  known: boolean;
+  live: boolean;
+  final: { value: string; ttlMs: number | undefined } | null;
+  needsPrior: boolean;
+}
+
+export function planWrites(
+  layout: Layout,
+  ops: readonly NormalizedWriteOp[],
+  now: number,
+  base: number,
+  leases: Map<string, IKeyValue | undefined>,
+  revision: string | undefined,
+): WritePlan {
+  const records = new Map<string, RecordState>();
+  const held = new Map<string, { expiresAt: number; token: number; acquiredAt: number; owner: string }>();
+  const touched = new Set<string>();
+  for (const [key, kv] of leases) {
+    if (kv === undefined) continue;
+    const stored = decodeLease(kv.value);
+    held.set(key, { ...stored, token: leaseToken(stored, kv.mod_revision, base) });
+  }
+  const results: Result[] = ops.map((op) => {
+    if (op.op === 'release') {
+      const lease = held.get(op.key);
+      if (lease === undefined || lease.token !== op.token || lease.expiresAt <= now) return false;
+      lease.expiresAt = op.holdUntil !== undefined && op.holdUntil > now ? op.holdUntil : 0;
+      touched.add(op.key);
+      return true;
+    }
+    let record = records.get(op.key);
+    if (record === undefined) {
+      record = { known: false, live: false, final: null, needsPrior: false };
+      records.set(op.key, record);
+    }
+    if (op.op === 'put') {
+      Object.assign(record, { known: true, live: true, final: { value: op.value, ttlMs: op.ttlMs } });
+      return true;
+    }
+    const result: Result = record.known ? record.live : { prior: op.key };
+    if (!record.known) record.needsPrior = true;
+    Object.assign(record, { known: true, live: false, final: null });
+    return result;
+  });
+
+  const writes: IRequestOp[] = [];
+  const priorAt = new Map<string, number>();
+  for (const [key, record] of records) {
+    if (record.needsPrior) priorAt.set(key, writes.length);
+    if (record.final === null) {
+      writes.push(del(layout.record(key), record.needsPrior), del(layout.recordTtl(key)));
+      continue;
+    }
+    const { value, ttlMs } = record.final;
+    const expiresAt = ttlMs === undefined ? null : now + ttlMs;
+    writes.push(put(layout.record(key), encodeRecord(value, expiresAt), record.needsPrior));
+    if (expiresAt === null) {
+      writes.push(del(layout.recordTtl(key)));
+    } else {
+      writes.push(put(layout.recordTtl(key), Buffer.from(padTime(expiresAt))));
+      writes.push(put(layout.recordExp(expiresAt, key), Buffer.alloc(0)));
+    }
+  }
+  for (const key of touched) {
+    const lease = held.get(key)!;
+    writes.push(
+      put(
+        layout.lease(key),
+        encodeLease(lease.expiresAt, String(lease.token), lease.acquiredAt, lease.owner),
+      ),
+    );
+    if (lease.expiresAt > 0) writes.push(put(layout.leaseExp(lease.expiresAt, key), Buffer.alloc(0)));
+  }
+  const compares =
+    revision === undefined || touched.size === 0
+      ? []
+      : unchangedSince(
+          [...touched].map((key) => layout.lease(key)),
+          revision,
+        );
+  const txn = txnOf(compares, writes);
+  return {
+    txn,
+    results(response) {
+      if (!response.succeeded) return undefined;
+      const responses = ungrouped(txn.success!, response.responses);
+      return results.map((result) => {
+        if (typeof result === 'boolean') return result;
+        const prior = previous(responses[priorAt.get(result.prior)!]);
+        if (prior === undefined) return false;
+        const { expiresAt } = decodeRecord(prior.value);
+        return expiresAt === null || expiresAt > now;
+      });
+    },
+  };
+}
