@@ -99,7 +99,7 @@ suite('etcd store specifics', () => {
       expect((await openError(url)).code).toBe('INVALID_ARGUMENT');
     }
     expect(() => new EtcdStore({})).toThrow(/client.*url/);
-    expect(() => new EtcdStore({ client, url: 'etcd://x' })).toThrow(/not both/);
+    expect(() => new EtcdStore({ client, url: 'etcd://x' })).toThrow(/exactly one of/);
     expect(() => new EtcdStore({ client })).toThrow(/clockUrls/);
     expect(() => new EtcdStore({ client, clockUrls: [endpoint], prefix: 'bad-prefix' })).toThrow(/prefix/);
   });

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { closestName, editDistance } from '../src/core/options.js';
 import { type OpenStoreOptions, openStore } from '../src/index.js';
+import { EtcdStore } from '../src/store/etcd.js';
 import { MemoryStore } from '../src/store/memory.js';
 import { MysqlStore } from '../src/store/mysql.js';
 import { PostgresStore } from '../src/store/postgres.js';
@@ -177,6 +178,23 @@ describe('store constructors refuse unknown and ignored options', () => {
     refused(() => new RedisStore({ client, prefix: 5 } as never), /prefix/);
     refused(() => new RedisStore({ client: null } as never), /call\(\)/);
     const store = new RedisStore({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 500 });
+    await store.close();
+  });
+
+  it('EtcdStore', async () => {
+    refused(
+      () => new EtcdStore({ url: 'etcd://127.0.0.1:1', prefx: 'a_' } as never),
+      /unknown EtcdStore option "prefx"/,
+      /did you mean "prefix"/,
+      /allowed: client, clockUrls, ca, url, prefix, connectTimeoutMs/,
+    );
+    refused(() => new EtcdStore({}), /exactly one of \{ client \} or \{ url \}/);
+    refused(
+      () => new EtcdStore({ url: 'etcd://127.0.0.1:1', clockUrls: ['http://127.0.0.1:1'] }),
+      /only applies with \{ client \}/,
+    );
+    refused(() => new EtcdStore({ url: 'etcd://127.0.0.1:1', connectTimeoutMs: 0 }), /connectTimeoutMs/);
+    const store = new EtcdStore({ url: 'etcd://127.0.0.1:1', connectTimeoutMs: 500 });
     await store.close();
   });
 });

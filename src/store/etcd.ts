@@ -34,6 +34,7 @@ import { sweepExpired } from './etcd/sweep.js';
 import { absent, type EtcdClientLike, get, only, put, txnOf, ungrouped } from './etcd/txn.js';
 import { parseEtcdUrl } from './etcd/url.js';
 import { planWrites } from './etcd/writes.js';
+import { checkStoreOptions, onlyWith, timeoutOption } from './store-options.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
 import { type NormalizedScan, type NormalizedWriteOp, validatePrefix } from './validate.js';
 
@@ -43,6 +44,9 @@ export type { EtcdClientLike } from './etcd/txn.js';
 const SCHEMA_VERSION = 1;
 /** A write that keeps losing its compare to other writers gives up after this many tries. */
 const MAX_ATTEMPTS = 100;
+
+/** Every option the constructor knows (anything else is refused, see checkStoreOptions). */
+const ETCD_OPTIONS = ['client', 'clockUrls', 'ca', 'url', 'prefix', 'connectTimeoutMs'] as const;
 
 export interface EtcdStoreOptions {
   /** An existing `etcd3` client (`new Etcd3(…)`). It stays yours: `close()` never closes it. */
@@ -99,11 +103,16 @@ export class EtcdStore extends BaseStore {
 
   constructor(options: EtcdStoreOptions) {
     super();
+    checkStoreOptions('EtcdStore', options, ETCD_OPTIONS, ['client', 'url']);
+    onlyWith(
+      'EtcdStore',
+      options,
+      'clockUrls',
+      'client',
+      'with { url } the clock is read from the URL’s hosts',
+    );
     this.layout = new Layout(validatePrefix(options.prefix ?? 'oncely_'));
-    const timeout = options.connectTimeoutMs ?? 10_000;
-    if (options.client !== undefined && options.url !== undefined) {
-      throw new OncelyError('INVALID_ARGUMENT', 'EtcdStore takes either `client` or `url`, not both');
-    }
+    const timeout = timeoutOption(options.connectTimeoutMs, 'EtcdStore connectTimeoutMs', 10_000);
     if (options.client !== undefined) {
       if (typeof options.client.kv?.txn !== 'function' || typeof options.client.kv.range !== 'function') {
         throw new OncelyError(

@@ -17,7 +17,8 @@ const BACKEND_ONLY: Record<string, { backend: string; schemes: readonly string[]
 /** Constructor options `openStore` never takes, with what to do instead. */
 const CONSTRUCTOR_ONLY: Record<string, string> = {
   pool: 'to use your own pool, construct new PostgresStore({ pool }) (oncely/postgres) or new MysqlStore({ pool }) (oncely/mysql)',
-  client: 'to use your own client, construct new RedisStore({ client }) (oncely/redis)',
+  client:
+    'to use your own client, construct new RedisStore({ client }) (oncely/redis) or new EtcdStore({ client, clockUrls }) (oncely/etcd)',
   database: 'to use your own database, construct new SqliteStore({ database }) (oncely/sqlite)',
   path: 'the URL names the file (sqlite:./file.db)',
   connectionString: 'the URL is the connection string',
