@@ -103,7 +103,8 @@ describe('oncely run: one command per occurrence', () => {
     await n.trigger('envdump');
     await n.trigger('plain');
     const entries = await n.waitForStatus('envdump', ['succeeded'], 2);
-    await until(() => existsSync(join(work, 'plain.txt')), 30_000, 'the plain job');
+    // Finished, not just begun: the shell creates plain.txt (empty) before env writes to it.
+    await n.waitForStatus('plain', ['succeeded'], 1);
     for (const shard of [0, 1]) {
       const env = Object.fromEntries(
         readFileSync(join(work, `sub/env-${shard}.txt`), 'utf8')
