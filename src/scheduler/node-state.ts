@@ -39,6 +39,10 @@ export class NodeState {
   readonly localPauses = new Map<string, { paused: boolean; epoch: number }>();
   pauseEpoch = 0;
   readonly running = new Set<Promise<void>>();
+  /** Runs whose handler has not ended yet (see freeSlots). */
+  handlers = 0;
+  /** Runs whose handler has ended, with their finish batch not written yet. */
+  settling = 0;
   /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
   readonly runningHere = new Set<string>();
   /** The stored schedules' change signal (`ctl|srev`) as the last poll read it. */
@@ -99,7 +103,10 @@ export class NodeState {
   }
 
   freeSlots(): number {
-    return this.concurrency - this.running.size;
+    // Runs whose handler ended are only bookkeeping (their finish batch): up to `concurrency` of
+    // them take no slot, so the next work starts while they are written; beyond that they do, so
+    // a slow store cannot pile up finishes without bound.
+    return this.concurrency - this.handlers - Math.max(0, this.settling - this.concurrency);
   }
 }
 

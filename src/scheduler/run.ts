@@ -36,6 +36,8 @@ export interface RunDeps {
   handlerSettleMs: number;
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
   storeBack: () => AbortSignal;
+  /** Called once no handler of this run will run any more: only its finish is left (frees its slot). */
+  handlerEnded?: () => void;
 }
 
 /** Store-time estimate: the lease's grant time plus local monotonic time elapsed since its request. */
@@ -193,8 +195,9 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         startedAt: new Date(startedAt),
       } satisfies Omit<HistoryEntry, 'status'>;
       emit('started', { ...base, attempt, source, startedAt: entry.startedAt });
-      const timeout = new AbortController();
-      const attemptLink = spec.timeoutMs === undefined ? undefined : linkSignals([halt, timeout.signal]);
+      // Only a job with a timeout pays for its controller and link (1,000 runs at once add up).
+      const timeout = spec.timeoutMs === undefined ? undefined : new AbortController();
+      const attemptLink = timeout === undefined ? undefined : linkSignals([halt, timeout.signal]);
       if (attemptLink) links.push(attemptLink);
       const signal = attemptLink?.signal ?? halt;
       const ctx: JobContext = {
@@ -222,10 +225,11 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       let status: RunStatus;
       let error: unknown;
       let output: string | undefined;
-      const timer = new AbortController();
+      // Ends the timeout's sleep when the attempt ends first (only a job with a timeout has one).
+      const timer = timeout === undefined ? undefined : new AbortController();
+      let onAbort = () => {};
       try {
         handlerDone = Promise.resolve().then(() => deps.handler(ctx));
-        let onAbort = () => {};
         const stopped = new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason);
           if (signal.aborted) onAbort();
@@ -234,11 +238,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         // The signal may fire long after this attempt ended (stop() aborting other runs): that
         // late rejection must not surface as an unhandled rejection.
         stopped.catch(() => {});
-        timer.signal.addEventListener('abort', () => signal.removeEventListener('abort', onAbort), {
-          once: true,
-        });
-        if (spec.timeoutMs !== undefined) {
-          void clock.sleep(spec.timeoutMs, timer.signal).then(() => {
+        if (timeout !== undefined && timer !== undefined) {
+          void clock.sleep(spec.timeoutMs!, timer.signal).then(() => {
             if (!timer.signal.aborted) {
               timeout.abort(
                 new OncelyError(
@@ -257,9 +258,10 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         status = 'succeeded';
       } catch (err) {
         error = err;
-        status = timeout.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
+        status = timeout?.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
       } finally {
-        timer.abort(INTERNAL_ABORT);
+        signal.removeEventListener('abort', onAbort);
+        timer?.abort(INTERNAL_ABORT);
         attemptLink?.dispose();
       }
       const finishedAt = new Date(storeTimeNow(claim, clock));
@@ -323,6 +325,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   } catch (err) {
     emit('error', { error: err, during: `run of ${claim.occ.job}` });
   } finally {
+    deps.handlerEnded?.();
     for (const link of links) link.dispose();
     if (outcome === 'finished') {
       // Done: one batch, retried until stored (the keep-alive goes on meanwhile, so the claim

@@ -15,6 +15,19 @@ export class Runs {
     const s = this.state;
     const occKey = keys.occurrence(claim.occ);
     s.runningHere.add(occKey);
+    s.handlers++;
+    let ended = false;
+    const handlerEnded = () => {
+      if (ended) return;
+      ended = true;
+      const wasFull = s.freeSlots() <= 0;
+      s.handlers--;
+      s.settling++;
+      if (wasFull && s.freeSlots() > 0) {
+        s.nextPollAt = 0;
+        s.poke();
+      }
+    };
     const run = executeRun(
       {
         store: s.store,
@@ -31,10 +44,13 @@ export class Runs {
         stopSignal: s.abandon.signal,
         handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
         storeBack: () => s.storeBack.signal,
+        handlerEnded,
       },
       claim,
     ).finally(() => {
       const wasFull = s.freeSlots() <= 0;
+      if (ended) s.settling--;
+      else s.handlers--;
       s.running.delete(run);
       s.runningHere.delete(occKey);
       // A gate is free now: a run queued behind this one (overlap 'queue', or any run queued

@@ -3,6 +3,13 @@ import { MAX_BATCH } from '../store/validate.js';
 
 /** Ops queued that make a batch worth sending without waiting for the turn of the event loop to end. */
 const EARLY_FLUSH_OPS = 100;
+/** `apply` calls in flight at once; what is submitted meanwhile waits and goes out in bigger batches. */
+const MAX_IN_FLIGHT = 3;
+/**
+ * A call in flight longer than this no longer holds back the others: a hung connection (a store
+ * that stopped answering) must not stall every later write of the node behind it.
+ */
+const STUCK_AFTER_MS = 1_000;
 
 interface Group {
   ops: WriteOp[];
@@ -11,10 +18,12 @@ interface Group {
 }
 
 /**
- * Coalesces the store writes of many runs into few `store.apply` calls: every group submitted
- * in the same turn of the event loop goes out together (split at MAX_BATCH ops, never inside a
- * group). When 1,000 jobs fall due at once, their 1,000 "in flight" records are one round trip,
- * not 1,000 queued behind a connection pool.
+ * Coalesces the store writes of many runs into few `store.apply` calls (group commit): while
+ * fewer than {@link MAX_IN_FLIGHT} calls are out, what is submitted in one turn of the event loop
+ * goes out together (at once from {@link EARLY_FLUSH_OPS} ops); while that many are out, writes
+ * wait and leave, up to MAX_BATCH ops per call, as soon as one returns. When 10,000 runs start
+ * together their in-flight records are ten round trips of 1,000, not hundreds of small ones
+ * queued behind a connection pool, and a lone write still goes out at once.
  *
  * A group's ops stay in order and in one `apply` call, so they are applied together (atomically
  * on every shipped backend). Groups in one call are unrelated; a failed call rejects every group
@@ -24,6 +33,8 @@ export class WriteBatcher {
   private queue: Group[] = [];
   private queued = 0;
   private scheduled = false;
+  /** Calls in flight for less than STUCK_AFTER_MS. */
+  private inFlight = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -32,6 +43,7 @@ export class WriteBatcher {
     return new Promise<boolean[]>((resolve, reject) => {
       this.queue.push({ ops, resolve, reject });
       this.queued += ops.length;
+      if (this.inFlight >= MAX_IN_FLIGHT) return; // a returning call flushes
       // A full batch goes at once: when 1,000 runs start together the first ones need not wait
       // until the last one has been set up.
       if (this.queued >= EARLY_FLUSH_OPS) this.flush();
@@ -45,25 +57,34 @@ export class WriteBatcher {
     });
   }
 
+  /** Sends queued groups, MAX_BATCH ops per call (never splitting a group), while calls are free. */
   private flush(): void {
-    const groups = this.queue;
-    this.queue = [];
-    this.queued = 0;
-    let batch: Group[] = [];
-    let size = 0;
-    for (const g of groups) {
-      if (size + g.ops.length > MAX_BATCH && batch.length > 0) {
-        void this.send(batch);
-        batch = [];
-        size = 0;
+    while (this.queue.length > 0 && this.inFlight < MAX_IN_FLIGHT) {
+      const batch: Group[] = [];
+      let size = 0;
+      while (this.queue.length > 0) {
+        const g = this.queue[0]!;
+        if (size + g.ops.length > MAX_BATCH && batch.length > 0) break;
+        batch.push(g);
+        size += g.ops.length;
+        this.queue.shift();
       }
-      batch.push(g);
-      size += g.ops.length;
+      this.queued -= size;
+      void this.send(batch);
     }
-    if (batch.length > 0) void this.send(batch);
   }
 
   private async send(groups: Group[]): Promise<void> {
+    this.inFlight++;
+    let counted = true;
+    const release = () => {
+      if (!counted) return;
+      counted = false;
+      this.inFlight--;
+      this.flush();
+    };
+    const stuck = setTimeout(release, STUCK_AFTER_MS);
+    stuck.unref?.();
     try {
       const results = await this.store.apply(groups.flatMap((g) => g.ops));
       let at = 0;
@@ -73,6 +94,9 @@ export class WriteBatcher {
       }
     } catch (err) {
       for (const g of groups) g.reject(err);
+    } finally {
+      clearTimeout(stuck);
+      release();
     }
   }
 }
