@@ -7,6 +7,7 @@ import type { NodeState } from './node-state.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
 import type { Runs } from './runs.js';
 import { settle } from './settle.js';
+import { Unanswered } from './unanswered.js';
 
 /** Claims candidates (occurrences and their overlap gates) in batched acquires, and starts what it won. */
 export class Claims {
@@ -14,7 +15,21 @@ export class Claims {
     private readonly state: NodeState,
     private readonly overlap: Overlap,
     private readonly runs: Runs,
-  ) {}
+  ) {
+    this.unanswered = new Unanswered(state);
+  }
+
+  /** Claims whose acquire got no answer, asked about before the next claims. */
+  private readonly unanswered: Unanswered;
+
+  /**
+   * Starts the grants whose answer was lost (unanswered.ts) and re-offers what nobody holds; call
+   * before building a tick's candidates. Throws (leaving them remembered) while the store fails.
+   */
+  async resolveUnanswered(): Promise<void> {
+    if (this.unanswered.size === 0) return;
+    for (const r of await this.unanswered.resolve()) await this.afterClaim(r.c, r.lease, r.gate, r.sentAt);
+  }
 
   /**
    * One round trip for every due occurrence (and the overlap gates they need), limited to this
@@ -49,7 +64,14 @@ export class Claims {
         const offset = index[from]!.occ;
         const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
         const sentAt = s.clock.monotonic();
-        const leases = await s.store.acquire(requests.slice(offset, end + 1));
+        let leases: (Lease | null)[];
+        try {
+          leases = await s.store.acquire(requests.slice(offset, end + 1));
+        } catch (err) {
+          // No answer: the store may have granted them anyway (unanswered.ts).
+          this.unanswered.add(batch.slice(from, to), sentAt);
+          throw err;
+        }
         await Promise.all(
           batch.slice(from, to).map(async (c, i) => {
             const at = index[from + i]!;

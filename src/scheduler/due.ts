@@ -52,6 +52,8 @@ export class Due {
     s.lastTickAt = now;
     this.wakeAt = Number.POSITIVE_INFINITY;
     s.spread.self(s.defined.keys(), false);
+    // Claims an earlier tick sent without getting an answer: started if granted, else offered again.
+    await this.claims.resolveUnanswered();
     await this.index.refresh(now);
     const candidates: Candidate[] = [];
     const all: Due1[] = [];

@@ -1,0 +1,112 @@
+import type { Lease } from '../store/types.js';
+import { type Candidate, sourceKey } from './internal-types.js';
+import { gateScope, keys } from './keys.js';
+import type { NodeState } from './node-state.js';
+
+/** Claims whose acquire got no answer that are remembered at most (the oldest are dropped first). */
+const MAX_UNANSWERED = 10_000;
+
+/** A claim whose acquire failed without an answer (see {@link Unanswered}). */
+interface Pending {
+  c: Candidate;
+  /** Local monotonic time just before the acquire was sent (lease maths, as for any grant). */
+  sentAt: number;
+}
+
+/** What became of an unanswered claim, once the store answers again. */
+export type Resolution =
+  | { kind: 'ours'; c: Candidate; lease: Lease; gate: Lease | null | undefined; sentAt: number }
+  | { kind: 'settled' };
+
+/**
+ * Claims whose acquire failed without an answer: a timeout, a reset connection, a reply lost after
+ * the store committed. The store may have granted them — and every other node was then refused —
+ * so forgetting them would lose those fire times: nobody would run them, and the lease would just
+ * expire (the cursor of a job trigger is already past them).
+ *
+ * So they are kept, and before the next claims the node asks the store (one `inspect` each; they
+ * are rare): an occurrence held by this node under a lease it is not running is the lost grant —
+ * it is adopted and started as if the answer had come (its gate too when the same acquire granted
+ * it: same owner, same grant time; otherwise the gate is asked for now). An occurrence held by
+ * another node is theirs. One that nobody holds was never granted, or its lease ran out: it is
+ * offered again — a job trigger's cursor is moved back before it (the misfire policy then judges
+ * how late it is), a due entry is read again (it moves on only when a run starts), and trigger
+ * requests, pending runs and recoveries are re-read from the store anyway.
+ *
+ * Races: a node id is unique per scheduler, so "held by this node" means granted to this node; a
+ * lease adopted after it expired is refused by the store when the run records its start (the start
+ * batch holds the lease), exactly as a slow grant would be.
+ */
+export class Unanswered {
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(private readonly state: NodeState) {}
+
+  /** The claims of an acquire that failed: remembered until the store answers again. */
+  add(batch: readonly Candidate[], sentAt: number): void {
+    for (const c of batch) {
+      const key = keys.occurrence(c.occ);
+      this.pending.delete(key);
+      this.pending.set(key, { c, sentAt });
+    }
+    for (const key of this.pending.keys()) {
+      if (this.pending.size <= MAX_UNANSWERED) break;
+      this.pending.delete(key);
+    }
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Asks the store about every remembered claim (see the class comment); returns the grants that
+   * turned out to be this node's, to be started by the caller. A store failure leaves the rest
+   * remembered and throws.
+   */
+  async resolve(): Promise<Extract<Resolution, { kind: 'ours' }>[]> {
+    const ours: Extract<Resolution, { kind: 'ours' }>[] = [];
+    for (const [key, p] of [...this.pending]) {
+      const r = await this.resolveOne(key, p);
+      this.pending.delete(key);
+      if (r.kind === 'ours') ours.push(r);
+    }
+    return ours;
+  }
+
+  private async resolveOne(key: string, { c, sentAt }: Pending): Promise<Resolution> {
+    const s = this.state;
+    const lease = await s.store.inspect(key);
+    if (lease !== null && lease.owner === s.node && !s.runningHere.has(key)) {
+      let gate: Lease | null | undefined;
+      // A takeover asks for its gate only once it has the occurrence (claim.ts): not here.
+      if (c.gate && !c.takeover) {
+        const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
+        // Granted by the same acquire: this node's, at the same store instant.
+        if (held?.owner.startsWith(s.node) && held.acquiredAt === lease.acquiredAt) gate = held;
+        else if (held === null) {
+          const request = { key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard), owner: s.node };
+          [gate] = await s.store.acquire([{ ...request, leaseMs: lease.expiresAt - lease.acquiredAt }]);
+          gate ??= null;
+        } else gate = null;
+      }
+      return { kind: 'ours', c, lease, gate, sentAt };
+    }
+    if (lease === null) this.offerAgain(c);
+    return { kind: 'settled' };
+  }
+
+  /** Nobody holds the occurrence: make sure this node's next ticks offer it again. */
+  private offerAgain(c: Candidate): void {
+    const s = this.state;
+    if (c.entryReadAt !== undefined) {
+      s.dueWakeAt = 0;
+      return;
+    }
+    if (c.source !== 'schedule') return;
+    const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+    if (!source) return;
+    source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
+    source.queue = source.queue.filter((q) => q.fireTime < c.occ.fireTime);
+  }
+}

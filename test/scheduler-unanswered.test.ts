@@ -1,0 +1,118 @@
+/**
+ * A claim whose acquire got no answer (a timeout, a reset, a reply lost after the store committed)
+ * is not lost (src/scheduler/unanswered.ts): a grant the node never heard of is adopted and run at
+ * the node's next tick — not after its lease — and a claim the store never executed is offered
+ * again. Either way the fire time runs exactly once, also with a second node that was refused.
+ *
+ * Memory store behind a wrapper whose next acquire for the job runs and then throws (the reply
+ * lost), or throws without running (the request lost). Long leases (30 s) tell an adopted grant
+ * from one recovered after its lease ran out.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { OncelyError } from '../src/core/errors.js';
+import { randomId } from '../src/core/ids.js';
+import { openStore } from '../src/index.js';
+import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import type { LeaseRequest, Store } from '../src/store/types.js';
+import { testPrefix } from './harness/backends.js';
+import { recordEvents } from './harness/events.js';
+import { until } from './harness/scheduler-suite.js';
+
+const unique = (label: string) => `${label}-${randomId(5)}`;
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c().catch(() => {});
+});
+
+type Fault = 'reply-lost' | 'request-lost';
+
+/** `store` whose next acquire naming an occurrence of `job` fails with `fault` once armed. */
+function faulty(
+  store: Store,
+  job: string,
+): Store & { arm(f: Fault): void; hit: string[]; granted: boolean[] } {
+  let armed: Fault | undefined;
+  const hit: string[] = [];
+  /** Per lost reply: whether the store had granted the occurrence. */
+  const granted: boolean[] = [];
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'arm')
+        return (f: Fault) => {
+          armed = f;
+        };
+      if (prop === 'hit') return hit;
+      if (prop === 'granted') return granted;
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (prop !== 'acquire') return value.bind(target);
+      return async (requests: LeaseRequest[]) => {
+        const occ = requests.find((r) => r.key.startsWith(`occ|${job}|`));
+        const fault = occ ? armed : undefined;
+        if (fault === undefined) return target.acquire(requests);
+        armed = undefined;
+        hit.push(occ!.key);
+        if (fault === 'reply-lost') {
+          const leases = await target.acquire(requests);
+          granted.push(leases[requests.indexOf(occ!)] !== null);
+        }
+        throw new OncelyError('STORE_UNAVAILABLE', `test: ${fault}`);
+      };
+    },
+  }) as Store & { arm(f: Fault): void; hit: string[]; granted: boolean[] };
+}
+
+async function scenario(fault: Fault, nodes: number) {
+  const base = await openStore(`memory:${testPrefix('unans')}`);
+  const job = unique('tick');
+  const list: Scheduler[] = [];
+  const stores: ReturnType<typeof faulty>[] = [];
+  for (let i = 0; i < nodes; i++) {
+    const store = faulty(base, job);
+    stores.push(store);
+    const s = createScheduler({ store, node: `n${i}-${randomId(4)}`, pollInterval: '200ms' });
+    s.define(job, { every: '1s', lockAtMostFor: '30s', misfireThreshold: '10s' }, () => {});
+    list.push(s);
+    cleanup.push(() => s.stop());
+  }
+  const events = list.map((s) => recordEvents(s));
+  await Promise.all(list.map((s) => s.start()));
+  const started = () => events.flatMap((e) => e.started);
+  await until(() => started().length >= 2, 15_000, 'two runs before the fault');
+  stores[0]!.arm(fault);
+  await until(() => stores[0]!.hit.length === 1, 15_000, 'the faulty acquire');
+  // occ|<job>|<schedule id>|<fire time>|<shard>
+  const lost = Number(stores[0]!.hit[0]!.split('|')[3]);
+  // Well within the 30 s lease: the fire time is not waiting for its lease to run out.
+  await until(() => started().some((e) => e.fireTime.getTime() === lost), 8_000, `fire time ${lost} to run`);
+  await until(() => started().some((e) => e.fireTime.getTime() > lost + 2_000), 8_000, 'later runs');
+  const all = started().map((e) => e.fireTime.getTime());
+  expect(all.filter((t) => t === lost)).toHaveLength(1);
+  expect(new Set(all).size).toBe(all.length);
+  // No hole around the fault.
+  const sorted = [...new Set(all)].sort((a, b) => a - b);
+  for (let i = 1; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 1]!).toBe(1_000);
+  return { lost, events, list, granted: stores[0]!.granted[0] };
+}
+
+describe('claims whose acquire got no answer', () => {
+  it('a grant whose reply was lost is adopted and run at the next tick, once', async () => {
+    const { lost, events, list, granted } = await scenario('reply-lost', 1);
+    expect(granted).toBe(true); // the store had granted it: this is the adopt path
+    const run = events[0]!.started.find((e) => e.fireTime.getTime() === lost)!;
+    expect(run.node).toBe(list[0]!.node);
+    expect(run.attempt).toBe(1);
+  }, 30_000);
+
+  it('with a second node: still once, by the node the store granted it to', async () => {
+    const { lost, events, list, granted } = await scenario('reply-lost', 2);
+    const runs = events.flatMap((e) => e.started).filter((e) => e.fireTime.getTime() === lost);
+    // Spreading decides who asks first: the lost reply may have been a refusal (the other node
+    // had it already); then the other node runs it. Either way once, by the node the store chose.
+    expect(runs.map((r) => r.node)).toEqual([granted ? list[0]!.node : list[1]!.node]);
+  }, 30_000);
+
+  it('a request the store never executed is offered again and runs once', async () => {
+    await scenario('request-lost', 1);
+  }, 30_000);
+});
