@@ -66,7 +66,10 @@ function walk(
   const times: number[] = [];
   let at = from;
   while (times.length < limit) {
-    const chunk = nextFireTimes(trigger, at, Math.min(CRON_CHUNK, limit - times.length + 1));
+    // One at a time first: most spans are a fire time or two, and single steps are remembered
+    // per trigger (fire-times.ts), so 100,000 schedules sharing a trigger walk it once.
+    const size = times.length < 4 ? 1 : Math.min(CRON_CHUNK, limit - times.length + 1);
+    const chunk = nextFireTimes(trigger, at, size);
     for (const f of chunk) {
       if (f >= before) return { times, reached: true };
       if (times.length >= limit) return { times, reached: false };

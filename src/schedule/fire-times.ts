@@ -43,7 +43,27 @@ export function nextFireTimes(trigger: CompiledTrigger, after: number, count: nu
     }
     case 'at':
       return trigger.at > after ? [trigger.at] : [];
-    case 'cron':
-      return trigger.pattern.nextRuns(count, new Date(after)).map((d) => d.getTime());
+    case 'cron': {
+      if (count !== 1) return trigger.pattern.nextRuns(count, new Date(after)).map((d) => d.getTime());
+      // Croner in a time zone costs milliseconds per call, and a fan-out asks the same question
+      // for every schedule sharing a trigger (100,000 users at 09:00 in five zones: five answers).
+      let memo = nextMemo.get(trigger);
+      if (!memo) {
+        memo = new Map();
+        nextMemo.set(trigger, memo);
+      }
+      let next = memo.get(after);
+      if (next === undefined) {
+        next = trigger.pattern.nextRun(new Date(after))?.getTime() ?? Number.NaN;
+        if (memo.size >= NEXT_MEMO_SIZE) memo.clear();
+        memo.set(after, next);
+      }
+      return Number.isNaN(next) ? [] : [next];
+    }
   }
 }
+
+/** How many `after` instants per cron trigger {@link nextFireTimes} remembers the next fire time of. */
+const NEXT_MEMO_SIZE = 64;
+/** Pure function of (trigger, after): safe to remember; per compiled trigger, dropped with it. */
+const nextMemo = new WeakMap<CompiledTrigger, Map<number, number>>();

@@ -88,7 +88,9 @@ export function createSchedules(state: NodeState): Schedules {
       for (let i = 0; i < list.length; i += SCHEDULES_PER_BATCH) {
         // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
         // and is dropped when a node meets it.
-        const ops: WriteOp[] = [changed()];
+        // The change signal goes with the only batch, or once after all of them: one key in every
+        // batch would make concurrent batches wait for each other's row lock on it.
+        const ops: WriteOp[] = list.length <= SCHEDULES_PER_BATCH ? [changed()] : [];
         for (const { schedule, trigger, json } of list.slice(i, i + SCHEDULES_PER_BATCH)) {
           const v = randomId(9);
           ops.push(
@@ -119,6 +121,14 @@ export function createSchedules(state: NodeState): Schedules {
         }
       };
       await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, batches.length) }, worker));
+      // Also after a failure: what did land should reach the nodes at their next poll.
+      if (batches.length > 1) {
+        try {
+          await store.apply([changed()]);
+        } catch (err) {
+          failed ??= err;
+        }
+      }
       touched();
       if (failed !== undefined) throw failed;
     },
