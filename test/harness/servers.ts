@@ -155,13 +155,40 @@ export async function startPostgres(): Promise<RunningServer> {
     'max_connections=300',
   ]);
   const child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
+  const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+  // The port opens before recovery ends: until then connections are refused with "the database
+  // system is starting up" (seen on a busy machine). Ready is when a query answers.
+  await untilQueryAnswers(url, 60_000).catch(async (err: unknown) => {
+    await kill(child);
+    throw err;
+  });
   return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    url,
     async stop() {
       await kill(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves once `SELECT 1` answers on `url`; rejects with the last error after `timeoutMs`. */
+async function untilQueryAnswers(url: string, timeoutMs: number): Promise<void> {
+  const { default: pg } = await import('pg');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return;
+    } catch (err) {
+      if (Date.now() > deadline)
+        throw new Error(`PostgreSQL did not answer within ${timeoutMs} ms: ${String(err)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
 }
 
 /** MariaDB (or MySQL) with a password user: `mysql://oncely:<pw>@127.0.0.1:<port>/oncely_test`. */
