@@ -2,6 +2,7 @@ import type { Lease } from '../store/types.js';
 import { type Candidate, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
+import { REPLAY_MARK } from './overlap.js';
 
 /** Claims whose acquire got no answer that are remembered at most (the oldest are dropped first). */
 const MAX_UNANSWERED = 10_000;
@@ -83,7 +84,8 @@ export class Unanswered {
       if (c.gate && !c.takeover) {
         const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
         // Granted by the same acquire: this node's, at the same store instant.
-        if (held?.owner.startsWith(s.node) && held.acquiredAt === lease.acquiredAt) gate = held;
+        const mine = held?.owner === s.node || held?.owner === `${s.node}${REPLAY_MARK}`;
+        if (held && mine && held.acquiredAt === lease.acquiredAt) gate = held;
         else if (held === null) {
           const request = { key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard), owner: s.node };
           [gate] = await s.store.acquire([{ ...request, leaseMs: lease.expiresAt - lease.acquiredAt }]);
