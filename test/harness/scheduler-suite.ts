@@ -207,12 +207,18 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
      * Under load a queued run can start late enough that the next fire time overlaps it; skipping
      * that one is overlap 'skip' working as specified, so it is allowed here.
      */
-    function expectAccountedFor(history: HistoryEntry[], from: number, to: number, stepMs: number): void {
+    function expectAccountedFor(
+      history: HistoryEntry[],
+      from: number,
+      to: number,
+      stepMs: number,
+      context = '',
+    ): void {
       for (let f = from; f <= to; f += stepMs) {
         const statuses = history.filter((h) => h.fireTime.getTime() === f).map((h) => h.status);
         expect(
           statuses.length === 1 && ['succeeded', 'skipped'].includes(statuses[0]!),
-          `${f}: ${statuses}`,
+          `${f}: ${statuses} ${context}`,
         ).toBe(true);
       }
     }
@@ -859,7 +865,20 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         const replay = Math.max(...replays.filter((f) => f <= upAt), Math.min(...replays));
         const rest = times.filter((f) => f > replay);
         expect(rest.length, timeline).toBeGreaterThanOrEqual(1);
-        expectAccountedFor(history, replay, Math.max(...rest), 1000);
+        const misfires = nodes
+          .flatMap((n) =>
+            n.events.misfired.map(
+              (m) => `${n.id.slice(-1)}:${m.action}:${m.firstFireTime.getTime() - downAt}..${m.fireTime.getTime() - downAt}`,
+            ),
+          )
+          .join(' ');
+        expectAccountedFor(
+          history,
+          replay,
+          Math.max(...rest),
+          1000,
+          `(offsets from ${downAt}; up at +${upAt - downAt}) timeline: ${timeline} misfired: ${misfires}`,
+        );
         expect(
           nodes.flatMap((n) => n.events.misfired).filter((m) => m.action === 'skipped').length,
         ).toBeGreaterThanOrEqual(1);
