@@ -16,3 +16,15 @@ export const silentLogger: Logger = {
   warn() {},
   error() {},
 };
+
+/**
+ * Warnings and errors to `console.warn`/`console.error` (stderr), debug and info dropped: for the
+ * few places where dropping everything would hide a failure nobody else reports (a `once()` tick
+ * runs inside a cron library's timer, where an error has no caller to go to).
+ */
+export const consoleWarnings: Logger = {
+  debug() {},
+  info() {},
+  warn: (...args: unknown[]) => console.warn(...args),
+  error: (...args: unknown[]) => console.error(...args),
+};
