@@ -10,13 +10,28 @@ export interface TsxChild {
   stderr: () => string;
 }
 
+export interface SpawnTsxOptions {
+  /** The tsconfig.json tsx compiles with (default: the working directory's), e.g. one with `experimentalDecorators`. */
+  tsconfig?: string;
+  /** Added to this process's environment. */
+  env?: Record<string, string>;
+}
+
 /**
  * Starts `script` with `args` in a new Node process; stdin is a pipe the caller may write to.
  * `onLine` sees each complete stdout line as it arrives.
  */
-export function spawnTsx(script: string, args: readonly string[], onLine?: (line: string) => void): TsxChild {
+export function spawnTsx(
+  script: string,
+  args: readonly string[],
+  onLine?: (line: string) => void,
+  options: SpawnTsxOptions = {},
+): TsxChild {
+  const env = { ...process.env, ...options.env };
+  if (options.tsconfig) env.TSX_TSCONFIG_PATH = options.tsconfig;
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env,
   });
   const lines: string[] = [];
   let out = '';
