@@ -13,7 +13,7 @@ import {
   type Store,
   systemClock,
 } from '../src/index.js';
-import { deriveFireTime } from '../src/once/fire-time.js';
+import { deriveFireTime } from '../src/integrations/once/fire-time.js';
 import { compileTrigger, fireTimes, latestFireTime, type Trigger } from '../src/schedule/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-once-'));

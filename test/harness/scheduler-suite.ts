@@ -868,7 +868,8 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         const misfires = nodes
           .flatMap((n) =>
             n.events.misfired.map(
-              (m) => `${n.id.slice(-1)}:${m.action}:${m.firstFireTime.getTime() - downAt}..${m.fireTime.getTime() - downAt}`,
+              (m) =>
+                `${n.id.slice(-1)}:${m.action}:${m.firstFireTime.getTime() - downAt}..${m.fireTime.getTime() - downAt}`,
             ),
           )
           .join(' ');

@@ -1,10 +1,10 @@
-import { parsePositiveDuration } from '../core/duration.js';
-import { invalidArgument } from '../core/errors.js';
-import { defaultOwner } from '../core/ids.js';
-import { consoleWarnings, type Logger } from '../core/logger.js';
-import { checkOptionNames } from '../core/options.js';
-import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
-import { MAX_LEASE_MS, requireWellFormed, validateOwner } from '../store/validate.js';
+import { parsePositiveDuration } from '../../core/duration.js';
+import { invalidArgument } from '../../core/errors.js';
+import { defaultOwner } from '../../core/ids.js';
+import { consoleWarnings, type Logger } from '../../core/logger.js';
+import { checkOptionNames } from '../../core/options.js';
+import { type CompiledTrigger, compileTrigger, type Trigger } from '../../schedule/trigger.js';
+import { MAX_LEASE_MS, requireWellFormed, validateOwner } from '../../store/validate.js';
 import type { OnceErrorInfo, OnceOptions } from './types.js';
 
 export const MAX_ONCE_NAME_LENGTH = 255;

@@ -1,6 +1,6 @@
-import { invalidArgument } from '../core/errors.js';
-import { latestFireTime } from '../schedule/latest-fire-time.js';
-import type { CompiledTrigger } from '../schedule/trigger.js';
+import { invalidArgument } from '../../core/errors.js';
+import { latestFireTime } from '../../schedule/latest-fire-time.js';
+import type { CompiledTrigger } from '../../schedule/trigger.js';
 
 /**
  * Which fire time a tick stands for. A tick arrives late (a busy event loop, a GC pause) and the

@@ -1,6 +1,6 @@
-import type { Clock } from '../core/clock.js';
-import type { Renewable } from '../lock/keep-alive.js';
-import type { Lease, Store } from '../store/types.js';
+import type { Clock } from '../../core/clock.js';
+import type { Renewable } from '../../lock/keep-alive.js';
+import type { Lease, Store } from '../../store/types.js';
 
 /**
  * The claim of one `(name, fireTime)`: a lease on its own key, so claims of different fire times

@@ -1,5 +1,5 @@
-import type { Duration } from '../core/duration.js';
-import type { Logger } from '../core/logger.js';
+import type { Duration } from '../../core/duration.js';
+import type { Logger } from '../../core/logger.js';
 
 /** What `fn` gets for the one run of a fire time. */
 export interface OnceContext {

@@ -1,7 +1,7 @@
-import { type Clock, systemClock } from '../core/clock.js';
-import { invalidArgument, OncelyError } from '../core/errors.js';
-import { KeepAlive } from '../lock/keep-alive.js';
-import type { Store } from '../store/types.js';
+import { type Clock, systemClock } from '../../core/clock.js';
+import { invalidArgument, OncelyError } from '../../core/errors.js';
+import { KeepAlive } from '../../lock/keep-alive.js';
+import type { Store } from '../../store/types.js';
 import { OnceClaim } from './claim.js';
 import { type DerivedFireTime, deriveFireTime } from './fire-time.js';
 import { claimKey, keyableTime, type OnceSpec, onceSpec } from './options.js';
