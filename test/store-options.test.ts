@@ -312,7 +312,7 @@ describe('openStore refuses options it would not use, per backend', () => {
       url,
       { prefix, preparedStatements: false },
       /is for PostgreSQL/,
-      /not for this mysql: URL; allowed for mysql: prefix, connectTimeoutMs$/,
+      /not for this mysql: URL; allowed for mysql: prefix, connectTimeoutMs, shedlockTable$/,
     );
     await openRefused(
       url.replace(/^mysql:/, 'mariadb:'),

@@ -1,14 +1,16 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
+import type { LockGrant, LockTable } from '../store/lock-table.js';
 import { RELEASE_GRANTED, type TrustedCalls } from '../store/trusted.js';
 import type { Lease, Store } from '../store/types.js';
 import type { Lock } from './types.js';
 import type { LockSpec } from './validate.js';
 
 /**
- * A `Lock` over one store lease. Every store call carries the lease's token, so a holder whose
- * lease expired and was taken over cannot extend or release the new holder's lease.
+ * A `Lock` over one store lease. Every store call carries the lease's token (in a lock table, the
+ * whole grant), so a holder whose lease expired and was taken over cannot extend or release the
+ * new holder's lease.
  */
 export class LeaseLock implements Lock {
   readonly name: string;
@@ -28,6 +30,8 @@ export class LeaseLock implements Lock {
     /** Monotonic time just before the acquire request was sent. */
     sentAt: number,
     private readonly clock: Clock = systemClock,
+    /** The store's lock table when the lease lives there (ShedLock's table), not in its leases. */
+    private readonly table?: LockTable,
   ) {
     this.name = spec.name;
     this.owner = lease.owner;
@@ -64,7 +68,9 @@ export class LeaseLock implements Lock {
     }
     if (this.done) return false;
     const sentAt = this.clock.monotonic();
-    const expiresAt = await this.store.extend(this.spec.key, this.token, atMostMs);
+    const expiresAt = this.table
+      ? await this.table.extend(this.grant(), atMostMs)
+      : await this.store.extend(this.spec.key, this.token, atMostMs);
     if (expiresAt === null) {
       this.done = true;
       return false;
@@ -79,6 +85,7 @@ export class LeaseLock implements Lock {
   async release(): Promise<boolean> {
     if (this.done) return false;
     this.done = true;
+    if (this.table) return await this.table.release(this.grant(), this.holdUntil);
     // Key, token and holdUntil come from the grant: a shipped store takes them without validating again.
     const granted = (this.store as Partial<TrustedCalls>)[RELEASE_GRANTED];
     if (granted) return await granted.call(this.store, this.spec.key, this.token, this.holdUntil);
@@ -87,6 +94,10 @@ export class LeaseLock implements Lock {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
+  }
+
+  private grant(): LockGrant {
+    return { name: this.name, owner: this.owner, acquiredAt: this.lockedAt.getTime(), token: this.token };
   }
 
   /** Marks the lock lost without a store call (keep-alive learnt the lease is gone). */

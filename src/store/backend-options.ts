@@ -11,6 +11,8 @@ export interface BackendOptions {
   busyTimeoutMs?: number;
   /** PostgreSQL only (`openStore` refuses it for any other scheme). */
   preparedStatements?: boolean;
+  /** PostgreSQL and MySQL/MariaDB only (`openStore` refuses it for any other scheme). */
+  shedlockTable?: string;
 }
 /** What each backend module exports for `openStore`. */
 export type FromUrl = (url: string, options: BackendOptions) => Promise<Store> | Store;

@@ -137,7 +137,8 @@ export abstract class BaseStore implements Store, TrustedCalls {
     });
   }
 
-  private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  /** Runs one store operation: refused after close(), driver errors mapped by {@link classifyError}. */
+  protected async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
     if (this.closed) throw this.closedError(operation);
     try {
       return await run();

@@ -4,6 +4,7 @@ import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { MysqlDialect } from './sql/mysql/dialect.js';
 import type { MysqlPoolLike } from './sql/mysql/driver.js';
+import { shedlockTableName } from './sql/shedlock/table-name.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
 import { checkStoreOptions, onlyWith, stringOption, timeoutOption } from './store-options.js';
@@ -25,9 +26,16 @@ export interface MysqlStoreOptions {
   prefix?: string;
   /** With `uri`: how long to wait for a connection (default 10 s). */
   connectTimeoutMs?: number;
+  /**
+   * Keep `tryLock`/`withLock` locks in ShedLock's table of this name (`shedlock`, or
+   * `database.shedlock`), so Java services on ShedLock's JDBC provider and this store exclude each
+   * other per lock name. Created with ShedLock's DDL if missing. Scheduler leases stay in oncely's
+   * tables. See the README, "ShedLock table interop".
+   */
+  shedlockTable?: string;
 }
 
-const KNOWN = ['pool', 'uri', 'prefix', 'connectTimeoutMs'];
+const KNOWN = ['pool', 'uri', 'prefix', 'connectTimeoutMs', 'shedlockTable'];
 
 /**
  * The MySQL 8 / MariaDB 10.6+ store. Lease times come from the server clock (`UTC_TIMESTAMP(6)`),
@@ -43,6 +51,9 @@ const KNOWN = ['pool', 'uri', 'prefix', 'connectTimeoutMs'];
  * const pool = mysql.createPool({ uri: process.env.DATABASE_URL, multipleStatements: true });
  * const store = new MysqlStore({ pool });
  * await store.migrate();
+ *
+ * // Sharing locks with Java services on ShedLock: the same table, the same lock names.
+ * const shared = new MysqlStore({ pool, shedlockTable: 'shedlock' });
  */
 export class MysqlStore extends SqlStore {
   constructor(options: MysqlStoreOptions) {
@@ -52,12 +63,15 @@ export class MysqlStore extends SqlStore {
     const uri = stringOption(options.uri, 'MysqlStore uri');
     const tables = tableNames(options.prefix ?? 'oncely_');
     const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
+    const shedlock =
+      options.shedlockTable === undefined ? undefined : shedlockTableName(options.shedlockTable, 'mysql');
+    const shedlockTable = shedlock && { shedlockTable: shedlock };
     let dialect: MysqlDialect;
     if (pool !== undefined) {
       if (pool === null || typeof pool.query !== 'function' || typeof pool.getConnection !== 'function') {
         throw invalidArgument('MysqlStore pool must be a mysql2/promise pool (query() and getConnection())');
       }
-      dialect = new MysqlDialect(pool, tables, { ownsPool: false });
+      dialect = new MysqlDialect(pool, tables, { ownsPool: false, ...shedlockTable });
     } else {
       let own: mysql.Pool;
       try {
@@ -70,7 +84,7 @@ export class MysqlStore extends SqlStore {
       } catch (err) {
         throw invalidArgument(`MysqlStore uri is not a usable mysql:// URL: ${(err as Error).message}`);
       }
-      dialect = new MysqlDialect(own, tables, { ownsPool: true, multipleStatements: true });
+      dialect = new MysqlDialect(own, tables, { ownsPool: true, multipleStatements: true, ...shedlockTable });
     }
     super(dialect, urlPassword(uri));
   }
@@ -83,5 +97,10 @@ function driverUri(uri: string): string {
 
 /** `openStore('mysql://…')` / `mariadb://…` entry point. */
 export function fromUrl(url: string, options: BackendOptions): MysqlStore {
-  return new MysqlStore({ uri: url, prefix: options.prefix, connectTimeoutMs: options.connectTimeoutMs });
+  return new MysqlStore({
+    uri: url,
+    prefix: options.prefix,
+    connectTimeoutMs: options.connectTimeoutMs,
+    ...(options.shedlockTable !== undefined && { shedlockTable: options.shedlockTable }),
+  });
 }

@@ -12,6 +12,10 @@ const BACKEND_ONLY: Record<string, { backend: string; schemes: readonly string[]
     backend: 'PostgreSQL (postgres://, postgresql://)',
     schemes: ['postgres', 'postgresql'],
   },
+  shedlockTable: {
+    backend: 'PostgreSQL and MySQL/MariaDB (postgres://, postgresql://, mysql://, mariadb://)',
+    schemes: ['postgres', 'postgresql', 'mysql', 'mariadb'],
+  },
 };
 
 /** Constructor options `openStore` never takes, with what to do instead. */
@@ -70,9 +74,11 @@ export function checkOpenOptions(options: unknown, scheme: string): void {
 export function backendOnlyOptions(options: {
   busyTimeoutMs?: number | undefined;
   preparedStatements?: boolean | undefined;
-}): Pick<BackendOptions, 'busyTimeoutMs' | 'preparedStatements'> {
+  shedlockTable?: string | undefined;
+}): Pick<BackendOptions, 'busyTimeoutMs' | 'preparedStatements' | 'shedlockTable'> {
   return {
     ...(options.busyTimeoutMs !== undefined && { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.preparedStatements !== undefined && { preparedStatements: options.preparedStatements }),
+    ...(options.shedlockTable !== undefined && { shedlockTable: options.shedlockTable }),
   };
 }

@@ -18,6 +18,13 @@ export interface OpenStoreOptions {
    * pooler that cannot keep prepared statements (PgBouncer transaction mode before 1.21).
    */
   preparedStatements?: boolean | undefined;
+  /**
+   * `postgres://` and `mysql://`/`mariadb://` only: keep `tryLock`/`withLock` locks in ShedLock's
+   * table of this name (`'shedlock'`, or `'schema.shedlock'`), created with ShedLock's DDL if
+   * missing, so Java services on ShedLock and this store exclude each other per lock name. Lock
+   * names are then at most 64 characters. See the README, "ShedLock table interop".
+   */
+  shedlockTable?: string | undefined;
 }
 
 export type { BackendOptions, FromUrl } from './backend-options.js';
@@ -51,6 +58,8 @@ const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: 
  *
  * @example
  * const store = await openStore(process.env.ONCELY_STORE ?? 'sqlite:./oncely.db');
+ * // Locks shared with Java services on ShedLock (same database, same table):
+ * const shared = await openStore(process.env.DATABASE_URL!, { shedlockTable: 'shedlock' });
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   if (typeof url !== 'string' || url.trim() === '') {

@@ -3,6 +3,7 @@ import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
+import { shedlockTableName } from './sql/shedlock/table-name.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
 import { booleanOption, checkStoreOptions, onlyWith, stringOption, timeoutOption } from './store-options.js';
@@ -23,9 +24,23 @@ export interface PostgresStoreOptions {
    * pooler that cannot keep prepared statements (PgBouncer transaction mode before 1.21).
    */
   preparedStatements?: boolean;
+  /**
+   * Keep `tryLock`/`withLock` locks in ShedLock's table of this name (`shedlock`, or
+   * `schema.shedlock`), so Java services on ShedLock's JDBC provider and this store exclude each
+   * other per lock name. Created with ShedLock's DDL if missing. Scheduler leases stay in oncely's
+   * tables. See the README, "ShedLock table interop".
+   */
+  shedlockTable?: string;
 }
 
-const KNOWN = ['pool', 'connectionString', 'prefix', 'connectTimeoutMs', 'preparedStatements'];
+const KNOWN = [
+  'pool',
+  'connectionString',
+  'prefix',
+  'connectTimeoutMs',
+  'preparedStatements',
+  'shedlockTable',
+];
 
 /**
  * The PostgreSQL store (9.5+; tested on 15). Lease times come from the server clock
@@ -37,6 +52,9 @@ const KNOWN = ['pool', 'connectionString', 'prefix', 'connectTimeoutMs', 'prepar
  * const store = new PostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
  * await store.migrate();
  * const lock = await store.tryLock({ name: 'report', lockAtMostFor: '5m' });
+ *
+ * // Sharing locks with Java services on ShedLock: the same table, the same lock names.
+ * const shared = new PostgresStore({ pool, shedlockTable: 'shedlock' });
  */
 export class PostgresStore extends SqlStore {
   constructor(options: PostgresStoreOptions) {
@@ -53,6 +71,8 @@ export class PostgresStore extends SqlStore {
     const tables = tableNames(options.prefix ?? 'oncely_');
     const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
     const prepare = booleanOption(options.preparedStatements, 'preparedStatements', true);
+    const shedlock =
+      options.shedlockTable === undefined ? undefined : shedlockTableName(options.shedlockTable, 'postgres');
     let usedPool: PgPoolLike;
     if (pool !== undefined) {
       if (pool === null || typeof pool.query !== 'function')
@@ -68,6 +88,7 @@ export class PostgresStore extends SqlStore {
     const dialect = new PostgresDialect(usedPool, tables, {
       ownsPool: pool === undefined,
       prepare,
+      ...(shedlock && { shedlockTable: shedlock }),
     });
     super(dialect, urlPassword(connectionString));
   }
@@ -80,5 +101,6 @@ export function fromUrl(url: string, options: BackendOptions): PostgresStore {
     prefix: options.prefix,
     connectTimeoutMs: options.connectTimeoutMs,
     ...(options.preparedStatements !== undefined && { preparedStatements: options.preparedStatements }),
+    ...(options.shedlockTable !== undefined && { shedlockTable: options.shedlockTable }),
   });
 }

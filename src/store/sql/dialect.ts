@@ -1,5 +1,6 @@
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../types.js';
 import type { NormalizedWriteOp } from '../validate.js';
+import type { ShedlockOps } from './shedlock/ops.js';
 import type { Tables } from './tables.js';
 
 /**
@@ -67,6 +68,8 @@ export interface Dialect {
   readonly capabilities: StoreCapabilities;
   readonly tables: Tables;
   readonly syntax: SqlSyntax;
+  /** Named locks in ShedLock's table, when the store was opened with `shedlockTable`. */
+  readonly shedlock?: ShedlockOps | undefined;
   /** Runs one statement in one round trip. */
   query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult>;
 

@@ -1,10 +1,12 @@
 import { OncelyError } from '../../core/errors.js';
 import { redactSecret } from '../../core/redact.js';
 import { BaseStore } from '../base.js';
+import { LOCK_TABLE, type LockTable } from '../lock-table.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from '../types.js';
 import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from '../validate.js';
 import type { Dialect, GrantedRow, SqlValue } from './dialect.js';
 import { toInt, toLease, toRecord, toText } from './rows.js';
+import { shedlockLockTable } from './shedlock/lock-table.js';
 import { SharedStatements } from './statements.js';
 
 /**
@@ -35,6 +37,8 @@ export class SqlStore extends BaseStore {
   protected readonly dialect: Dialect;
   private readonly statements: SharedStatements;
   private readonly secret: string | undefined;
+  /** Where `tryLock`/`withLock` keep named locks when the store has a ShedLock table. */
+  readonly [LOCK_TABLE]: LockTable | undefined;
 
   /** @param secret a password to redact from every error message (from a connection string). */
   constructor(dialect: Dialect, secret?: string) {
@@ -44,6 +48,25 @@ export class SqlStore extends BaseStore {
     this.capabilities = dialect.capabilities;
     this.statements = new SharedStatements(dialect.tables, dialect.syntax);
     this.secret = secret || undefined;
+    const { shedlock } = dialect;
+    this[LOCK_TABLE] = shedlock
+      ? shedlockLockTable(shedlock, (operation, work) =>
+          this.call(operation, async () => {
+            try {
+              // A deadlock victim (MySQL's upsert of a fresh name) was rolled back whole: run it again.
+              return operation === 'acquire' ? await this.retrying(work) : await work();
+            } catch (err) {
+              if (!this.dialect.isSchemaError(err)) throw err;
+              const detail = redactSecret(err instanceof Error ? err.message : String(err), this.secret);
+              throw new OncelyError(
+                'SCHEMA',
+                `${this.kind} store: ${operation} failed: ${detail} (ShedLock table ${shedlock.table.given} is missing or changed; store.migrate() creates it)`,
+                { cause: err },
+              );
+            }
+          }),
+        )
+      : undefined;
   }
 
   protected override classifyError(err: unknown, operation: string): OncelyError {
@@ -186,6 +209,7 @@ export class SqlStore extends BaseStore {
 
   protected async doMigrate(): Promise<void> {
     await this.dialect.migrate();
+    await this.dialect.shedlock?.migrate();
   }
 
   protected async doClose(): Promise<void> {

@@ -3,6 +3,8 @@ import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type { ShedlockOps } from '../shedlock/ops.js';
+import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
 import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
 import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
@@ -28,6 +30,7 @@ import {
   mysqlReadVersion,
   mysqlUpgrades,
 } from './schema.js';
+import { mysqlShedlock } from './shedlock/index.js';
 import { mysqlSweepScript } from './sweep.js';
 
 /** ER_NO_SUCH_TABLE, ER_BAD_FIELD_ERROR. */
@@ -62,11 +65,16 @@ export class MysqlDialect implements Dialect {
   private returning: Promise<boolean> | undefined;
   /** The probe's answer once it came (so `tryLock` does not await a settled promise each time). */
   private returns: boolean | undefined;
+  readonly shedlock: ShedlockOps | undefined;
 
   constructor(
     private readonly pool: MysqlPoolLike,
     readonly tables: Tables,
-    private readonly options: { ownsPool: boolean; multipleStatements?: boolean },
+    private readonly options: {
+      ownsPool: boolean;
+      multipleStatements?: boolean;
+      shedlockTable?: ShedlockTableName;
+    },
   ) {
     this.extendStatement = mysqlExtend(tables);
     this.releaseStatement = mysqlRelease(tables);
@@ -79,6 +87,13 @@ export class MysqlDialect implements Dialect {
       release: this.releaseStatement,
     };
     if (options.multipleStatements !== undefined) this.batched = Promise.resolve(options.multipleStatements);
+    this.shedlock =
+      options.shedlockTable &&
+      mysqlShedlock(options.shedlockTable, tables, {
+        exec: this.exec,
+        script: async (parts) => runScript(pool, parts, { batched: await this.multi(), transaction: true }),
+        query: async (sql) => (await pool.query(sql, []))[0],
+      });
   }
 
   private async multi(): Promise<boolean> {

@@ -2,6 +2,8 @@ import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type { ShedlockOps } from '../shedlock/ops.js';
+import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
 import type { Tables } from '../tables.js';
 import { SCHEMA_VERSION, schemaTooNew } from '../tables.js';
@@ -12,6 +14,7 @@ import { pgExtend } from './extend.js';
 import { pgPut, pgPutStatement } from './put.js';
 import { pgRelease, pgReleaseStatement } from './release.js';
 import { PG_SCHEMA_TOO_NEW, pgMigration } from './schema.js';
+import { pgShedlock } from './shedlock/index.js';
 import { pgSweep } from './sweep.js';
 
 /**
@@ -57,13 +60,15 @@ export class PostgresDialect implements Dialect {
   readonly put: (key: string, value: string, ttlMs: number | null) => Promise<void>;
   readonly sweep: (limit: number) => Promise<SweepResult>;
   readonly apply: (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]>;
+  readonly shedlock: ShedlockOps | undefined;
 
   constructor(
     private readonly pool: PgPoolLike,
     readonly tables: Tables,
-    private readonly options: { ownsPool: boolean; prepare: boolean },
+    private readonly options: { ownsPool: boolean; prepare: boolean; shedlockTable?: ShedlockTableName },
   ) {
     const run = this.query.bind(this);
+    this.shedlock = options.shedlockTable && pgShedlock(options.shedlockTable, tables, run, pool);
     this.acquire = pgAcquire(tables, run);
     this.extend = pgExtend(tables, run);
     this.release = pgRelease(tables, run);
