@@ -142,15 +142,16 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
 
     const locks = await json<
       { key: string; owner: string; token: number; acquiredAt: string; expiresAt: string }[]
-    >(['locks', ...store, '--limit', '10000']);
-    // Finished occurrences stay held ("done") for an hour: the latest tick's claim is among them.
+    >(['locks', ...store, '--all', '--limit', '10000']);
+    // Finished occurrences stay held ("done") for an hour: with --all the latest tick's claim is
+    // among them (test/cli-inspect.test.ts: without --all they are left out).
     const latest = history.find((e) => e.status === 'succeeded')!;
     const claim = locks.find((l) => l.key.startsWith('occ|tick|') && l.owner === latest.node);
     expect(claim).toBeDefined();
     expect(Date.parse(claim!.expiresAt)).toBeGreaterThan(Date.parse(claim!.acquiredAt));
-    const text = await runCli(['locks', ...store]);
+    const text = await runCli(['locks', ...store, '--all']);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout.split('\n')[0]).toMatch(/^KEY +OWNER +TOKEN +ACQUIRED +EXPIRES$/);
+    expect(text.stdout.split('\n')[0]).toMatch(/^KEY +KIND +OWNER +TOKEN +ACQUIRED +EXPIRES$/);
 
     // trigger: the manual job runs once, on one node.
     const trig = await runCli(['trigger', 'manual', ...store]);

@@ -150,6 +150,53 @@ describe('oncely run: a bad jobs file exits 2 before anything starts', () => {
     expect(lines[2]).toContain('job 2 ("b"): field "every": "soon" is not a duration');
   });
 
+  it('lists every problem in one run: several per job, and duplicates of jobs with other problems', async () => {
+    const caseDir = mkdtempSync(join(dir, 'case-'));
+    writeFileSync(
+      join(caseDir, 'jobs.yaml'),
+      [
+        'jobs:',
+        '  - name: a', // unknown field, no command, bad cron, bad duration, bad retries
+        '    cron: "61 * * * *"',
+        '    timeout: soon',
+        '    retries: -1',
+        '    colour: blue',
+        '  - name: b',
+        '    every: 1m',
+        '    command: "true"',
+        '  - name: b', // a duplicate that also has a bad overlap
+        '    every: 1m',
+        '    overlap: sometimes',
+        '    command: "true"',
+        '  - name: ""', // a bad name does not hide the job's other problems
+        '    every: nope',
+        '    lockAtMostFor: 5s',
+        '    lockAtLeastFor: 1m',
+        '    command: "true"',
+        '',
+      ].join('\n'),
+    );
+    const r = await runCli(['run', 'jobs.yaml', '--store', store], { cwd: caseDir });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    const expected = [
+      'error: jobs.yaml: job 1 ("a"): unknown field "colour"',
+      'error: jobs.yaml: job 1 ("a"): field "command" is required',
+      'error: jobs.yaml: job 1 ("a"): field "cron": "61 * * * *" is invalid',
+      'error: jobs.yaml: job 1 ("a"): field "timeout": "soon" is not a duration',
+      'error: jobs.yaml: job 1 ("a"): field "retries" must be a whole number from 0 to 100; got -1',
+      `error: jobs.yaml: job 3 ("b"): field "overlap" must be one of 'skip', 'queue', 'allow'; got "sometimes"`,
+      'error: jobs.yaml: job 3 ("b"): field "name" duplicates job 2; job names must be unique',
+      'error: jobs.yaml: job 4: field "name": job name must be a non-empty string',
+      'error: jobs.yaml: job 4: field "every": "nope" is not a duration',
+      'error: jobs.yaml: job 4: field "lockAtLeastFor" (60000 ms) must not exceed lockAtMostFor (5000 ms)',
+    ];
+    expect(lines, r.stderr).toHaveLength(expected.length);
+    for (const [i, start] of expected.entries()) expect(lines[i], r.stderr).toContain(start);
+    expect(existsSync(db)).toBe(false);
+  });
+
   it('refuses a jobs file that does not exist', async () => {
     const r = await runCli(['run', join(dir, 'nope.yaml'), '--store', store]);
     expect(r.code).toBe(2);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, startDashboard } from '../src/dashboard/server.js';
-import { openStore } from '../src/index.js';
+import { createScheduler, openStore } from '../src/index.js';
 import {
   type Cluster,
   dashboardFor,
@@ -320,6 +320,65 @@ describe('/metrics', () => {
       expect((await ran).source).toBe('manual');
     } finally {
       await standalone.close();
+    }
+  });
+});
+
+describe('a job no live node defines', () => {
+  it('is marked live: false, shows no fire times, and a trigger is refused with 409', async () => {
+    const store = await openStore('memory:');
+    // `gone` was defined by a node that has stopped since: its record outlives it, nothing runs it.
+    const old = createScheduler({ store, node: 'node-old', pollInterval: '250ms' });
+    old.define('gone', { every: '1h' }, async () => {});
+    await old.start();
+    await old.stop();
+    const live = createScheduler({ store, node: 'node-live', pollInterval: '250ms' });
+    live.define('alive', { every: '1h' }, async () => {});
+    await live.start();
+    const d = await startDashboard({ store, scheduler: live, port: 0 });
+    const at = (path: string, init?: RequestInit) => fetch(d.url + path, { redirect: 'manual', ...init });
+    try {
+      const jobs = (await (await at('/api/jobs')).json()) as Array<Record<string, unknown>>;
+      expect(jobs.find((j) => j['name'] === 'gone')).toMatchObject({ nodes: [], live: false });
+      expect(jobs.find((j) => j['name'] === 'alive')).toMatchObject({ nodes: ['node-live'], live: true });
+
+      const refused = await at('/api/jobs/gone/trigger', { method: 'POST', ...JSON_POST });
+      expect(refused.status).toBe(409);
+      const body = (await refused.json()) as { code: string; message: string };
+      expect(body).toMatchObject({ statusCode: 409, code: 'NO_LIVE_NODE', error: 'Conflict' });
+      expect(body.message).toContain('no live node defines job "gone"');
+      // Nothing was queued for a node that may come much later.
+      expect(await store.scan('ctl|trig|', { limit: 10 })).toEqual([]);
+      // Pause and resume need no live node; a live job is still triggered.
+      expect((await at('/api/jobs/gone/pause', { method: 'POST', ...JSON_POST })).status).toBe(200);
+      expect((await at('/api/jobs/gone/resume', { method: 'POST', ...JSON_POST })).status).toBe(200);
+      expect((await at('/api/jobs/alive/trigger', { method: 'POST', ...JSON_POST })).status).toBe(202);
+
+      // The pages say so instead of listing fire times, and offer no Trigger now.
+      const page = await (await at('/')).text();
+      const row = /<tr data-job="gone">[\s\S]*?<\/tr>/.exec(page)?.[0] ?? '';
+      expect(row).toContain('not scheduled: no live node defines this job');
+      expect(row).not.toContain('<time');
+      expect(row).toMatch(/data-action="trigger" disabled title="no live node defines this job/);
+      const aliveRow = /<tr data-job="alive">[\s\S]*?<\/tr>/.exec(page)?.[0] ?? '';
+      expect(aliveRow).toContain('<time');
+      expect(aliveRow).not.toContain('disabled');
+      const jobPage = await (await at('/jobs/gone')).text();
+      expect(jobPage).toContain('not scheduled: no live node defines this job');
+      expect(jobPage).toMatch(/data-action="trigger" disabled/);
+      // A form post (a stale page) is refused the same way, as an error page.
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+      const form = await at('/jobs/gone/trigger', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf, return: '/' }).toString(),
+      });
+      expect(form.status).toBe(409);
+      expect(await form.text()).toContain('no live node defines job');
+    } finally {
+      await d.close();
+      await live.stop();
+      await store.close();
     }
   });
 });

@@ -17,6 +17,7 @@ import { MemoryStore } from '../src/store/memory.js';
 import { MysqlStore } from '../src/store/mysql.js';
 import { PostgresStore } from '../src/store/postgres.js';
 import { RedisStore } from '../src/store/redis.js';
+import { takeUrlOptions } from '../src/store/sql/postgres/url-options.js';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 
@@ -284,9 +285,12 @@ describe('openStore refuses options it would not use, per backend', () => {
     async () => {
       const spy = vi.spyOn(pg.Pool.prototype, 'query');
       try {
-        const named = async (options: OpenStoreOptions): Promise<number> => {
+        const named = async (options: OpenStoreOptions, query = ''): Promise<number> => {
           spy.mockClear();
-          const store = await openStore(postgres.url!, { prefix: testPrefix('opt_ps'), ...options });
+          const store = await openStore(`${postgres.url!}${query}`, {
+            prefix: testPrefix('opt_ps'),
+            ...options,
+          });
           try {
             expect(await store.tryLock({ name: 'ps', lockAtMostFor: '5s' })).not.toBeNull();
             await store.put('ps', 'v');
@@ -299,11 +303,49 @@ describe('openStore refuses options it would not use, per backend', () => {
         };
         expect(await named({})).toBeGreaterThan(0);
         expect(await named({ preparedStatements: false })).toBe(0);
+        // Where only a URL can be given (the CLI, ONCELY_STORE): oncely's own query parameter.
+        expect(await named({}, '?oncely_prepared_statements=false')).toBe(0);
+        expect(await named({}, '?application_name=oncely-test&oncely_prepared_statements=false')).toBe(0);
+        expect(await named({}, '?oncely_prepared_statements=true')).toBeGreaterThan(0);
+        expect(await named({ preparedStatements: false }, '?oncely_prepared_statements=false')).toBe(0);
       } finally {
         spy.mockRestore();
       }
     },
   );
+
+  it('postgres:// oncely_prepared_statements: taken off the URL before pg sees it; a bad one refused', async () => {
+    const base = 'postgres://u:secret@db.internal:6432/app';
+    expect(takeUrlOptions(`${base}?oncely_prepared_statements=false`)).toEqual({
+      url: base,
+      preparedStatements: false,
+    });
+    // Every other byte of the URL stays as given (pg's own parameters, their encoding, a fragment).
+    expect(
+      takeUrlOptions(`${base}?sslmode=require&oncely_prepared_statements=true&options=-c%20x%3D1#f`),
+    ).toEqual({ url: `${base}?sslmode=require&options=-c%20x%3D1#f`, preparedStatements: true });
+    expect(takeUrlOptions(`${base}?application_name=a+b`)).toEqual({ url: `${base}?application_name=a+b` });
+    // Bad values, repeats and unknown oncely_ names: INVALID_ARGUMENT before any connection (the
+    // host does not exist), and the password is never in the message.
+    for (const [query, pattern] of [
+      ['?oncely_prepared_statements=no', /oncely_prepared_statements must be true or false; got "no"/],
+      ['?oncely_prepared_statements', /must be true or false; got ""/],
+      ['?oncely_prepared_statements=true&oncely_prepared_statements=false', /given 2 times/],
+      ['?oncely_prepared_statement=false', /unknown store URL parameter "oncely_prepared_statement"/],
+    ] as const) {
+      await openRefused(`${base}${query}`, { connectTimeoutMs: 1_000 }, pattern, /^(?!.*secret)/s);
+      refused(() => new PostgresStore({ connectionString: `${base}${query}` }), pattern);
+    }
+    // The option and the URL must not disagree.
+    refused(
+      () =>
+        new PostgresStore({
+          connectionString: `${base}?oncely_prepared_statements=false`,
+          preparedStatements: true,
+        }),
+      /preparedStatements is true but the URL says oncely_prepared_statements=false/,
+    );
+  });
 
   it.skipIf(mysql.skip)('mysql:// and mariadb:// (real server)', async () => {
     const url = mysql.url!;

@@ -59,9 +59,6 @@ const SCHEDULING_FIELDS = [
 
 const JOB_FIELDS: readonly string[] = ['name', ...SCHEDULING_FIELDS, 'command', 'env', 'cwd'];
 
-/** At most this many problems are listed; the rest are counted. */
-const MAX_PROBLEMS = 20;
-
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
@@ -108,25 +105,21 @@ export function parseJobsFile(text: string, path: string): JobsFile {
   if (Array.isArray(list)) {
     const seen = new Map<string, number>();
     list.forEach((entry, i) => {
-      const job = validateJob(entry, i + 1, path, problems);
-      if (!job) return;
-      const first = seen.get(job.name);
+      const { name, job } = validateJob(entry, i + 1, path, problems);
+      // Also for a job with other problems: a duplicate is reported in the same pass.
+      if (name === undefined) return;
+      const first = seen.get(name);
       if (first !== undefined) {
         problems.push(
-          `${path}: job ${job.index} (${JSON.stringify(job.name)}): field "name" duplicates job ${first}; job names must be unique`,
+          `${path}: job ${i + 1} (${JSON.stringify(name)}): field "name" duplicates job ${first}; job names must be unique`,
         );
         return;
       }
-      seen.set(job.name, job.index);
-      jobs.push(job);
+      seen.set(name, i + 1);
+      if (job) jobs.push(job);
     });
   }
-  if (problems.length > 0) {
-    const shown = problems.slice(0, MAX_PROBLEMS);
-    if (problems.length > MAX_PROBLEMS)
-      shown.push(`${path}: … and ${problems.length - MAX_PROBLEMS} more problems`);
-    throw new UsageError(shown.join('\n'));
-  }
+  if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return { path, jobs };
 }
 
@@ -161,13 +154,21 @@ function parseJson(text: string, path: string): unknown {
   }
 }
 
-/** Validates one entry, pushing its problems; returns the job only when it has none. */
-function validateJob(entry: unknown, index: number, path: string, problems: string[]): CliJob | undefined {
+/**
+ * Validates one entry, pushing every problem it has; returns its name when that is valid, and the
+ * job only when it has no problem.
+ */
+function validateJob(
+  entry: unknown,
+  index: number,
+  path: string,
+  problems: string[],
+): { name?: string; job?: CliJob } {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
     problems.push(
       `${path}: job ${index}: must be a mapping with name, a trigger and command; got ${kindOf(entry)}`,
     );
-    return undefined;
+    return {};
   }
   const raw = entry as Record<string, unknown>;
   const before = problems.length;
@@ -199,16 +200,48 @@ function validateJob(entry: unknown, index: number, path: string, problems: stri
 
   const options: Record<string, unknown> = {};
   for (const field of SCHEDULING_FIELDS) if (raw[field] !== undefined) options[field] = raw[field];
-  if (name !== undefined) {
+  // A job whose name is bad still has its options checked, under a stand-in name.
+  for (const message of optionProblems(name ?? `job ${index}`, options)) problem(message);
+  if (problems.length > before || name === undefined || typeof command !== 'string')
+    return name === undefined ? {} : { name };
+  return { name, job: { index, name, options: options as JobOptions, command, env, cwd } };
+}
+
+/**
+ * Fields that `jobSpec` checks together: the trigger, and the two lease lengths (one is compared
+ * with the other). Every other scheduling field is checked on its own.
+ */
+const FIELD_GROUPS: readonly (readonly (typeof SCHEDULING_FIELDS)[number][])[] = [
+  ['cron', 'every', 'at', 'timezone'],
+  ['lockAtMostFor', 'lockAtLeastFor'],
+  ...SCHEDULING_FIELDS.filter(
+    (f) => !['cron', 'every', 'at', 'timezone', 'lockAtMostFor', 'lockAtLeastFor'].includes(f),
+  ).map((f) => [f]),
+];
+
+/**
+ * Every problem of a job's scheduling options, not only the first: `jobSpec` stops at the first
+ * bad field, so each group of fields is checked on its own (one problem per group at most), and
+ * the whole set once more when every group passed (for any rule across groups).
+ */
+function optionProblems(name: string, options: Record<string, unknown>): string[] {
+  const messages: string[] = [];
+  const check = (subset: Record<string, unknown>): boolean => {
     try {
-      jobSpec(name, options as JobOptions);
+      jobSpec(name, subset as JobOptions);
+      return true;
     } catch (err) {
       if (!(err instanceof OncelyError) || err.code !== 'INVALID_ARGUMENT') throw err;
-      problem(fieldMessage(err.message, name));
+      messages.push(fieldMessage(err.message, name));
+      return false;
     }
+  };
+  for (const group of FIELD_GROUPS) {
+    const subset = Object.fromEntries(group.filter((f) => f in options).map((f) => [f, options[f]]));
+    if (Object.keys(subset).length > 0) check(subset);
   }
-  if (problems.length > before || name === undefined || typeof command !== 'string') return undefined;
-  return { index, name, options: options as JobOptions, command, env, cwd };
+  if (messages.length === 0) check(options);
+  return messages;
 }
 
 /**

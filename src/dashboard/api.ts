@@ -12,6 +12,7 @@ import {
   parseLimit,
   queryString,
   requireJob,
+  requireLiveNode,
   runAction,
 } from './context.js';
 import { scheduleJson, scheduleViews } from './schedule-view.js';
@@ -20,7 +21,9 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
 /**
  * The JSON API (a contract: external tests use it). Dates are ISO-8601 strings.
  *
- *   GET  /api/jobs                       [{ name, trigger, paused, nextFireTimes, lastRun, options, nodes, updatedAt }]
+ *   GET  /api/jobs                       [{ name, trigger, paused, nextFireTimes, lastRun, options, nodes, live, updatedAt }]
+ *                                        `live: false`: no live node defines the job, nothing runs it
+ *                                        (`nextFireTimes` are then when it would fire)
  *   GET  /api/history?job=&limit=&before=  [{ job, fireTime, node, attempt, token, source, status, startedAt, … }]
  *                                        newest first; limit ≤ 500; a full page has `Link: <…>; rel="next"`
  *   GET  /api/schedules?job=&after=&limit=  [{ id, job, trigger, timezone?, nextFireTime, data }]
@@ -28,11 +31,11 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  *   GET  /api/schedules/count?job=       { count, job? }
  *   GET  /api/nodes                      [{ id, host, pid, version, startedAt, lastSeen }]
  *   GET  /api/locks?limit=               [{ key, owner, token, acquiredAt, expiresAt, kind, name?, state? }]
- *   POST /api/jobs/:name/trigger         202 { ok, job, action }
+ *   POST /api/jobs/:name/trigger         202 { ok, job, action }; 409 NO_LIVE_NODE when no live node defines it
  *   POST /api/jobs/:name/pause|resume    200 { ok, job, action, paused }
  *
  * Errors: `{ statusCode, code, error, message }` — 400 bad query, 401 no/wrong token, 403 CSRF,
- * 404 unknown job, 429 too many wrong tokens (with Retry-After).
+ * 404 unknown job, 409 trigger of a job no live node defines, 429 too many wrong tokens (with Retry-After).
  */
 export function registerApi(app: FastifyInstance, deps: Deps): void {
   const { scheduler, store } = deps;
@@ -106,6 +109,7 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
       const job = req.params.name;
       validateJobName(job);
       await requireJob(store, job);
+      if (action === 'trigger') await requireLiveNode(store, job);
       await runAction(scheduler, action as Action, job);
       if (action === 'trigger') return reply.code(202).send({ ok: true, job, action });
       return { ok: true, job, action, paused: action === 'pause' };

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidArgument } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { liveNodesOf } from '../scheduler/inspect.js';
 import { keys } from '../scheduler/keys.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Store } from '../store/types.js';
@@ -97,6 +98,19 @@ export async function requireJob(store: Store, name: string): Promise<void> {
     throw new HttpError(404, 'NOT_FOUND', `no job named ${JSON.stringify(name)} is recorded in this store`);
 }
 
+/**
+ * 409 when no live node defines the job: a trigger request would wait unrun until one does (or
+ * expire). Pause and resume need no live node (they apply whenever one comes).
+ */
+export async function requireLiveNode(store: Store, name: string): Promise<void> {
+  if ((await liveNodesOf(store, name)).length === 0)
+    throw new HttpError(
+      409,
+      'NO_LIVE_NODE',
+      `no live node defines job ${JSON.stringify(name)}, so nothing would run it now; start a node that defines it (scheduler.define and start, or oncely run) and trigger again`,
+    );
+}
+
 export type Action = 'trigger' | 'pause' | 'resume';
 export const ACTIONS: readonly Action[] = ['trigger', 'pause', 'resume'];
 
@@ -171,6 +185,7 @@ export const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',

@@ -51,6 +51,7 @@ button { font: inherit; font-size: 12.5px; padding: 4px 10px; border-radius: 4px
 button:hover { background: #eef2fb; border-color: var(--accent); }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 button.primary:hover { background: #244db0; }
+button[disabled], button[disabled]:hover { opacity: .45; cursor: not-allowed; background: #fff; border-color: var(--line); color: var(--muted); }
 dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: 6px 18px; background: var(--card);
   border: 1px solid var(--line); padding: 12px 16px; margin: 0 0 14px; }
 dl.summary dt { color: var(--muted); } dl.summary dd { margin: 0; }

@@ -1,13 +1,11 @@
-import { LOCK_KEY_PREFIX } from '../lock/validate.js';
 import type { Trigger } from '../schedule/trigger.js';
-import { jobOfKey, keys } from '../scheduler/keys.js';
+import type { LeaseView } from '../scheduler/inspect.js';
 import type { HistoryEntry, JobInfo, NodeInfo } from '../scheduler/types.js';
-import type { Lease, Store } from '../store/types.js';
 import { formatDuration, formatTime } from './html.js';
 
 /**
- * What the pages and the JSON API show, in one place: JSON shapes (dates as ISO-8601 strings) and
- * the reading of lease keys.
+ * What the pages and the JSON API show, in one place: JSON shapes (dates as ISO-8601 strings). The
+ * reading of lease keys is the scheduler's (`leaseViews`, shared with `oncely locks`).
  */
 
 export interface HistoryJson {
@@ -56,6 +54,8 @@ export interface JobJson {
   lastRun: HistoryJson | null;
   options: Record<string, unknown>;
   nodes: string[];
+  /** Whether a live node defines the job (`nodes` not empty); false: nothing runs it. */
+  live: boolean;
   updatedAt: string;
 }
 
@@ -72,6 +72,7 @@ export function jobJson(j: JobInfo): JobJson {
     lastRun: j.lastRun ? historyJson(j.lastRun) : null,
     options: j.options,
     nodes: j.nodes,
+    live: j.nodes.length > 0,
     updatedAt: j.updatedAt.toISOString(),
   };
 }
@@ -80,43 +81,7 @@ export function nodeJson(n: NodeInfo): Record<string, unknown> {
   return { ...n, startedAt: n.startedAt.toISOString(), lastSeen: n.lastSeen.toISOString() };
 }
 
-/**
- * What a lease key stands for: an occurrence claim (`occ|…`, also kept as a "done" hold after the
- * run), an overlap gate (`run|…`), a `tryLock`/`withLock` lock (`lock:…`), or something else.
- */
-export type LeaseKind = 'occurrence' | 'gate' | 'lock' | 'other';
-
-export interface LeaseView extends Lease {
-  kind: LeaseKind;
-  /** The job of an occurrence claim or gate; the name of a lock. */
-  name?: string;
-  /**
-   * For occurrence claims: `running` while the run's inflight record exists, otherwise `hold`
-   * (a finished occurrence's "done" marker, or a claim whose run is just starting).
-   */
-  state?: 'running' | 'hold';
-}
-
-export async function leaseViews(store: Store, limit: number): Promise<LeaseView[]> {
-  const [leases, inflight] = await Promise.all([
-    store.listLeases({ limit }),
-    store.scan(keys.inflightPrefix(), { limit: 10_000 }),
-  ]);
-  const running = new Set(inflight.map((r) => keys.occurrenceOfInflight(r.key)));
-  return leases.map((l) => {
-    if (l.key.startsWith('occ|'))
-      return {
-        ...l,
-        kind: 'occurrence',
-        name: jobOfKey(l.key),
-        state: running.has(l.key) ? 'running' : 'hold',
-      };
-    if (l.key.startsWith('run|')) return { ...l, kind: 'gate', name: jobOfKey(l.key) };
-    if (l.key.startsWith(LOCK_KEY_PREFIX))
-      return { ...l, kind: 'lock', name: l.key.slice(LOCK_KEY_PREFIX.length) };
-    return { ...l, kind: 'other' };
-  });
-}
+export { type LeaseKind, type LeaseView, leaseViews } from '../scheduler/inspect.js';
 
 export function leaseJson(l: LeaseView): Record<string, unknown> {
   return {

@@ -1,6 +1,7 @@
+import { LOCK_KEY_PREFIX } from '../lock/validate.js';
 import { nextFireTimes } from '../schedule/fire-times.js';
 import { compileTrigger, type Trigger } from '../schedule/trigger.js';
-import type { Store } from '../store/types.js';
+import type { Lease, Store } from '../store/types.js';
 import { decodeHistory } from './history.js';
 import { jobOfKey, keys } from './keys.js';
 import type { HistoryEntry, JobInfo, NodeInfo } from './types.js';
@@ -33,6 +34,16 @@ async function heartbeats(store: Store): Promise<HeartbeatRecord[]> {
   return records.map((r) => JSON.parse(r.value) as HeartbeatRecord);
 }
 
+/** The nodes (ids) of `beats` that define `job` and are not stopping: those that would run it. */
+function definers(beats: HeartbeatRecord[], job: string): string[] {
+  return beats.filter((n) => !n.stopping && n.jobs?.includes(job)).map((n) => n.id);
+}
+
+/** The live nodes (heartbeat not expired, not stopping) that define `job`: one scan of the heartbeats. */
+export async function liveNodesOf(store: Store, job: string): Promise<string[]> {
+  return definers(await heartbeats(store), job);
+}
+
 /** Nodes whose heartbeat has not expired. */
 export async function listNodes(store: Store): Promise<NodeInfo[]> {
   return (await heartbeats(store)).map(({ jobs: _jobs, beatMs: _beat, stopping: _stopping, ...n }) => ({
@@ -46,6 +57,25 @@ export async function listNodes(store: Store): Promise<NodeInfo[]> {
 export async function lastRun(store: Store, job: string): Promise<HistoryEntry | undefined> {
   const [latest] = await store.scan(keys.historyPrefix(job), { reverse: true, limit: 1 });
   return latest ? decodeHistory(latest.value) : undefined;
+}
+
+/**
+ * Whether the store knows anything of `job`: a definition (job record), history, a control record
+ * (pause, trigger request, queued run, run in flight) or a stored schedule. One read each, in
+ * parallel; for an operator's "no such job" answer, not for a hot path.
+ */
+export async function jobKnown(store: Store, job: string): Promise<boolean> {
+  const exists = (prefix: string) => store.scan(prefix, { limit: 1 }).then((r) => r.length > 0);
+  const found = await Promise.all([
+    store.get(keys.job(job)).then((v) => v !== null),
+    store.get(keys.pause(job)).then((v) => v !== null),
+    exists(keys.historyPrefix(job)),
+    exists(keys.triggerRequestPrefix(job)),
+    exists(keys.pendingPrefix(job)),
+    exists(keys.inflightPrefix(job)),
+    exists(keys.scheduleOfJobPrefix(job)),
+  ]);
+  return found.includes(true);
 }
 
 /**
@@ -80,8 +110,46 @@ export async function listJobs(store: Store, options: { nextCount?: number } = {
       paused: paused.has(j.name),
       nextFireTimes: next,
       ...(lastEntry && { lastRun: lastEntry }),
-      nodes: nodes.filter((n) => n.jobs?.includes(j.name)).map((n) => n.id),
+      nodes: definers(nodes, j.name),
       updatedAt: new Date(j.updatedAt),
     };
+  });
+}
+
+/**
+ * What a lease key stands for: an occurrence claim (`occ|…`, also kept as a "done" hold after the
+ * run), an overlap gate (`run|…`), a `tryLock`/`withLock` lock (`lock:…`), or something else.
+ */
+export type LeaseKind = 'occurrence' | 'gate' | 'lock' | 'other';
+
+export interface LeaseView extends Lease {
+  kind: LeaseKind;
+  /** The job of an occurrence claim or gate; the name of a lock. */
+  name?: string;
+  /**
+   * For occurrence claims: `running` while the run's inflight record exists, otherwise `hold`
+   * (a finished occurrence's "done" marker, or a claim whose run is just starting).
+   */
+  state?: 'running' | 'hold';
+}
+
+export async function leaseViews(store: Store, limit: number): Promise<LeaseView[]> {
+  const [leases, inflight] = await Promise.all([
+    store.listLeases({ limit }),
+    store.scan(keys.inflightPrefix(), { limit: 10_000 }),
+  ]);
+  const running = new Set(inflight.map((r) => keys.occurrenceOfInflight(r.key)));
+  return leases.map((l) => {
+    if (l.key.startsWith('occ|'))
+      return {
+        ...l,
+        kind: 'occurrence',
+        name: jobOfKey(l.key),
+        state: running.has(l.key) ? 'running' : 'hold',
+      };
+    if (l.key.startsWith('run|')) return { ...l, kind: 'gate', name: jobOfKey(l.key) };
+    if (l.key.startsWith(LOCK_KEY_PREFIX))
+      return { ...l, kind: 'lock', name: l.key.slice(LOCK_KEY_PREFIX.length) };
+    return { ...l, kind: 'other' };
   });
 }

@@ -86,6 +86,7 @@ export const keys = {
   /** The one queued occurrence (overlap queue) of a gate's stream: same scope as {@link keys.runGate}. */
   pending: (job: string, scope: string | undefined, shard: number | undefined) =>
     `ctl|pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`,
+  pendingPrefix: (job: string) => `ctl|pending|${esc(job)}|`,
   history: (o: OccurrenceId, attempt: number) =>
     `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|${String(attempt).padStart(4, '0')}`,
   historyPrefix: (job: string) => `hist|${esc(job)}|`,
@@ -101,6 +102,7 @@ export const keys = {
   scheduleRevision: 'ctl|srev',
   triggerRequest: (job: string, id: string) => `ctl|trig|${esc(job)}|${esc(id)}`,
   triggerPrefix: 'ctl|trig|',
+  triggerRequestPrefix: (job: string) => `ctl|trig|${esc(job)}|`,
 } as const;
 
 /** Reads the job name back out of a `<kind>|<job>|…` or `ctl|<kind>|<job>|…` key. */

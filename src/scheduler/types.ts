@@ -118,7 +118,10 @@ export interface JobInfo {
   nextFireTimes: Date[];
   /** The newest history record (newest fire time, last attempt). */
   lastRun?: HistoryEntry;
-  /** Live nodes that define the job now; empty when every node that defined it is gone. */
+  /**
+   * Live nodes that define the job now (heartbeat not expired, not stopping); empty when every
+   * node that defined it is gone: then nothing runs it, neither its fire times nor a trigger.
+   */
   nodes: string[];
   /** When a node last recorded the definition. */
   updatedAt: Date;

@@ -20,10 +20,11 @@
  * (more only to skip expired entries), sweep 3. etcd limits apply: a transaction is at most
  * --max-request-bytes (1.5 MiB by default), so a 1,000-op apply of large values may be refused.
  */
-import { Etcd3 } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { OncelyError } from '../core/errors.js';
 import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+import { loadDriver } from './driver.js';
 import { acquireResult, acquireTxn } from './etcd/acquire.js';
 import { type EtcdClock, sharedClock } from './etcd/clock.js';
 import { classifyEtcdError } from './etcd/errors.js';
@@ -133,7 +134,8 @@ export class EtcdStore extends BaseStore {
       this.clock = sharedClock(urls, timeout, options.ca);
     } else if (options.url !== undefined) {
       const { endpoints, username, password } = parseEtcdUrl(options.url);
-      const owned = new Etcd3({
+      const { Etcd3: Client } = loadDriver<typeof import('etcd3')>('etcd3', 'etcd:');
+      const owned = new Client({
         hosts: endpoints,
         dialTimeout: timeout,
         ...(username === undefined ? {} : { auth: { username, password: password ?? '' } }),

@@ -1,7 +1,8 @@
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
+import { loadDriver } from './driver.js';
 import { MysqlDialect } from './sql/mysql/dialect.js';
 import type { MysqlPoolLike } from './sql/mysql/driver.js';
 import { shedlockTableName } from './sql/shedlock/table-name.js';
@@ -73,9 +74,10 @@ export class MysqlStore extends SqlStore {
       }
       dialect = new MysqlDialect(pool, tables, { ownsPool: false, ...shedlockTable });
     } else {
+      const driver = loadDriver<typeof mysql>('mysql2/promise', 'mysql:');
       let own: mysql.Pool;
       try {
-        own = mysql.createPool({
+        own = driver.createPool({
           uri: driverUri(uri!),
           multipleStatements: true,
           connectTimeout: connectTimeoutMs,

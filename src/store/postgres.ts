@@ -1,8 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
+import { loadDriver } from './driver.js';
 import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
+import { PREPARED_STATEMENTS_PARAM, takeUrlOptions } from './sql/postgres/url-options.js';
 import { shedlockTableName } from './sql/shedlock/table-name.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
@@ -13,7 +15,11 @@ export type { PgPoolLike } from './sql/postgres/dialect.js';
 export interface PostgresStoreOptions {
   /** Your existing `pg.Pool` (or anything with its `query({ name, text, values })`); never ended by oncely. */
   pool?: PgPoolLike;
-  /** `postgres://user:pass@host:5432/db`: oncely creates its own pool and ends it on `close()`. */
+  /**
+   * `postgres://user:pass@host:5432/db`: oncely creates its own pool and ends it on `close()`.
+   * May carry `oncely_prepared_statements=true|false` (see `preparedStatements`), which is
+   * removed before pg reads the URL.
+   */
   connectionString?: string;
   /** Table prefix (default `oncely_`): tables `<prefix>leases`, `<prefix>records`, … */
   prefix?: string;
@@ -21,7 +27,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /**
    * Prepare each statement once per connection under a name (default true). Turn off behind a
-   * pooler that cannot keep prepared statements (PgBouncer transaction mode before 1.21).
+   * pooler that cannot keep prepared statements (PgBouncer transaction mode before 1.21); where
+   * only a URL can be given, with `?oncely_prepared_statements=false` in it.
    */
   preparedStatements?: boolean;
   /**
@@ -67,10 +74,18 @@ export class PostgresStore extends SqlStore {
       'set connectionTimeoutMillis on your own pg.Pool',
     );
     const { pool } = options;
-    const connectionString = stringOption(options.connectionString, 'PostgresStore connectionString');
+    const given = stringOption(options.connectionString, 'PostgresStore connectionString');
+    const fromUrl = given === undefined ? undefined : takeUrlOptions(given);
+    const connectionString = fromUrl?.url;
     const tables = tableNames(options.prefix ?? 'oncely_');
     const connectTimeoutMs = timeoutOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000);
-    const prepare = booleanOption(options.preparedStatements, 'preparedStatements', true);
+    const option = booleanOption(options.preparedStatements, 'preparedStatements', true);
+    const inUrl = fromUrl?.preparedStatements;
+    if (inUrl !== undefined && options.preparedStatements !== undefined && inUrl !== option)
+      throw invalidArgument(
+        `preparedStatements is ${option} but the URL says ${PREPARED_STATEMENTS_PARAM}=${inUrl}; set it in one place`,
+      );
+    const prepare = inUrl ?? option;
     const shedlock =
       options.shedlockTable === undefined ? undefined : shedlockTableName(options.shedlockTable, 'postgres');
     let usedPool: PgPoolLike;
@@ -79,7 +94,8 @@ export class PostgresStore extends SqlStore {
         throw invalidArgument('PostgresStore pool must have a query() method (a pg.Pool)');
       usedPool = pool;
     } else {
-      const own = new pg.Pool({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
+      const { Pool } = loadDriver<typeof pg>('pg', 'postgres:');
+      const own = new Pool({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
       // An idle connection that dies (server restart) must not crash the process; the next query
       // fails with STORE_UNAVAILABLE instead and the pool reconnects.
       own.on('error', () => {});

@@ -43,11 +43,12 @@
  * entries of `rec-exp`), walking entries only when a prefix meets unswept expired records (see
  * ./redis/count.lua.ts for why that is exact and what it costs).
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { OncelyError } from '../core/errors.js';
 import { redactSecret } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+import { loadDriver } from './driver.js';
 import { checkRedisOptions } from './redis/options.js';
 import type { LuaScript } from './redis/script.js';
 import { SCRIPTS } from './redis/scripts.js';
@@ -130,7 +131,8 @@ export class RedisStore extends BaseStore {
       this.secret = undefined;
     } else {
       const { redisOptions, password } = parseRedisUrl(checked.url, checked.connectTimeoutMs);
-      const owned = new Redis(redisOptions);
+      const { Redis: Client } = loadDriver<typeof import('ioredis')>('ioredis', 'redis:');
+      const owned = new Client(redisOptions);
       // Without a listener ioredis prints every connection error; remember the last one instead,
       // so a failed connect reports its cause rather than "Connection is closed.".
       owned.on('error', (err: Error) => {

@@ -1,7 +1,8 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { invalidArgument, OncelyError } from '../core/errors.js';
 import { describe } from '../core/options.js';
 import type { BackendOptions } from './backend-options.js';
+import { loadDriver } from './driver.js';
 import { SqlStore } from './sql/sql-store.js';
 import { SqliteDialect } from './sql/sqlite/dialect.js';
 import { tableNames } from './sql/tables.js';
@@ -88,9 +89,10 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
 }
 
 function openFile(path: string, busyTimeoutMs: number): Database.Database {
+  const Driver = loadDriver<typeof Database>('better-sqlite3', 'sqlite:');
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { timeout: busyTimeoutMs });
+    db = new Driver(path, { timeout: busyTimeoutMs });
     // busy_timeout first: switching to WAL needs a moment of exclusive access to the file.
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     enableWal(db, busyTimeoutMs);

@@ -1,4 +1,33 @@
 /**
- * Test helpers for stores: the conformance suite every backend passes. Needs vitest.
+ * Test helpers for stores: the conformance suite every backend passes. It runs inside vitest
+ * (>= 2, an optional peer dependency). This module imports anywhere, also where vitest is not
+ * installed or not running; `describeStore` then throws `INVALID_ARGUMENT` saying what it needs.
  */
-export { type DescribeStoreOptions, describeStore, type StoreFactory } from './conformance.js';
+import { OncelyError } from '../core/errors.js';
+import type { DescribeStoreOptions, StoreFactory } from './conformance.js';
+
+export type { DescribeStoreOptions, StoreFactory } from './conformance.js';
+
+// vitest refuses to load outside a vitest run (and may be absent): keep the failure for the caller.
+const suite: typeof import('./conformance.js') | Error = await import('./conformance.js').catch(
+  (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+);
+
+/**
+ * The behaviour every oncely store must show, run against a real backend, in a vitest test file.
+ * Third-party stores can certify themselves with it.
+ *
+ * @example
+ * import { describeStore } from 'oncely/testing';
+ * describeStore('my-store', async () => MyStore.open(process.env.MY_URL!));
+ */
+export function describeStore(name: string, factory: StoreFactory, options?: DescribeStoreOptions): void {
+  if (suite instanceof Error) {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `describeStore runs in a vitest test file (npm install --save-dev vitest, then run vitest); loading it here failed: ${suite.message.split('\n')[0]}`,
+      { cause: suite },
+    );
+  }
+  suite.describeStore(name, factory, options);
+}

@@ -2,7 +2,7 @@ import { historyCursor } from '../../scheduler/history-query.js';
 import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
 import { describeTrigger, runDuration } from '../views.js';
-import { actionButtons, legend, type PageContext, pausedBadge, statusBadge } from './common.js';
+import { actionButtons, legend, nextFireCell, type PageContext, pausedBadge, statusBadge } from './common.js';
 import { type StoredSchedulesData, storedSchedulesSection } from './schedules.js';
 
 /** The attempts of one occurrence `(fireTime, schedule, shard)`, newest attempt first. */
@@ -97,12 +97,12 @@ export function jobPage(d: JobPageData, ctx: PageContext): Html {
     ? html`<dl class="summary">
 <dt>State</dt><dd class="paused-state">${pausedBadge(j.paused)}</dd>
 <dt>Trigger</dt><dd class="mono">${describeTrigger(j.trigger)}</dd>
-<dt>Next fire times</dt><dd>${j.nextFireTimes.length > 0 ? j.nextFireTimes.map((t) => html`<div>${timeCell(t, ctx.now)}</div>`) : html`<span class="muted">—</span>`}</dd>
+<dt>Next fire times</dt><dd>${nextFireCell(j, (ts) => html`${ts.map((t) => html`<div>${timeCell(t, ctx.now)}</div>`)}`)}</dd>
 <dt>Options</dt><dd class="mono">${options}</dd>
 <dt>Defined by</dt><dd class="mono">${j.nodes.length > 0 ? j.nodes.join(', ') : html`<span class="muted">no live node</span>`}</dd>
 <dt>Recorded</dt><dd>${timeCell(j.updatedAt, ctx.now)}</dd>
 </dl>
-<div class="actions">${actionButtons(j.name, j.paused, ctx.csrf, jobPath(j.name))}</div>`
+<div class="actions">${actionButtons(j.name, j.paused, ctx.csrf, jobPath(j.name), j.nodes.length > 0)}</div>`
     : html`<p class="notice">No node records this job any more; its history is kept until it expires.</p>`;
   // Oldest to newest, left to right: one cell per occurrence, coloured by its latest attempt.
   const strip = [...occs]

@@ -1,7 +1,7 @@
 import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { type Html, html, jobPath, timeCell } from '../html.js';
 import { describeTrigger } from '../views.js';
-import { actionButtons, type PageContext, pausedBadge, statusBadge } from './common.js';
+import { actionButtons, nextFireCell, type PageContext, pausedBadge, statusBadge } from './common.js';
 
 export interface JobsPageData {
   jobs: JobInfo[];
@@ -28,12 +28,12 @@ jobs it defines when it starts (<code>scheduler.start()</code>, <code>oncely run
       return html`<tr data-job="${j.name}">
 <td class="name"><a href="${jobPath(j.name)}">${j.name}</a></td>
 <td class="mono">${describeTrigger(j.trigger)}${stored > 0 ? html`<div class="muted">+ ${stored} stored schedule${stored === 1 ? '' : 's'}</div>` : ''}</td>
-<td><ul class="plain">${j.nextFireTimes.map((t) => html`<li>${timeCell(t, ctx.now)}</li>`)}</ul>${j.nextFireTimes.length === 0 ? html`<span class="muted">—</span>` : ''}</td>
+<td>${nextFireCell(j, (ts) => html`<ul class="plain">${ts.map((t) => html`<li>${timeCell(t, ctx.now)}</li>`)}</ul>`)}</td>
 <td>${j.lastRun ? html`${statusBadge(j.lastRun.status)}<div>${timeCell(j.lastRun.fireTime, ctx.now)}</div>` : html`<span class="muted">never</span>`}</td>
 <td class="paused-state">${pausedBadge(j.paused)}</td>
 <td class="counts" title="in the last ${recent.length} history records"><span class="ok">${ok} ✓</span> · <span class="ko">${ko} ✗</span></td>
 <td>${j.nodes.length > 0 ? html`<ul class="plain mono">${j.nodes.map((n) => html`<li>${n}</li>`)}</ul>` : html`<span class="muted">no live node</span>`}</td>
-<td class="actions">${actionButtons(j.name, j.paused, ctx.csrf, '/')}</td>
+<td class="actions">${actionButtons(j.name, j.paused, ctx.csrf, '/', j.nodes.length > 0)}</td>
 </tr>`;
     });
   return html`<h1>Jobs</h1>

@@ -13,6 +13,7 @@ import {
   parseRefresh,
   queryString,
   requireJob,
+  requireLiveNode,
   runAction,
   SCHEDULES_PAGE,
 } from '../context.js';
@@ -159,6 +160,7 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
       const job = req.params.name;
       validateJobName(job);
       await requireJob(store, job);
+      if (action === 'trigger') await requireLiveNode(store, job);
       await runAction(scheduler, action, job);
       const body = req.body as Record<string, unknown> | undefined;
       const back = localPath(body?.['return'], jobPath(job));
