@@ -164,7 +164,7 @@ describe('POST /api/jobs/:name/{trigger,pause,resume}', () => {
     expect(history[0]!['output']).toMatch(/^report for /);
   });
 
-  it('an unknown job is a 404 JSON error; actions are POST only', async () => {
+  it('an unknown job is a 404 JSON error; actions are POST only (405 otherwise)', async () => {
     for (const action of ['trigger', 'pause', 'resume']) {
       const { res, json } = await post(`/api/jobs/no-such-job/${action}`, JSON_POST);
       expect(res.status).toBe(404);
@@ -172,7 +172,8 @@ describe('POST /api/jobs/:name/{trigger,pause,resume}', () => {
       expect((json() as { message: string }).message).toContain('no-such-job');
     }
     const viaGet = await get('/api/jobs/nightly-report/pause');
-    expect(viaGet.res.status).toBe(404);
+    expect(viaGet.res.status).toBe(405);
+    expect(viaGet.res.headers.get('allow')).toBe('POST');
     expect((await cluster.scheduler.jobs()).find((j) => j.name === 'nightly-report')!.paused).toBe(false);
   });
 

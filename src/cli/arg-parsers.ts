@@ -27,6 +27,22 @@ export function duration(value: string): number {
   }
 }
 
+/**
+ * A parser from a validator that throws `OncelyError` (`validateJobName`, …): a bad value is a
+ * usage error naming the flag or argument (exit 2), found before the store is opened.
+ */
+export function checkedBy(validate: (value: string) => unknown): (value: string) => string {
+  return (value) => {
+    try {
+      validate(value);
+    } catch (err) {
+      if (err instanceof OncelyError) throw new InvalidArgumentError(err.message);
+      throw err;
+    }
+    return value;
+  };
+}
+
 /** `--port 8080`. */
 export const port = wholeNumber(0, 65_535);
 

@@ -129,12 +129,25 @@ function parseYaml(text: string, path: string): unknown {
   if (first) {
     const pos = first.linePos?.[0];
     const where = pos ? `${path}:${pos.line}:${pos.col}` : path;
-    const message = (first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    const message = (first.message.split('\n')[0] ?? '')
+      .replace(/ at line \d+, column \d+:?$/, '')
+      // The parser's advice is for programmers; a jobs file is one document.
+      .replace(
+        /; please use YAML\.parseAllDocuments\(\)$/,
+        '; a jobs file is one document (remove the "---" line)',
+      );
     // `cron: * * * * *` is the classic: an unquoted `*` starts a YAML alias.
     const hint = /alias/i.test(message) ? ` (quote values that start with '*', e.g. cron: '* * * * *')` : '';
     throw new UsageError(`${where}: YAML syntax error: ${message}${hint}`);
   }
-  return doc.toJS({ maxAliasCount: 100 });
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // Aliases that expand past the cap (a "billion laughs" file): a bad file, not a crash.
+    throw new UsageError(
+      `${path}: YAML error: ${(err as Error).message}; a jobs file needs no more than a few aliases (*name)`,
+    );
+  }
 }
 
 function parseJson(text: string, path: string): unknown {

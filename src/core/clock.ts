@@ -10,13 +10,28 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * The longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days): Node fires a longer one
+ * after 1 ms instead, so a job `timeout: '30d'` would time out at once. Longer sleeps re-arm.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The process's real monotonic clock (`performance.now()`). */
 export const systemClock: Clock = {
   monotonic: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();
-      const timer = setTimeout(done, Math.max(0, ms));
+      const until = performance.now() + Math.max(0, ms);
+      let timer = setTimeout(wake, Math.min(Math.max(0, ms), MAX_TIMER_MS));
+      function wake() {
+        const left = until - performance.now();
+        if (ms > MAX_TIMER_MS && left > 0) {
+          timer = setTimeout(wake, Math.min(left, MAX_TIMER_MS));
+          return;
+        }
+        done();
+      }
       function done() {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);

@@ -94,6 +94,9 @@ export function durationMs(value: unknown): number | undefined {
 /** Like {@link parseDuration} but also refuses 0. */
 export function parsePositiveDuration(value: Duration, what = 'duration'): number {
   const ms = parseDuration(value, what);
-  if (ms <= 0) throw invalidArgument(`${what} must be greater than 0; got ${JSON.stringify(value)}`);
+  if (ms <= 0)
+    throw invalidArgument(
+      `${what} must be greater than 0 (at least 1 ms once rounded); got ${JSON.stringify(value)}`,
+    );
   return ms;
 }

@@ -5,6 +5,7 @@ import {
   ACTIONS,
   type Action,
   checkPost,
+  checkQuery,
   type Deps,
   MAX_HISTORY_LIMIT,
   MAX_SCHEDULES_LIMIT,
@@ -34,15 +35,21 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  *   POST /api/jobs/:name/trigger         202 { ok, job, action }; 409 NO_LIVE_NODE when no live node defines it
  *   POST /api/jobs/:name/pause|resume    200 { ok, job, action, paused }
  *
- * Errors: `{ statusCode, code, error, message }` — 400 bad query, 401 no/wrong token, 403 CSRF,
- * 404 unknown job, 409 trigger of a job no live node defines, 429 too many wrong tokens (with Retry-After).
+ * Errors: `{ statusCode, code, error, message }` — 400 bad query (an unknown parameter too) or
+ * body, 401 no/wrong token, 403 CSRF, 404 unknown job, 405 wrong method (with Allow), 409 trigger
+ * of a job no live node defines, 413 body over 64 KiB, 415 neither JSON nor a form, 429 too many
+ * wrong tokens (with Retry-After).
  */
 export function registerApi(app: FastifyInstance, deps: Deps): void {
   const { scheduler, store } = deps;
 
-  app.get('/api/jobs', async () => (await scheduler.jobs()).map(jobJson));
+  app.get('/api/jobs', async (req) => {
+    checkQuery(req.query, '/api/jobs', []);
+    return (await scheduler.jobs()).map(jobJson);
+  });
 
   app.get('/api/history', async (req, reply) => {
+    checkQuery(req.query, '/api/history', ['job', 'limit', 'before']);
     const job = queryString(req.query, 'job');
     const limit = parseLimit(queryString(req.query, 'limit'), 100, MAX_HISTORY_LIMIT);
     const before = parseBefore(queryString(req.query, 'before'));
@@ -67,6 +74,7 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
 
   // Stored schedules: one page (one scan, plus one getMany with `job`), never all of them.
   app.get('/api/schedules', async (req, reply) => {
+    checkQuery(req.query, '/api/schedules', ['job', 'after', 'limit']);
     const job = nonEmpty(queryString(req.query, 'job'));
     const after = nonEmpty(queryString(req.query, 'after'));
     const limit = parseLimit(queryString(req.query, 'limit'), 100, MAX_SCHEDULES_LIMIT);
@@ -91,14 +99,19 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
   });
 
   app.get('/api/schedules/count', async (req) => {
+    checkQuery(req.query, '/api/schedules/count', ['job']);
     const job = nonEmpty(queryString(req.query, 'job'));
     const count = await scheduler.schedules.count(job !== undefined ? { job } : {});
     return { count, ...(job !== undefined && { job }) };
   });
 
-  app.get('/api/nodes', async () => (await scheduler.nodes()).map(nodeJson));
+  app.get('/api/nodes', async (req) => {
+    checkQuery(req.query, '/api/nodes', []);
+    return (await scheduler.nodes()).map(nodeJson);
+  });
 
   app.get('/api/locks', async (req) => {
+    checkQuery(req.query, '/api/locks', ['limit']);
     const limit = parseLimit(queryString(req.query, 'limit'), 1000);
     return (await leaseViews(store, limit)).map(leaseJson);
   });

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { invalidArgument } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { didYouMean } from '../core/options.js';
 import { liveNodesOf } from '../scheduler/inspect.js';
 import { keys } from '../scheduler/keys.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -90,6 +91,22 @@ export function queryString(query: unknown, name: string): string | undefined {
   const value = (query as Record<string, unknown> | undefined)?.[name];
   if (value === undefined || typeof value === 'string') return value;
   throw invalidArgument(`${name} must be given once`);
+}
+
+/**
+ * Refuses a query parameter `route` does not take (`INVALID_ARGUMENT`, a 400 naming it with a
+ * "did you mean"), so a misspelt `?lmit=5` is not silently ignored. `token` (the login parameter,
+ * handled before routing) is always allowed.
+ */
+export function checkQuery(query: unknown, route: string, allowed: readonly string[]): void {
+  for (const name of Object.keys((query as Record<string, unknown> | undefined) ?? {})) {
+    if (name === 'token' || allowed.includes(name)) continue;
+    throw invalidArgument(
+      `unknown query parameter ${JSON.stringify(name)}${didYouMean(name, allowed)}; ${route} takes ${
+        allowed.length === 0 ? 'none' : allowed.join(', ')
+      }`,
+    );
+  }
 }
 
 /** 404 unless a node has recorded the job in this store. */

@@ -9,7 +9,9 @@ import { authenticate } from './access.js';
 import { registerApi } from './api.js';
 import { Auth, isLoopbackHost, MIN_TOKEN_LENGTH } from './auth.js';
 import { type Deps, HttpError, STATUS_TEXT, sendJsonError, wantsJson } from './context.js';
+import { frameworkError } from './framework-errors.js';
 import { html, layout } from './html.js';
+import { RouteMethods } from './methods.js';
 import { DashboardMetrics } from './metrics.js';
 import { registerPages } from './pages/routes.js';
 import { FAVICON_SVG, STYLE_CSS } from './style.js';
@@ -32,6 +34,9 @@ export interface Dashboard {
   url: string;
   close(): Promise<void>;
 }
+
+/** Largest request body: actions take none, forms a few fields. */
+const BODY_LIMIT = 64 * 1024;
 
 /** No script at all; styles and the icon come from /assets. */
 const CSP =
@@ -83,14 +88,22 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const auth = new Auth(token);
   const deps: Deps = { store, scheduler, auth, metrics, logger };
 
+  const methods = new RouteMethods();
   const app = Fastify({
     logger: false,
-    bodyLimit: 64 * 1024,
+    bodyLimit: BODY_LIMIT,
     // Job names are up to 255 characters, more when percent-encoded.
     routerOptions: { maxParamLength: 2048 },
     forceCloseConnections: true,
     trustProxy: false,
+    // A path the router cannot even decode: answered before any hook, so the headers are set here.
+    frameworkErrors: (err, req, reply) => {
+      securityHeaders(reply);
+      const e = frameworkError(400, err.code, err.message, BODY_LIMIT, undefined);
+      sendError(req, reply, e.status, e.code, e.message, store.kind);
+    },
   });
+  app.addHook('onRoute', (route) => methods.add(route.url, route.method));
   await app.register(formbody);
   // An action POST with `Content-Type: application/json` and no body is fine (there is nothing to send).
   app.removeContentTypeParser('application/json');
@@ -105,11 +118,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   });
 
   app.addHook('onRequest', async (req, reply) => {
-    reply.header('Content-Security-Policy', CSP);
-    reply.header('X-Content-Type-Options', 'nosniff');
-    reply.header('Referrer-Policy', 'no-referrer');
-    reply.header('X-Frame-Options', 'DENY');
-    reply.header('Cache-Control', 'no-store');
+    securityHeaders(reply);
     if (authenticate(req, reply, auth)) return reply;
   });
 
@@ -130,15 +139,33 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       typeof (err as FastifyError).statusCode === 'number' &&
       (err as FastifyError).statusCode! < 500
     ) {
-      status = (err as FastifyError).statusCode!;
-      code = (err as FastifyError).code ?? 'BAD_REQUEST';
-      message = err.message;
+      ({ status, code, message } = frameworkError(
+        (err as FastifyError).statusCode!,
+        (err as FastifyError).code,
+        err.message,
+        BODY_LIMIT,
+        req.headers['content-type'],
+      ));
     }
     if (status >= 500) logger.error(`oncely dashboard: ${req.method} ${req.url.split('?')[0]} failed`, err);
     sendError(req, reply, status, code, message, store.kind);
   });
 
   app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    const allow = methods.allowed(path);
+    if (allow.length > 0) {
+      void reply.header('Allow', allow.join(', '));
+      sendError(
+        req,
+        reply,
+        405,
+        'METHOD_NOT_ALLOWED',
+        `${req.method} is not allowed on ${path}: use ${allow.join(' or ')}`,
+        store.kind,
+      );
+      return;
+    }
     sendError(
       req,
       reply,
@@ -188,6 +215,17 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       return closed;
     },
   };
+}
+
+/** The headers every answer carries, errors included. */
+function securityHeaders(reply: FastifyReply): void {
+  void reply.headers({
+    'Content-Security-Policy': CSP,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+    'Cache-Control': 'no-store',
+  });
 }
 
 function sendError(

@@ -1,5 +1,7 @@
 import type { Clock } from '../core/clock.js';
+import { invalidArgument } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { describe } from '../core/options.js';
 import type { Store } from '../store/types.js';
 import { KeepAlive } from './keep-alive.js';
 import type { LeaseLock } from './lease-lock.js';
@@ -37,7 +39,11 @@ export async function withLock<T>(
   fn: (lock: Lock, signal: AbortSignal) => Promise<T> | T,
   internals: WithLockInternals = {},
 ): Promise<WithLockResult<T>> {
-  const { keepAlive = true, ...lockOptions } = options;
+  // Checked before the lock is taken: a bad call must not hold (and release) anyone's lock.
+  if (typeof fn !== 'function') throw invalidArgument('withLock: the third argument must be a function');
+  const { keepAlive = true, ...lockOptions } = options ?? {};
+  if (typeof keepAlive !== 'boolean')
+    throw invalidArgument(`withLock: keepAlive must be true or false; got ${describe(keepAlive)}`);
   const lock = await tryLock(store, lockOptions, internals.clock);
   if (!lock) return { ran: false };
   const lease = lock as LeaseLock;

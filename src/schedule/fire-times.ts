@@ -24,7 +24,12 @@ export interface FireTimesOptions {
  * fireTimes({ every: '10s' }, { after: Date.now(), count: 1 });
  */
 export function fireTimes(trigger: Trigger | CompiledTrigger, options: FireTimesOptions): Date[] {
-  const compiled = 'kind' in trigger ? trigger : compileTrigger(trigger);
+  if (options === null || typeof options !== 'object')
+    throw invalidArgument('fireTimes takes options { after: Date | epoch ms, count } as its second argument');
+  const compiled =
+    trigger !== null && typeof trigger === 'object' && 'kind' in trigger
+      ? trigger
+      : compileTrigger(trigger, 'fireTimes');
   const after = options.after instanceof Date ? options.after.getTime() : options.after;
   if (!Number.isFinite(after)) throw invalidArgument('fireTimes: after must be a valid Date or epoch ms');
   const { count } = options;

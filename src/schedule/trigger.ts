@@ -1,6 +1,7 @@
 import { Cron } from 'croner';
 import { type Duration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
+import { cronShapeProblem } from './cron-fields.js';
 
 /** When a job fires: exactly one of `cron`, `every` or `at`. */
 export type Trigger =
@@ -13,6 +14,14 @@ export type CompiledTrigger =
   | { kind: 'cron'; cron: string; timezone: string; pattern: Cron }
   | { kind: 'every'; everyMs: number }
   | { kind: 'at'; at: number };
+
+/**
+ * Longest interval (100 years, as the longest lease): anything longer is surely a unit mistake,
+ * and fire times past year 275760 are no `Date` at all.
+ */
+export const MAX_EVERY_MS = 100 * 365 * 86_400_000;
+/** Latest one-off instant, 9999-12-31T23:59:59.999Z: fire times are kept as 15-digit epoch ms. */
+export const MAX_AT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** Every time zone name this runtime knows, checked once per name. */
 const knownZones = new Map<string, boolean>();
@@ -45,6 +54,10 @@ function toEpochMs(at: Date | string | number, what: string): number {
       `${what} must be a Date, an ISO-8601 string or epoch milliseconds; got ${JSON.stringify(at)}`,
     );
   }
+  if (ms < 0 || ms > MAX_AT_MS)
+    throw invalidArgument(
+      `${what} must be from 1970-01-01 to 9999-12-31 (epoch ms 0 to ${MAX_AT_MS}); got ${ms}${ms > MAX_AT_MS && ms / 1000 <= MAX_AT_MS ? ' (epoch microseconds? use milliseconds)' : ''}`,
+    );
   return ms;
 }
 
@@ -71,6 +84,9 @@ export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrig
     if (typeof t.cron !== 'string' || t.cron.trim() === '')
       throw invalidArgument(`${what}: cron must be a pattern string such as '0 9 * * *'`);
     const timezone = validateTimezone((t.timezone as string | undefined) ?? 'UTC', `${what}: timezone`);
+    const shape = cronShapeProblem(t.cron);
+    if (shape !== undefined)
+      throw invalidArgument(`${what}: cron ${JSON.stringify(t.cron)} is invalid: ${shape}`);
     let pattern: Cron;
     try {
       pattern = new Cron(t.cron, { timezone, mode: '5-or-6-parts' });
@@ -79,7 +95,27 @@ export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrig
     }
     return { kind: 'cron', cron: t.cron, timezone, pattern };
   }
-  if (t.every !== undefined)
-    return { kind: 'every', everyMs: parsePositiveDuration(t.every as Duration, `${what}: every`) };
+  if (t.every !== undefined) {
+    const everyMs = parsePositiveDuration(t.every as Duration, `${what}: every`);
+    if (everyMs > MAX_EVERY_MS)
+      throw invalidArgument(
+        `${what}: every must be at most 100 years (${MAX_EVERY_MS} ms); got ${everyMs} ms`,
+      );
+    return { kind: 'every', everyMs };
+  }
   return { kind: 'at', at: toEpochMs(t.at as Date | string | number, `${what}: at`) };
+}
+
+/**
+ * Refuses a cron pattern no date ever matches (`0 0 30 2 *`: February 30th): croner accepts it,
+ * and a job on it would silently never run. Costs one fire-time search (under a millisecond for a
+ * pattern that fires; tens of ms to prove one never does), so it is asked where a trigger is
+ * defined (`define`, `schedules.upsert`), not where a stored one is read back.
+ */
+export function requireFires(trigger: CompiledTrigger, what = 'trigger'): CompiledTrigger {
+  if (trigger.kind === 'cron' && trigger.pattern.nextRun() === null)
+    throw invalidArgument(
+      `${what}: cron ${JSON.stringify(trigger.cron)} never fires (no date matches every field, e.g. February 30th)`,
+    );
+  return trigger;
 }

@@ -1,7 +1,9 @@
 import { invalidArgument } from '../core/errors.js';
+import { checkOptionNames } from '../core/options.js';
 import type { Store, StoredRecord } from '../store/types.js';
 import { compareKeys } from '../store/validate.js';
 import { decodeHistory, occFields } from './history.js';
+import { validateJobName } from './job-options.js';
 import { jobOfKey, keys, timeKey } from './keys.js';
 import type { InflightRecord } from './run.js';
 import type { HistoryEntry } from './types.js';
@@ -254,6 +256,8 @@ class SourceHeap {
  * `before`. Without `job`, every job recorded in the store (`job|…`) is merged.
  */
 export async function queryHistory(store: Store, query: HistoryQuery = {}): Promise<HistoryEntry[]> {
+  checkOptionNames('history', query, ['job', 'limit', 'before']);
+  if (query.job !== undefined) validateJobName(query.job);
   const limit = query.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw invalidArgument(`history limit must be a whole number from 1; got ${String(query.limit)}`);

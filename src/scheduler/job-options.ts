@@ -1,7 +1,8 @@
 import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
-import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
-import { requireWellFormed } from '../store/validate.js';
+import { didYouMean } from '../core/options.js';
+import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
+import { MAX_LEASE_MS, requireWellFormed } from '../store/validate.js';
 import { esc } from './keys.js';
 
 /** What `scheduler.define(name, options, handler)` accepts. */
@@ -145,7 +146,9 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
   }
   for (const field of Object.keys(options)) {
     if (!KNOWN.has(field)) {
-      throw invalidArgument(`${at(field)} is not a job option; known: ${[...KNOWN].join(', ')}`);
+      throw invalidArgument(
+        `${at(field)} is not a job option${didYouMean(field, [...KNOWN])}; known: ${[...KNOWN].join(', ')}`,
+      );
     }
   }
   const o = options;
@@ -156,9 +159,17 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
   );
   if (given.length > 0) {
     triggerSource = Object.fromEntries(given) as Trigger;
-    trigger = compileTrigger(triggerSource, `job ${JSON.stringify(job)}`);
+    trigger = requireFires(
+      compileTrigger(triggerSource, `job ${JSON.stringify(job)}`),
+      `job ${JSON.stringify(job)}`,
+    );
   }
   const lockAtMostForMs = parsePositiveDuration(o.lockAtMostFor ?? '30s', at('lockAtMostFor'));
+  // A longer lease is refused by every store: accepted here, each claim would fail at every poll.
+  if (lockAtMostForMs > MAX_LEASE_MS)
+    throw invalidArgument(
+      `${at('lockAtMostFor')} must be at most 100 years (${MAX_LEASE_MS} ms); got ${lockAtMostForMs} ms`,
+    );
   const lockAtLeastForMs =
     o.lockAtLeastFor === undefined ? 0 : parseDuration(o.lockAtLeastFor, at('lockAtLeastFor'));
   if (lockAtLeastForMs > lockAtMostForMs) {

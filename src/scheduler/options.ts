@@ -3,6 +3,7 @@ import { parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { defaultOwner } from '../core/ids.js';
 import { type Logger, silentLogger } from '../core/logger.js';
+import { unknownOption } from '../core/options.js';
 import type { Store } from '../store/types.js';
 import type { SchedulerOptions } from './types.js';
 
@@ -22,6 +23,14 @@ export interface ResolvedOptions {
   sweepMs: number;
 }
 
+/** Throws `INVALID_ARGUMENT` unless `node` can name a scheduler node (heartbeats, claims, history). */
+export function validateNodeName(node: unknown): string {
+  if (typeof node !== 'string' || node === '' || node.length > 200 || /\p{Cc}/u.test(node)) {
+    throw invalidArgument('node must be 1-200 printable characters');
+  }
+  return node;
+}
+
 /** Validates `createScheduler`'s options (`INVALID_ARGUMENT` naming the field) and fills in defaults. */
 export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
   if (!options || typeof options !== 'object' || !options.store) {
@@ -39,19 +48,14 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
     'clock',
   ]);
   for (const field of Object.keys(options)) {
-    if (!known.has(field))
-      throw invalidArgument(
-        `unknown scheduler option ${JSON.stringify(field)}; known: ${[...known].join(', ')}`,
-      );
+    if (!known.has(field)) throw unknownOption('scheduler', field, [...known]);
   }
   // Node ids must differ between schedulers (heartbeats and claims are keyed by them): the
   // process's owner id for the first one, with `#2`, `#3`… for further ones in the same process.
   schedulersCreated++;
   const node =
     options.node ?? (schedulersCreated === 1 ? defaultOwner() : `${defaultOwner()}#${schedulersCreated}`);
-  if (typeof node !== 'string' || node === '' || node.length > 200 || /\p{Cc}/u.test(node)) {
-    throw invalidArgument('node must be 1-200 printable characters');
-  }
+  validateNodeName(node);
   const concurrency = options.concurrency ?? 16;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
     throw invalidArgument(`concurrency must be a whole number from 1 to 10000; got ${options.concurrency}`);

@@ -1,7 +1,9 @@
 import { invalidArgument, OncelyError } from '../core/errors.js';
-import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
+import { didYouMean } from '../core/options.js';
+import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
 import { requireWellFormed } from '../store/validate.js';
 import { validateJobName } from './job-options.js';
+import { jsonText } from './json-data.js';
 import { esc } from './keys.js';
 import type { StoredSchedule } from './types.js';
 
@@ -44,7 +46,10 @@ export function validateSchedules(input: readonly unknown[]): ValidSchedule[] {
       );
     const s = raw as Record<string, unknown>;
     const unknown = Object.keys(s).find((k) => !FIELDS.has(k));
-    if (unknown !== undefined) throw invalidArgument(`${where(unknown)}: unknown field`);
+    if (unknown !== undefined)
+      throw invalidArgument(
+        `${where(unknown)}: unknown field${didYouMean(unknown, [...FIELDS])}; allowed: ${[...FIELDS].join(', ')}`,
+      );
     const field = (name: string, check: () => void) => {
       try {
         check();
@@ -67,16 +72,13 @@ export function validateSchedules(input: readonly unknown[]): ValidSchedule[] {
         Object.keys(rest).length,
       ]);
       const known = compiled.get(signature);
-      trigger = known ?? compileTrigger(rest as Trigger, `schedule ${JSON.stringify(id)}`);
+      const what = `schedule ${JSON.stringify(id)}`;
+      trigger = known ?? requireFires(compileTrigger(rest as Trigger, what), what);
       if (!known) compiled.set(signature, trigger);
     });
     let json = '';
     field('data', () => {
-      try {
-        json = JSON.stringify({ id, job, ...rest, ...(data !== undefined && { data }) });
-      } catch (err) {
-        throw invalidArgument(`must be JSON-serialisable: ${(err as Error).message}`);
-      }
+      json = jsonText({ id, job, ...rest, ...(data !== undefined && { data }) }, '');
       requireWellFormed(json, 'the schedule as JSON');
     });
     byId.delete(id);

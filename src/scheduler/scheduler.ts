@@ -1,5 +1,6 @@
 import { invalidArgument, OncelyError } from '../core/errors.js';
 import { randomId } from '../core/ids.js';
+import { unknownOption } from '../core/options.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
 import { Claims } from './claim.js';
@@ -12,6 +13,7 @@ import { type HistoryQuery, queryHistory } from './history-query.js';
 import { listJobs, listNodes } from './inspect.js';
 import { sourceKey } from './internal-types.js';
 import { type JobOptions, jobSpec, validateJobName } from './job-options.js';
+import { jsonText } from './json-data.js';
 import { keys } from './keys.js';
 import { Loop } from './loop.js';
 import { Misfires } from './misfire.js';
@@ -222,14 +224,16 @@ export class Scheduler {
   /** Runs the job once, now, on whichever node defining it claims the request first. */
   async trigger(job: string, options: { data?: unknown } = {}): Promise<void> {
     validateJobName(job);
+    if (options === null || typeof options !== 'object')
+      throw invalidArgument(`trigger(${JSON.stringify(job)}): options must be an object { data? }`);
+    for (const field of Object.keys(options))
+      if (field !== 'data') throw unknownOption(`trigger(${JSON.stringify(job)})`, field, ['data']);
     const id = randomId(9);
     const requestedAt = await this.store.now();
     await this.store.put(
       keys.triggerRequest(job, id),
-      JSON.stringify({ id, job, requestedAt, data: options.data }),
-      {
-        ttlMs: this.state.retentionMs,
-      },
+      jsonText({ id, job, requestedAt, data: options.data }, `trigger(${JSON.stringify(job)}) data`),
+      { ttlMs: this.state.retentionMs },
     );
     this.state.nextPollAt = 0;
     this.state.poke();

@@ -1,5 +1,6 @@
 import { invalidArgument } from '../core/errors.js';
 import { randomId } from '../core/ids.js';
+import { checkOptionNames } from '../core/options.js';
 import { nextFireTimes } from '../schedule/fire-times.js';
 import type { WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
@@ -149,6 +150,7 @@ export function createSchedules(state: NodeState): Schedules {
       return found && publicView(found);
     },
     list: async (options = {}) => {
+      checkOptionNames('schedules.list', options, ['job', 'after', 'limit']);
       const { job, after, limit = LIST_DEFAULT } = options;
       if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
         throw invalidArgument(`schedules.list: limit must be an integer from 1 to ${LIST_MAX}`);
@@ -181,6 +183,7 @@ export function createSchedules(state: NodeState): Schedules {
       return out;
     },
     count: async (options = {}) => {
+      checkOptionNames('schedules.count', options, ['job']);
       if (options.job === undefined) return store.count(keys.schedulePrefix);
       return store.count(keys.scheduleOfJobPrefix(validateJobName(options.job)));
     },

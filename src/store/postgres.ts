@@ -5,6 +5,7 @@ import type { BackendOptions } from './backend-options.js';
 import { loadDriver } from './driver.js';
 import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
 import { PREPARED_STATEMENTS_PARAM, takeUrlOptions } from './sql/postgres/url-options.js';
+import { checkPgUrlParams } from './sql/postgres/url-params.js';
 import { shedlockTableName } from './sql/shedlock/table-name.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
@@ -94,6 +95,7 @@ export class PostgresStore extends SqlStore {
         throw invalidArgument('PostgresStore pool must have a query() method (a pg.Pool)');
       usedPool = pool;
     } else {
+      checkPgUrlParams(connectionString!);
       const { Pool } = loadDriver<typeof pg>('pg', 'postgres:');
       const own = new Pool({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
       // An idle connection that dies (server restart) must not crash the process; the next query

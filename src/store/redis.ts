@@ -299,6 +299,7 @@ export class RedisStore extends BaseStore {
    */
   protected async doMigrate(): Promise<void> {
     await this.connect();
+    await this.checkDatabase();
     const info = await readInfo(this.client, this.warnings);
     if (info !== undefined) {
       this.serverVersion = info.get('redis_version');
@@ -318,6 +319,27 @@ export class RedisStore extends BaseStore {
       throw new OncelyError(
         'SCHEMA',
         `redis store: the data under ${this.base} has schema version ${version}, newer than this oncely understands (${SCHEMA_VERSION}); upgrade oncely`,
+      );
+    }
+  }
+
+  /**
+   * The URL's database number must exist on the server: ioredis reports a refused SELECT only as an
+   * 'error' event and stays on database 0, where this store would then share keys with whatever
+   * else uses database 0. Selecting it again here (a no-op when it was selected) makes it an answer.
+   */
+  private async checkDatabase(): Promise<void> {
+    const db = this.owned?.options.db ?? 0;
+    if (db === 0) return;
+    try {
+      await this.client.call('select', db);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (!/DB index/i.test(message)) throw err;
+      throw new OncelyError(
+        'INVALID_ARGUMENT',
+        `redis store: database ${db} of the store URL does not exist on this server (${message}); use a number below the server's "databases" setting (16 by default)`,
+        { cause: err },
       );
     }
   }

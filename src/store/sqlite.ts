@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { invalidArgument, OncelyError } from '../core/errors.js';
 import { describe } from '../core/options.js';
@@ -88,7 +90,37 @@ function enableWal(db: Database.Database, busyTimeoutMs: number): void {
   }
 }
 
+/**
+ * A path that cannot name a database file is bad input (`INVALID_ARGUMENT`: the CLI exits 2), not
+ * an unavailable store: its directory is missing (oncely creates the file, never directories), or
+ * it is a directory itself. Anything else SQLite refuses stays `STORE_UNAVAILABLE`.
+ */
+function checkPath(path: string): void {
+  if (path === ':memory:' || path === '') return;
+  const full = resolve(path);
+  let isDir = false;
+  try {
+    isDir = statSync(full).isDirectory();
+  } catch {
+    let parentIsDir = false;
+    try {
+      parentIsDir = statSync(dirname(full)).isDirectory();
+    } catch {
+      // Missing: said below.
+    }
+    if (!parentIsDir)
+      throw invalidArgument(
+        `sqlite store: the directory of ${JSON.stringify(path)} (${dirname(full)}) ${existsSync(dirname(full)) ? 'is not a directory' : 'does not exist'}; create it first or fix the path (oncely creates the database file, not its directory)`,
+      );
+  }
+  if (isDir)
+    throw invalidArgument(
+      `sqlite store: ${JSON.stringify(path)} is a directory; name a database file in it, e.g. sqlite:${join(path, 'oncely.db')}`,
+    );
+}
+
 function openFile(path: string, busyTimeoutMs: number): Database.Database {
+  checkPath(path);
   const Driver = loadDriver<typeof Database>('better-sqlite3', 'sqlite:');
   let db: Database.Database | undefined;
   try {

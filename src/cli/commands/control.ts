@@ -7,7 +7,9 @@
  * applies (a trigger request is kept for the history retention, 7 days by default).
  */
 import type { Command } from 'commander';
+import { validateJobName } from '../../scheduler/job-options.js';
 import type { Scheduler } from '../../scheduler/scheduler.js';
+import { checkedBy } from '../arg-parsers.js';
 import { withInspector } from '../inspect-session.js';
 import { printJson, printText, warn } from '../output.js';
 import { type StoreFlags, withStoreOptions } from '../store-option.js';
@@ -32,7 +34,11 @@ const ACTIONS: Record<Action, { description: string; done: (job: string) => stri
 export function registerControl(program: Command): void {
   for (const action of Object.keys(ACTIONS) as Action[]) {
     withStoreOptions(
-      program.command(action).description(ACTIONS[action].description).argument('<job>', 'job name'),
+      program
+        .command(action)
+        .description(ACTIONS[action].description)
+        // Checked before the store is opened: a name no job can have is a usage error, not "unknown".
+        .argument('<job>', 'job name', checkedBy(validateJobName)),
     )
       .option('--json', 'print JSON: { job, action, known }')
       .action((job: string, flags: StoreFlags & { json?: boolean }) =>

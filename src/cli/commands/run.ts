@@ -15,8 +15,9 @@
  */
 import { type Command, Option } from 'commander';
 import { type Dashboard, startDashboard } from '../../dashboard/server.js';
+import { validateNodeName } from '../../scheduler/options.js';
 import { createScheduler } from '../../scheduler/scheduler.js';
-import { duration, type HostPort, hostPort, wholeNumber } from '../arg-parsers.js';
+import { checkedBy, duration, type HostPort, hostPort, wholeNumber } from '../arg-parsers.js';
 import { commandHandler, RunningCommands } from '../command-runner.js';
 import { EXIT_FAILURE } from '../exit.js';
 import { loadJobsFile } from '../jobs-file.js';
@@ -41,7 +42,11 @@ export function registerRun(program: Command): void {
       .description('run the jobs of a YAML/JSON jobs file, each occurrence once across every node')
       .argument('<file>', 'jobs file (YAML, or JSON when it ends in .json) with a top-level "jobs:" list'),
   )
-    .option('--node <name>', "this node's name in history, logs and ONCELY_NODE (default: host:pid:random)")
+    .option(
+      '--node <name>',
+      "this node's name in history, logs and ONCELY_NODE (default: host:pid:random)",
+      checkedBy(validateNodeName),
+    )
     .option('--concurrency <n>', 'commands run at once on this node (default: 16)', wholeNumber(1, 10_000))
     .option(
       '--dashboard <[host:]port>',

@@ -6,8 +6,7 @@
  *
  * `oncely schedules count [--job J]`: how many are stored (one store call); `--json`: `{ count, job? }`.
  */
-import { Argument, type Command, InvalidArgumentError } from 'commander';
-import { OncelyError } from '../../core/errors.js';
+import { Argument, type Command } from 'commander';
 import {
   abbreviateData,
   describeScheduleTrigger,
@@ -17,7 +16,7 @@ import {
 } from '../../dashboard/schedule-view.js';
 import { validateJobName } from '../../scheduler/job-options.js';
 import { validateScheduleId } from '../../scheduler/schedule-input.js';
-import { wholeNumber } from '../arg-parsers.js';
+import { checkedBy, wholeNumber } from '../arg-parsers.js';
 import { UsageError } from '../exit.js';
 import { withInspector } from '../inspect-session.js';
 import { printJson, printText } from '../output.js';
@@ -35,21 +34,8 @@ interface SchedulesFlags extends StoreFlags {
   limit: number;
 }
 
-/** A commander parser from a validator that throws `OncelyError`: a bad value is a usage error (exit 2) before the store is opened. */
-function checked(validate: (value: string) => unknown): (value: string) => string {
-  return (value) => {
-    try {
-      validate(value);
-    } catch (err) {
-      if (err instanceof OncelyError) throw new InvalidArgumentError(err.message);
-      throw err;
-    }
-    return value;
-  };
-}
-
-const jobName = checked(validateJobName);
-const scheduleId = checked(validateScheduleId);
+const jobName = checkedBy(validateJobName);
+const scheduleId = checkedBy(validateScheduleId);
 
 export function registerSchedules(program: Command): void {
   withStoreOptions(
