@@ -42,6 +42,25 @@ export class CliLog implements Logger {
     this.write(text);
   }
 
+  /**
+   * The logger for the scheduler of `oncely run`, whose runs run-log.ts already reports one line
+   * each: the scheduler's records about jobs' runs and misfires (fields with a `job`) and its info records go to
+   * debug; its other warnings and errors keep their level, with the error (if any) as detail
+   * rather than the fields.
+   */
+  forScheduler(): Logger {
+    const isFields = (v: unknown): v is Record<string, unknown> =>
+      typeof v === 'object' && v !== null && !(v instanceof Error);
+    const detail = (args: unknown[]) => (isFields(args[1]) ? [args[0], ...args.slice(2)] : args);
+    return {
+      debug: (...args) => this.debug(...args),
+      info: (...args) => this.debug(...args),
+      warn: (...args) =>
+        isFields(args[1]) && 'job' in args[1] ? this.debug(...args) : this.warn(...detail(args)),
+      error: (...args) => this.error(...detail(args)),
+    };
+  }
+
   debug(...args: unknown[]): void {
     if (process.env.ONCELY_DEBUG) this.line(`debug ${args.map(describe).join(' ')}`);
   }

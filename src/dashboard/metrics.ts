@@ -1,7 +1,6 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import { jobOfKey, keys } from '../scheduler/keys.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import type { SchedulerEvents } from '../scheduler/types.js';
 import type { Store } from '../store/types.js';
 
 /**
@@ -9,43 +8,14 @@ import type { Store } from '../store/types.js';
  * embeds the dashboard keeps its own metrics apart).
  *
  * Two sources:
- * - **Scheduler events** (counters, the lateness histogram): only when a scheduler runs in this
- *   process and was passed to `startDashboard` (`oncely run --dashboard`). They count what this
- *   node did, from the moment the dashboard started; sum over nodes in Prometheus.
+ * - **The scheduler's own metrics** (`scheduler.metrics()`: runs, durations, lateness, claims…):
+ *   only when a scheduler runs in this process and was passed to `startDashboard`
+ *   (`oncely run --dashboard`). They count what this node did since the scheduler was created;
+ *   sum over nodes in Prometheus. Defined once, in scheduler/metrics.ts.
  * - **Store reads at scrape time** (gauges): cluster-wide, from any dashboard.
  */
 export class DashboardMetrics {
   readonly registry = new Registry();
-  private readonly runs = new Counter({
-    name: 'oncely_runs_total',
-    help: 'Finished runs on this node by job and status (succeeded, failed, timed-out, skipped).',
-    labelNames: ['job', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly failures = new Counter({
-    name: 'oncely_run_failures_total',
-    help: 'Failed or timed-out runs on this node, by job (retries included).',
-    labelNames: ['job'] as const,
-    registers: [this.registry],
-  });
-  private readonly lateness = new Histogram({
-    name: 'oncely_start_lateness_seconds',
-    help: 'Seconds from an occurrence fire time to its handler start on this node (store clock).',
-    labelNames: ['job'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-    registers: [this.registry],
-  });
-  private readonly acquisitions = new Counter({
-    name: 'oncely_lock_acquisitions_total',
-    help: 'Occurrence claims this node acquired and started a run under, by job.',
-    labelNames: ['job'] as const,
-    registers: [this.registry],
-  });
-  private readonly storeErrors = new Counter({
-    name: 'oncely_store_errors_total',
-    help: "Errors the scheduler on this node reported ('error' events: store calls that failed).",
-    registers: [this.registry],
-  });
   private readonly jobs = this.gauge('oncely_jobs', 'Jobs recorded in the store.');
   private readonly paused = this.gauge('oncely_jobs_paused', 'Recorded jobs that are paused.');
   private readonly nodes = this.gauge('oncely_nodes', 'Live nodes (heartbeat not expired).');
@@ -61,7 +31,7 @@ export class DashboardMetrics {
     'oncely_store_up',
     '1 when the last scrape could read the store, 0 when it could not (the gauges above then keep their last values).',
   );
-  private detach: (() => void) | undefined;
+  private scheduler: Scheduler | undefined;
 
   constructor(private readonly store: Store) {}
 
@@ -69,41 +39,16 @@ export class DashboardMetrics {
     return new Gauge({ name, help, registers: [this.registry] });
   }
 
-  /** Feeds the event metrics from a scheduler running in this process. */
+  /** Adds the metrics of a scheduler running in this process (`scheduler.metrics()`) to the scrape. */
   attach(scheduler: Scheduler): void {
-    this.detach?.();
-    const started = (e: SchedulerEvents['started']) => {
-      this.acquisitions.inc({ job: e.job });
-      const late = (e.startedAt.getTime() - e.fireTime.getTime()) / 1000;
-      this.lateness.observe({ job: e.job }, Math.max(0, late));
-    };
-    const succeeded = (e: SchedulerEvents['succeeded']) => this.runs.inc({ job: e.job, status: 'succeeded' });
-    const failed = (e: SchedulerEvents['failed']) => {
-      this.runs.inc({ job: e.job, status: e.status });
-      this.failures.inc({ job: e.job });
-    };
-    const skipped = (e: SchedulerEvents['skipped']) => this.runs.inc({ job: e.job, status: 'skipped' });
-    const error = () => this.storeErrors.inc();
-    scheduler.on('started', started);
-    scheduler.on('succeeded', succeeded);
-    scheduler.on('failed', failed);
-    scheduler.on('skipped', skipped);
-    scheduler.on('error', error);
-    this.detach = () => {
-      scheduler.off('started', started);
-      scheduler.off('succeeded', succeeded);
-      scheduler.off('failed', failed);
-      scheduler.off('skipped', skipped);
-      scheduler.off('error', error);
-    };
+    this.scheduler = scheduler;
   }
 
   close(): void {
-    this.detach?.();
-    this.detach = undefined;
+    this.scheduler = undefined;
   }
 
-  /** Reads the gauges from the store, then renders the exposition text. */
+  /** Reads the gauges from the store, then renders the exposition text (the scheduler's metrics after them). */
   async scrape(): Promise<string> {
     try {
       const [jobs, pauses, nodes, leases, inflight] = await Promise.all([
@@ -123,7 +68,9 @@ export class DashboardMetrics {
     } catch {
       this.storeUp.set(0);
     }
-    return this.registry.metrics();
+    const own = await this.registry.metrics();
+    // Both are the text format, metric names apart: the two expositions concatenate into one.
+    return this.scheduler ? `${own}\n${await this.scheduler.metrics()}` : own;
   }
 
   get contentType(): string {

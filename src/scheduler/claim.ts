@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import { doneHold, doneUntil } from './high-water.js';
@@ -40,9 +41,12 @@ export class Claims {
     if (candidates.length === 0 || s.stopping?.signal.aborted) return;
     const batch = candidates.slice(0, Math.max(0, s.freeSlots()));
     if (batch.length === 0) return;
+    const { telemetry } = s;
+    const tracing = telemetry.tracing;
     const requests: LeaseRequest[] = [];
     const index: { occ: number; gate: number | undefined }[] = [];
     for (const c of batch) {
+      telemetry.claim(c.occ.job, 'attempted');
       const spec = s.defined.get(c.occ.job)!.spec;
       const occ =
         requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
@@ -64,22 +68,33 @@ export class Claims {
         const offset = index[from]!.occ;
         const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
         const sentAt = s.clock.monotonic();
+        const span = tracing?.claim(s.node, to - from);
+        const link = span && tracing?.linkOf(span);
         let leases: (Lease | null)[];
         try {
           leases = await s.store.acquire(requests.slice(offset, end + 1));
         } catch (err) {
           // No answer: the store may have granted them anyway (unanswered.ts).
           this.unanswered.add(batch.slice(from, to), sentAt);
+          if (span) tracing?.claimEnded(span, 0, 0, err);
           throw err;
         }
-        await Promise.all(
-          batch.slice(from, to).map(async (c, i) => {
-            const at = index[from + i]!;
-            const lease = leases[at.occ - offset] ?? null;
-            const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
-            await this.afterClaim(c, lease, gate, sentAt);
-          }),
-        );
+        let won = 0;
+        let refused = 0;
+        try {
+          await Promise.all(
+            batch.slice(from, to).map(async (c, i) => {
+              const at = index[from + i]!;
+              const lease = leases[at.occ - offset] ?? null;
+              const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
+              const outcome = await this.afterClaim(c, lease, gate, sentAt, link);
+              if (outcome === 'won') won++;
+              else if (outcome === 'refused') refused++;
+            }),
+          );
+        } finally {
+          if (span) tracing?.claimEnded(span, won, refused);
+        }
       }),
     );
   }
@@ -95,12 +110,29 @@ export class Claims {
     };
   }
 
+  /**
+   * What became of one answered claim: `won` (run, settled or queued behind its gate), `refused`
+   * (someone else holds it), `returned` (given back: too early, too late, no gate).
+   */
   private async afterClaim(
     c: Candidate,
     lease: Lease | null,
     initialGate: Lease | null | undefined,
     sentAt: number,
-  ): Promise<void> {
+    claimSpan?: SpanContext,
+  ): Promise<'won' | 'refused' | 'returned'> {
+    const outcome = await this.settleClaim(c, lease, initialGate, sentAt, claimSpan);
+    if (outcome !== 'returned') this.state.telemetry.claim(c.occ.job, outcome);
+    return outcome;
+  }
+
+  private async settleClaim(
+    c: Candidate,
+    lease: Lease | null,
+    initialGate: Lease | null | undefined,
+    sentAt: number,
+    claimSpan: SpanContext | undefined,
+  ): Promise<'won' | 'refused' | 'returned'> {
     const s = this.state;
     const job = s.defined.get(c.occ.job)!;
     const free = (l: Lease): WriteOp => ({ op: 'release', key: l.key, token: l.token });
@@ -109,7 +141,7 @@ export class Claims {
       // Someone else has (or had) it; a gate we won for it is returned at once (retried if the
       // store fails: a gate left held would skip the job's next fire times until its lease ends).
       if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
-      return;
+      return 'refused';
     }
     const early = lease.acquiredAt < c.occ.fireTime;
     // A due entry read more than a done hold before this grant (this node paused, or waited for
@@ -128,7 +160,7 @@ export class Claims {
         source.queue = source.queue.filter((q) => q.fireTime < c.occ.fireTime);
       }
       await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
-      return;
+      return 'returned';
     }
     if (c.takeover && c.gate) {
       // The gate of a takeover, asked for now that the occurrence is won (see Candidate.takeover).
@@ -139,7 +171,7 @@ export class Claims {
         // Not run: the occurrence is given back for the next claimant (or this node's next tick).
         s.emit('error', { error: err, during: `claim of ${c.occ.job}` });
         await settle(s, `release of ${c.occ.job}`, [free(lease)], lease, sentAt);
-        return;
+        return 'returned';
       }
       gate = won ?? null;
     }
@@ -153,11 +185,11 @@ export class Claims {
         holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
       };
       await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, hold], lease, sentAt);
-      return;
+      return 'won';
     }
     if (gate === null) {
       await this.overlap.overlapped(job, c, lease, sentAt);
-      return;
+      return 'won';
     }
     // The high-water mark is raised with the run's in-flight record: until then the held claim is
     // what tells a late node that this fire time was handled, and a claim that never gets to start
@@ -179,6 +211,8 @@ export class Claims {
       source: c.source,
       data: c.data,
       ...(startWrites.length > 0 && { startWrites }),
+      ...(claimSpan !== undefined && { claimSpan }),
     });
+    return 'won';
   }
 }

@@ -1,17 +1,14 @@
 import { EventEmitter } from 'node:events';
-import type { Logger } from '../core/logger.js';
+import type { Telemetry } from './telemetry.js';
 import type { SchedulerEvents } from './types.js';
 
 export type Listener<K extends keyof SchedulerEvents> = (payload: SchedulerEvents[K]) => void;
 
-/** The scheduler's typed events. A listener that throws, or an 'error' nobody listens to, never reaches the loop. */
+/** The scheduler's typed events (seen first by its telemetry). A listener that throws, or an 'error' nobody listens to, never reaches the loop. */
 export class SchedulerEmitter {
   private readonly events = new EventEmitter();
 
-  constructor(
-    private readonly logger: Logger,
-    private readonly node: string,
-  ) {}
+  constructor(private readonly telemetry: Telemetry) {}
 
   on<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): void {
     this.events.on(event, listener as (p: unknown) => void);
@@ -26,18 +23,14 @@ export class SchedulerEmitter {
   }
 
   emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {
-    if (event === 'error') {
-      this.logger.error(
-        `oncely scheduler ${this.node}: ${(payload as SchedulerEvents['error']).during} failed`,
-        (payload as SchedulerEvents['error']).error,
-      );
-      // An 'error' event without listeners must not crash the process (EventEmitter would throw).
-      if (this.events.listenerCount('error') === 0) return;
-    }
+    // Metrics and logs first (the error is logged there), whoever listens.
+    (this.telemetry.observe as (e: K, p: SchedulerEvents[K]) => void)(event, payload);
+    // An 'error' event without listeners must not crash the process (EventEmitter would throw).
+    if (event === 'error' && this.events.listenerCount('error') === 0) return;
     try {
       this.events.emit(event, payload);
     } catch (err) {
-      this.logger.error(`oncely scheduler: a '${event}' listener threw`, err);
+      this.telemetry.log('error', `oncely scheduler: a '${event}' listener threw`, { event }, err);
     }
   }
 }

@@ -13,5 +13,6 @@ export type {
   RunStatus,
   SchedulerEvents,
   SchedulerOptions,
+  SchedulerTracer,
   StoredSchedule,
 } from './types.js';

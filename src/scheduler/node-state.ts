@@ -7,6 +7,7 @@ import { SchedulerEmitter } from './events.js';
 import type { Job, Source } from './internal-types.js';
 import type { ResolvedOptions } from './options.js';
 import { Spread } from './spread.js';
+import { Telemetry } from './telemetry.js';
 import type { SchedulerEvents } from './types.js';
 import { WriteBatcher } from './write-batch.js';
 
@@ -29,6 +30,8 @@ export class NodeState {
   readonly sweepMs: number;
   readonly storeClock: StoreClock;
   readonly events: SchedulerEmitter;
+  /** Metrics, log records and spans of this node. */
+  readonly telemetry: Telemetry;
   readonly defined = new Map<string, Job>();
   readonly sources = new Map<string, Source>();
   paused = new Set<string>();
@@ -80,7 +83,8 @@ export class NodeState {
     this.retentionMs = options.retentionMs;
     this.stopTimeoutMs = options.stopTimeoutMs;
     this.sweepMs = options.sweepMs;
-    this.events = new SchedulerEmitter(this.logger, this.node);
+    this.telemetry = new Telemetry(this.logger, this.node, options);
+    this.events = new SchedulerEmitter(this.telemetry);
     this.storeClock = new StoreClock(() => this.store.now(), this.clock);
     this.writes = new WriteBatcher(this.store);
     this.spread = new Spread(this.node);

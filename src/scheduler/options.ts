@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import { type Clock, systemClock } from '../core/clock.js';
 import { parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
@@ -5,7 +6,7 @@ import { defaultOwner } from '../core/ids.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import { unknownOption } from '../core/options.js';
 import type { Store } from '../store/types.js';
-import type { SchedulerOptions } from './types.js';
+import type { SchedulerOptions, SchedulerTracer } from './types.js';
 
 /** How many schedulers this process created (for distinct default node ids). */
 let schedulersCreated = 0;
@@ -21,6 +22,8 @@ export interface ResolvedOptions {
   retentionMs: number;
   stopTimeoutMs: number;
   sweepMs: number;
+  tracer?: SchedulerTracer;
+  registry?: Registry;
 }
 
 /** Throws `INVALID_ARGUMENT` unless `node` can name a scheduler node (heartbeats, claims, history). */
@@ -46,6 +49,8 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
     'stopTimeout',
     'sweepInterval',
     'clock',
+    'tracer',
+    'registry',
   ]);
   for (const field of Object.keys(options)) {
     if (!known.has(field)) throw unknownOption('scheduler', field, [...known]);
@@ -60,15 +65,44 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
     throw invalidArgument(`concurrency must be a whole number from 1 to 10000; got ${options.concurrency}`);
   }
+  const logger = options.logger ?? silentLogger;
+  if (
+    typeof logger !== 'object' ||
+    logger === null ||
+    ['debug', 'info', 'warn', 'error'].some(
+      (l) => typeof (logger as unknown as Record<string, unknown>)[l] !== 'function',
+    )
+  )
+    throw invalidArgument('logger must have debug, info, warn and error methods (pino, console, …)');
+  if (
+    options.tracer !== undefined &&
+    typeof (options.tracer as { startSpan?: unknown })?.startSpan !== 'function'
+  )
+    throw invalidArgument(
+      'tracer must be an OpenTelemetry Tracer (trace.getTracer(name) or provider.getTracer(name))',
+    );
+  const registry = options.registry;
+  if (
+    registry !== undefined &&
+    (typeof registry !== 'object' ||
+      registry === null ||
+      typeof registry.registerMetric !== 'function' ||
+      typeof registry.getSingleMetric !== 'function')
+  )
+    throw invalidArgument(
+      "registry must be a prom-client Registry (new Registry() or prom-client's register)",
+    );
   return {
     store: options.store,
     node,
     concurrency,
-    logger: options.logger ?? silentLogger,
+    logger,
     clock: options.clock ?? systemClock,
     pollMs: parsePositiveDuration(options.pollInterval ?? '1s', 'pollInterval'),
     retentionMs: parsePositiveDuration(options.historyRetention ?? '7d', 'historyRetention'),
     stopTimeoutMs: parseDuration(options.stopTimeout ?? '30s', 'stopTimeout'),
     sweepMs: parsePositiveDuration(options.sweepInterval ?? '1m', 'sweepInterval'),
+    ...(options.tracer !== undefined && { tracer: options.tracer }),
+    ...(registry !== undefined && { registry }),
   };
 }

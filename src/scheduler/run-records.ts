@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, WriteOp } from '../store/types.js';
 import type { OccurrenceId } from './keys.js';
 import type { RunSource } from './types.js';
@@ -14,6 +15,8 @@ export interface Claim {
   data: unknown;
   /** Written together with the first in-flight record (recovery: the dead attempt's history). */
   startWrites?: WriteOp[];
+  /** The recorded `oncely.claim` span that won it: its runs link to it (tracing.ts). */
+  claimSpan?: SpanContext | undefined;
 }
 
 /** What an in-flight record holds: enough for another node to recover the occurrence. */

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -10,6 +11,7 @@ import type { JobSpec } from './job-options.js';
 import { keys, type OccurrenceId } from './keys.js';
 import { lockFor, renewTogether } from './run-leases.js';
 import type { Claim, InflightRecord } from './run-records.js';
+import type { Tracing } from './tracing.js';
 import type { HistoryEntry, JobContext, JobHandler, RunEvent, RunStatus, SchedulerEvents } from './types.js';
 import type { WriteBatcher } from './write-batch.js';
 
@@ -38,6 +40,8 @@ export interface RunDeps {
   storeBack: () => AbortSignal;
   /** Called once no handler of this run will run any more: only its finish is left (frees its slot). */
   handlerEnded?: () => void;
+  /** Spans (undefined without `@opentelemetry/api`). */
+  tracing?: Tracing | undefined;
 }
 
 /** Store-time estimate: the lease's grant time plus local monotonic time elapsed since its request. */
@@ -152,6 +156,10 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   let outcome: 'not-started' | 'finished' | 'abandoned' = 'not-started';
   let final: HistoryEntry | undefined;
   let announce = () => {};
+  // The current attempt's `oncely.run` span (tracing.ts), ended with the attempt's outcome.
+  const tracing = deps.tracing;
+  let span: Span | undefined;
+  const endSpan = (status: RunStatus, error?: unknown) => span && tracing?.ended(span, status, error);
   try {
     for (;;) {
       const startedAt = storeTimeNow(claim, clock);
@@ -195,6 +203,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         startedAt: new Date(startedAt),
       } satisfies Omit<HistoryEntry, 'status'>;
       emit('started', { ...base, attempt, source, startedAt: entry.startedAt });
+      span = tracing?.run(claim.occ, { node, token: claim.lease.token, attempt, source }, claim.claimSpan);
+      const active = span;
       // Only a job with a timeout pays for its controller and link (1,000 runs at once add up).
       const timeout = spec.timeoutMs === undefined ? undefined : new AbortController();
       const attemptLink = timeout === undefined ? undefined : linkSignals([halt, timeout.signal]);
@@ -229,7 +239,9 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       const timer = timeout === undefined ? undefined : new AbortController();
       let onAbort = () => {};
       try {
-        handlerDone = Promise.resolve().then(() => deps.handler(ctx));
+        handlerDone = Promise.resolve().then(() =>
+          active && tracing ? tracing.within(active, () => deps.handler(ctx)) : deps.handler(ctx),
+        );
         const stopped = new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason);
           if (signal.aborted) onAbort();
@@ -282,12 +294,14 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
           settle.abort(INTERNAL_ABORT);
         }
         final = { ...entry, status: 'abandoned', finishedAt, error: errorText(error ?? halt.reason) };
+        endSpan('abandoned', error ?? halt.reason);
         outcome = 'abandoned';
         return;
       }
+      const durationMs = clock.monotonic() - t0;
+      endSpan(status, error);
       if (status === 'succeeded') {
         final = { ...entry, status, finishedAt, ...(output !== undefined && { output }) };
-        const durationMs = clock.monotonic() - t0;
         const at = { attempt, source };
         announce = () => emit('succeeded', { ...base, ...at, durationMs });
         outcome = 'finished';
@@ -302,6 +316,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         error,
         status: status as 'failed' | 'timed-out',
         willRetry,
+        durationMs,
       };
       if (!willRetry) {
         final = failed;
@@ -336,12 +351,14 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         { op: 'delete', key: inflightKey },
         ...releases(true),
       ];
+      const finishSpan = span && tracing?.finish(span, final?.status ?? 'succeeded');
       const stored = await persist(
         deps,
         `finish of ${claim.occ.job}`,
         () => writes.submit(ops),
         deps.stopSignal,
       );
+      if (finishSpan) tracing?.finishEnded(finishSpan, stored);
       await keeper.stop();
       if (stored) announce();
     } else {

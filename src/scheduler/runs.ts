@@ -16,6 +16,7 @@ export class Runs {
     const occKey = keys.occurrence(claim.occ);
     s.runningHere.add(occKey);
     s.handlers++;
+    s.telemetry.metrics.running.inc();
     let ended = false;
     const handlerEnded = () => {
       if (ended) return;
@@ -45,9 +46,11 @@ export class Runs {
         handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
         storeBack: () => s.storeBack.signal,
         handlerEnded,
+        tracing: s.telemetry.tracing,
       },
       claim,
     ).finally(() => {
+      s.telemetry.metrics.running.dec();
       const wasFull = s.freeSlots() <= 0;
       if (ended) s.settling--;
       else s.handlers--;

@@ -278,6 +278,16 @@ export class Scheduler {
     return listJobs(this.store, options);
   }
 
+  /**
+   * This node's metrics in the Prometheus text format (runs, durations, lateness, claims,
+   * misfires, store errors, runs going on; see README "Observability"), counted since the
+   * scheduler was created. Serve it from the app's `/metrics`, or pass `registry` to
+   * `createScheduler` to have them in the app's own prom-client registry.
+   */
+  metrics(): Promise<string> {
+    return this.state.telemetry.metrics.render();
+  }
+
   /** Stored per-user/per-tenant schedules of defined jobs, kept in the store and seen by every node within one poll. */
   readonly schedules: Schedules;
 }

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Duration } from '../core/duration.js';
 import type { Logger } from '../core/logger.js';
@@ -10,7 +11,22 @@ export interface SchedulerOptions {
   node?: string;
   /** Runs at once on this node (default 16); a node never claims more than it has free slots for. */
   concurrency?: number;
+  /**
+   * Where the scheduler logs (default: nowhere). pino gets structured records `(fields, message)`;
+   * any other logger (`console`, winston…) gets `(message, fields)`. See README "Observability".
+   */
   logger?: Logger;
+  /**
+   * An OpenTelemetry `Tracer` for the `oncely.claim`/`oncely.run`/`oncely.finish` spans (default:
+   * the global tracer provider's `oncely` tracer, a no-op until an SDK is registered). Needs
+   * `@opentelemetry/api`; oncely runs without that package, and traces nothing then.
+   */
+  tracer?: SchedulerTracer;
+  /**
+   * A prom-client `Registry` that gets this scheduler's metrics too (they are always kept, and
+   * `scheduler.metrics()` renders them). Schedulers sharing one registry share its counters.
+   */
+  registry?: Registry;
   /** How often control state (pauses, stored schedules, triggers, recovery) is read (default 1 s). */
   pollInterval?: Duration;
   /** How long history records are kept (default 7 days). */
@@ -21,6 +37,11 @@ export interface SchedulerOptions {
   stopTimeout?: Duration;
   /** Local monotonic clock (tests inject one); lease maths always uses the store clock. */
   clock?: Clock;
+}
+
+/** An OpenTelemetry `Tracer` (`@opentelemetry/api`), typed loosely so oncely's types need not that package. */
+export interface SchedulerTracer {
+  startSpan(name: string, options?: object, context?: unknown): unknown;
 }
 
 export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual';
@@ -78,7 +99,13 @@ export interface SchedulerEvents {
   /** `startedAt`: store-time estimate of the handler's start (fire time to start = lateness). */
   started: RunEvent & { startedAt: Date };
   succeeded: RunEvent & { durationMs: number };
-  failed: RunEvent & { error: unknown; status: 'failed' | 'timed-out'; willRetry: boolean };
+  /** `durationMs`: how long the attempt's handler ran (monotonic clock). */
+  failed: RunEvent & {
+    error: unknown;
+    status: 'failed' | 'timed-out';
+    willRetry: boolean;
+    durationMs: number;
+  };
   skipped: { job: string; scheduleId?: string; fireTime: Date; shard?: number; reason: 'overlap' };
   /**
    * Fire times nobody claimed within `misfireThreshold`. `run`: one per replayed fire time

@@ -75,7 +75,7 @@ async function run(file: string, flags: RunFlags): Promise<void> {
   try {
     const scheduler = createScheduler({
       store,
-      logger: log,
+      logger: log.forScheduler(),
       stopTimeout: flags.grace,
       ...(flags.node !== undefined && { node: flags.node }),
       ...(flags.concurrency !== undefined && { concurrency: flags.concurrency }),

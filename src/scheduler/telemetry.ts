@@ -1,0 +1,135 @@
+import { type LogFields, type Logger, type LogRecord, recordWriter } from '../core/logger.js';
+import { SchedulerMetrics } from './metrics.js';
+import { Tracing } from './tracing.js';
+import type { RunEvent, SchedulerEvents, SchedulerOptions } from './types.js';
+
+type Observed = { [K in keyof SchedulerEvents]: [K, SchedulerEvents[K]] }[keyof SchedulerEvents];
+
+/** A thrown value as one line of text for logs (the error itself goes along for its stack). */
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** The fields every record about an occurrence's run carries. */
+function runFields(e: RunEvent): LogFields {
+  return {
+    job: e.job,
+    fireTime: e.fireTime.toISOString(),
+    node: e.node,
+    attempt: e.attempt,
+    token: e.token,
+    source: e.source,
+    ...(e.scheduleId !== undefined && { scheduleId: e.scheduleId }),
+    ...(e.shard !== undefined && { shard: e.shard }),
+  };
+}
+
+/**
+ * The scheduler's own observability: it sees every event before the listeners do (so nobody can
+ * detach it) and turns it into metrics and log records; spans are made by the rooms themselves
+ * (`tracing`). Levels: `debug` a run started; `info` a run ended (status in the fields), a fire
+ * time skipped for overlap or replayed; `warn` a run failed or timed out, fire times skipped by
+ * the misfire policy; `error` a store call failed.
+ */
+export class Telemetry {
+  readonly metrics: SchedulerMetrics;
+  readonly tracing: Tracing | undefined;
+  readonly log: LogRecord;
+
+  constructor(
+    logger: Logger,
+    private readonly node: string,
+    options: Pick<SchedulerOptions, 'tracer' | 'registry'>,
+  ) {
+    this.log = recordWriter(logger);
+    this.metrics = new SchedulerMetrics(options.registry);
+    this.tracing = Tracing.create(options.tracer);
+  }
+
+  /** A claim asked for (`attempted`) and how it was answered (`won`, `refused`). */
+  claim(job: string, outcome: 'attempted' | 'won' | 'refused'): void {
+    const m = this.metrics;
+    (outcome === 'attempted' ? m.claimsAttempted : outcome === 'won' ? m.claimsWon : m.claimsRefused).inc({
+      job,
+    });
+  }
+
+  observe(...[event, e]: Observed): void {
+    const m = this.metrics;
+    switch (event) {
+      case 'started': {
+        const lateMs = Math.max(0, e.startedAt.getTime() - e.fireTime.getTime());
+        m.runsStarted.inc({ job: e.job, source: e.source });
+        m.acquisitions.inc({ job: e.job });
+        m.lateness.observe({ job: e.job }, lateMs / 1000);
+        this.log('debug', `oncely: ${e.job} started`, { ...runFields(e), status: 'running', lateMs });
+        return;
+      }
+      case 'succeeded':
+        m.runs.inc({ job: e.job, status: 'succeeded' });
+        m.duration.observe({ job: e.job, status: 'succeeded' }, e.durationMs / 1000);
+        this.log('info', `oncely: ${e.job} succeeded`, {
+          ...runFields(e),
+          status: 'succeeded',
+          durationMs: e.durationMs,
+        });
+        return;
+      case 'failed':
+        m.runs.inc({ job: e.job, status: e.status });
+        m.failures.inc({ job: e.job });
+        m.duration.observe({ job: e.job, status: e.status }, e.durationMs / 1000);
+        this.log(
+          'warn',
+          `oncely: ${e.job} ${e.status}${e.willRetry ? ', will retry' : ''}`,
+          {
+            ...runFields(e),
+            status: e.status,
+            durationMs: e.durationMs,
+            willRetry: e.willRetry,
+            error: errorText(e.error),
+          },
+          e.error,
+        );
+        return;
+      case 'skipped':
+        m.runs.inc({ job: e.job, status: 'skipped' });
+        this.log('info', `oncely: ${e.job} skipped (a run of it is still going)`, {
+          job: e.job,
+          fireTime: e.fireTime.toISOString(),
+          node: this.node,
+          status: 'skipped',
+          reason: e.reason,
+          ...(e.scheduleId !== undefined && { scheduleId: e.scheduleId }),
+          ...(e.shard !== undefined && { shard: e.shard }),
+        });
+        return;
+      case 'misfired':
+        m.misfires.inc({ job: e.job, action: e.action }, e.count ?? 1);
+        this.log(
+          e.action === 'run' ? 'info' : 'warn',
+          e.action === 'run'
+            ? `oncely: ${e.job} replays a missed fire time`
+            : `oncely: ${e.job} skips missed fire times`,
+          {
+            job: e.job,
+            fireTime: e.fireTime.toISOString(),
+            firstFireTime: e.firstFireTime.toISOString(),
+            node: this.node,
+            action: e.action,
+            ...(e.count !== undefined && { count: e.count }),
+            ...(e.scheduleId !== undefined && { scheduleId: e.scheduleId }),
+          },
+        );
+        return;
+      case 'error':
+        m.storeErrors.inc();
+        this.log(
+          'error',
+          `oncely scheduler ${this.node}: ${e.during} failed`,
+          { node: this.node, during: e.during, error: errorText(e.error) },
+          e.error,
+        );
+        return;
+    }
+  }
+}
