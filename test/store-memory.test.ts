@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { BaseStore, MAX_BATCH, MemoryStore, openStore, type WriteOp } from '../src/index.js';
+import type { NormalizedWriteOp } from '../src/store/validate.js';
 import { describeStore } from '../src/testing/index.js';
 
 describeStore('memory', async () => new MemoryStore({ space: 'conformance' }));
@@ -16,6 +17,7 @@ it('counts an empty memory store as 0 and reads nothing from it', async () => {
 const defaults = BaseStore.prototype as unknown as {
   doGetMany(keys: readonly string[]): Promise<(string | null)[]>;
   doCount(prefix: string): Promise<number>;
+  doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]>;
 };
 
 /** A store that keeps BaseStore's defaults for getMany (parallel gets) and count (paging scan). */
@@ -45,4 +47,25 @@ it('BaseStore’s default getMany and count (for stores written before them) giv
   await expect(store.getMany(Array.from({ length: MAX_BATCH + 1 }, () => 'k'))).rejects.toMatchObject({
     code: 'INVALID_ARGUMENT',
   });
+});
+
+/** A store that keeps BaseStore's op-by-op default apply. */
+class DefaultApplyStore extends MemoryStore {
+  override readonly capabilities = { ...new MemoryStore().capabilities, batchApply: false };
+  protected override doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    return defaults.doApply.call(this, ops);
+  }
+}
+
+it('BaseStore’s default apply refuses a compare-and-delete it could not make atomic, applying nothing', async () => {
+  const store = new DefaultApplyStore();
+  await store.put('k', 'v');
+  await expect(
+    store.apply([
+      { op: 'put', key: 'other', value: 'x' },
+      { op: 'delete', key: 'k', ifValue: 'v' },
+    ]),
+  ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/ifValue/) });
+  expect(await store.getMany(['k', 'other'])).toEqual(['v', null]);
+  expect(await store.apply([{ op: 'delete', key: 'k' }])).toEqual([true]);
 });

@@ -2,7 +2,7 @@ import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import { doneHold, doneUntil } from './high-water.js';
-import { type Candidate, sourceKey } from './internal-types.js';
+import { type Candidate, consumeOps, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
@@ -195,13 +195,11 @@ export class Claims {
     // what tells a late node that this fire time was handled, and a claim that never gets to start
     // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
     // in that same batch (retried while the claim holds): it is gone exactly when its run is on
-    // record, and a claim that could not be recorded leaves it for the next claimant.
-    // A due entry moves on in that batch too (its `advance`).
-    const startWrites: WriteOp[] = [
-      ...(c.startWrites ?? []),
-      ...(c.advance ?? []),
-      ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
-    ];
+    // record, and a claim that could not be recorded leaves it for the next claimant. A pending
+    // record is consumed only as read: one rewritten meanwhile is a newer fire time queued
+    // behind this very run, and stays (consumeOps). A due entry moves on in that batch too (its
+    // `advance`).
+    const startWrites: WriteOp[] = [...(c.startWrites ?? []), ...(c.advance ?? []), ...consumeOps(c)];
     this.runs.launch(job, {
       occ: c.occ,
       lease,

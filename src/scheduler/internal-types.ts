@@ -53,6 +53,11 @@ export interface Candidate {
   gate: boolean;
   /** A trigger request or pending record this candidate stands for: deleted once it is claimed. */
   consumes?: string;
+  /**
+   * The pending record's value as read (with `fromPending`): it is consumed only while it still
+   * holds exactly this (see {@link consumeOps}).
+   */
+  consumesValue?: string;
   /** Written together with the run's in-flight record (recovery: the dead attempt's history). */
   startWrites?: WriteOp[];
   /** Comes from a pending (overlap queue) record (the one `consumes` names). */
@@ -91,4 +96,25 @@ export function sourceKey(job: string, scheduleId: string | undefined): string {
 /** The shards an occurrence of the job fans out to (`[undefined]` when it is not sharded). */
 export function shardsOf(job: Job): (number | undefined)[] {
   return job.spec.shards ? Array.from({ length: job.spec.shards.count }, (_, i) => i) : [undefined];
+}
+
+/**
+ * The write that consumes what a candidate stands for (nothing when it stands for nothing).
+ *
+ * A pending record is deleted only if it still holds the value this node read (compare-and-
+ * delete). Race: while this candidate's claim is being settled (its start batch waits in the
+ * write batcher), another node may claim the next fire time on time, find the gate held by this
+ * run and queue that fire time behind it by rewriting the one pending record of the gate; a blind
+ * delete would then remove the newer fire time's only trace — its occurrence is released and its
+ * high-water mark raised with the queueing, so nothing would run or record it. With the compare
+ * the newer record survives and is claimed at a later poll. A trigger request's key is unique to
+ * its request and never rewritten, so it is deleted plainly.
+ */
+export function consumeOps(c: Candidate): WriteOp[] {
+  if (c.consumes === undefined) return [];
+  return [
+    c.consumesValue === undefined
+      ? { op: 'delete', key: c.consumes }
+      : { op: 'delete', key: c.consumes, ifValue: c.consumesValue },
+  ];
 }

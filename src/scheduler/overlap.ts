@@ -1,7 +1,7 @@
 import type { Lease } from '../store/types.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
-import type { Candidate, Job } from './internal-types.js';
+import { type Candidate, consumeOps, type Job } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { settle } from './settle.js';
@@ -45,21 +45,28 @@ export class Overlap {
     // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
     // after the current run ends", as ElasticJob's misfire flag): one pending run per gate, claimed
     // by whichever node sees the gate free first. One batch: the pending record, the occurrence
-    // freed for it, the mark, and the trigger request it replaces (a candidate that came from the
-    // pending record keeps it, rewritten here).
+    // freed for it, the mark, and the trigger request it replaces.
+    // A candidate that came from the pending record leaves the record as it is, still queued:
+    // putting back what it read (the same occurrence, data and source) could clobber what another
+    // node wrote since — a newer fire time queued behind the gate's run, whose occurrence was
+    // released and mark raised when it queued, so the record was its only trace.
     if (job.spec.overlap === 'queue' || c.source === 'misfire' || behindReplay) {
       await settle(
         s,
         what,
         [
-          {
-            op: 'put',
-            key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
-            value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
-          },
+          ...(c.fromPending
+            ? []
+            : [
+                {
+                  op: 'put' as const,
+                  key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+                  value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
+                },
+                ...consumeOps(c),
+              ]),
           { op: 'release', key: lease.key, token: lease.token },
           ...advance,
-          ...(c.consumes !== undefined && !c.fromPending ? [{ op: 'delete' as const, key: c.consumes }] : []),
         ],
         lease,
         sentAt,
@@ -67,7 +74,7 @@ export class Overlap {
       return;
     }
     // Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending
-    // run is consumed (or every poll would re-read it) — one batch.
+    // run is consumed (or every poll would re-read it; a pending record only as read) — one batch.
     const at = new Date(lease.acquiredAt);
     await settle(
       s,
@@ -95,7 +102,7 @@ export class Overlap {
           token: lease.token,
           holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
         },
-        ...(c.consumes !== undefined ? [{ op: 'delete' as const, key: c.consumes }] : []),
+        ...consumeOps(c),
       ],
       lease,
       sentAt,

@@ -67,6 +67,7 @@ export class Requests {
         attempt: 1,
         gate: true,
         consumes: r.key,
+        consumesValue: r.value,
         fromPending: true,
       });
     }

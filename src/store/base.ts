@@ -80,8 +80,18 @@ export abstract class BaseStore implements Store, TrustedCalls {
    * the contract before `apply` keep working; such a store should state `batchApply: false`
    * (the {@link DEFAULT_CAPABILITIES} value). Every shipped backend overrides it with one round
    * trip that applies the whole batch or nothing.
+   *
+   * A compare-and-delete (`ifValue`) is refused before anything is applied: it cannot be built
+   * from `doGet` and `doDelete` without a race (a value put between the two would be deleted),
+   * so such a store must override `doApply` to offer it.
    */
   protected async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
+    if (ops.some((op) => op.op === 'delete' && op.ifValue !== undefined)) {
+      throw new OncelyError(
+        'INVALID_ARGUMENT',
+        `the ${this.kind} store cannot compare-and-delete (apply() delete with ifValue): its doApply must be overridden to do it atomically`,
+      );
+    }
     const results: boolean[] = [];
     for (const op of ops) {
       if (op.op === 'put') {

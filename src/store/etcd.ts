@@ -16,7 +16,8 @@
  * that survives a wiped cluster; see ./etcd/layout.ts.
  *
  * Round trips: acquire 1 (a batch), put/delete/get/getMany/count/inspect 1, release/extend 2 (read,
- * then a Txn comparing mod_revision), apply 1, or 2 when it releases leases, scan/listLeases 1
+ * then a Txn comparing mod_revision), apply 1, or 2 when it releases leases or compare-and-deletes
+ * records, scan/listLeases 1
  * (more only to skip expired entries), sweep 3. etcd limits apply: a transaction is at most
  * --max-request-bytes (1.5 MiB by default), so a 1,000-op apply of large values may be refused.
  */
@@ -273,7 +274,7 @@ export class EtcdStore extends BaseStore {
   }
 
   protected async doDelete(key: string): Promise<boolean> {
-    const [deleted] = await this.write([{ op: 'delete', key }]);
+    const [deleted] = await this.write([{ op: 'delete', key, ifValue: undefined }]);
     return deleted!;
   }
 
@@ -282,27 +283,46 @@ export class EtcdStore extends BaseStore {
   }
 
   /**
-   * Every write of records and releases (./etcd/writes.ts): read the leases the batch releases (one
-   * Txn of Ranges, at one revision), then commit the batch if none of them changed since; when one
-   * did, read again and retry, so each attempt's answers come from one snapshot.
+   * Every write of records and releases (./etcd/writes.ts): read the leases the batch releases and
+   * the records it compare-and-deletes (one Txn of Ranges, at one revision), then commit the batch
+   * if none of those it decided on changed since; when one did, read again and retry, so each
+   * attempt's answers come from one snapshot.
    */
   private async write(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
     await this.ready();
     const releaseKeys = [...new Set(ops.flatMap((op) => (op.op === 'release' ? [op.key] : [])))];
+    const recordKeys = [
+      ...new Set(ops.flatMap((op) => (op.op === 'delete' && op.ifValue !== undefined ? [op.key] : []))),
+    ];
     for (let attempt = 1; ; attempt++) {
       const leases = new Map<string, ReturnType<typeof only>>();
+      const records = new Map<string, ReturnType<typeof only>>();
       let revision: string | undefined;
-      if (releaseKeys.length > 0) {
-        const reads = releaseKeys.map((key) => get(this.layout.lease(key)));
+      if (releaseKeys.length + recordKeys.length > 0) {
+        const reads = [
+          ...releaseKeys.map((key) => get(this.layout.lease(key))),
+          ...recordKeys.map((key) => get(this.layout.record(key))),
+        ];
         const txn = txnOf([], reads);
         const response = await this.client.kv.txn(txn);
         const found = ungrouped(txn.success!, response.responses);
         releaseKeys.forEach((key, i) => {
           leases.set(key, only(found[i]));
         });
+        recordKeys.forEach((key, i) => {
+          records.set(key, only(found[releaseKeys.length + i]));
+        });
         revision = response.header.revision;
       }
-      const plan = planWrites(this.layout, ops, this.clock.now(), Number(this.base), leases, revision);
+      const plan = planWrites(
+        this.layout,
+        ops,
+        this.clock.now(),
+        Number(this.base),
+        leases,
+        revision,
+        records,
+      );
       const results = plan.results(await this.client.kv.txn(plan.txn));
       if (results !== undefined) return results;
       if (attempt >= MAX_ATTEMPTS)

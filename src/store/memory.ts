@@ -205,7 +205,11 @@ export class MemoryStore extends BaseStore {
         this.putAt(op.key, op.value, op.ttlMs, now);
         return true;
       }
-      if (op.op === 'delete') return this.deleteAt(op.key, now);
+      if (op.op === 'delete') {
+        // Compare-and-delete: a record that is absent, expired or holds another value stays as is.
+        if (op.ifValue !== undefined && this.liveRecord(op.key, now)?.value !== op.ifValue) return false;
+        return this.deleteAt(op.key, now);
+      }
       return this.releaseAt(op.key, op.token, op.holdUntil, now);
     });
   }

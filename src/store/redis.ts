@@ -281,6 +281,7 @@ export class RedisStore extends BaseStore {
     const args: (string | number)[] = [];
     for (const op of ops) {
       if (op.op === 'put') args.push('p', op.key, op.value, op.ttlMs ?? 0);
+      else if (op.op === 'delete' && op.ifValue !== undefined) args.push('c', op.key, op.ifValue, '');
       else if (op.op === 'delete') args.push('d', op.key, '', '');
       else args.push('r', op.key, op.token, op.holdUntil ?? 0);
     }

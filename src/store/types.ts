@@ -58,8 +58,20 @@ export interface PutOptions {
 export type WriteOp =
   /** Like {@link Store.put}: creates or replaces a record (`ttlMs` omitted = never expires). Result: `true`. */
   | { op: 'put'; key: string; value: string; ttlMs?: number }
-  /** Like {@link Store.delete}. Result: whether the record existed and had not expired. */
-  | { op: 'delete'; key: string }
+  /**
+   * Like {@link Store.delete}. Result: whether the record existed and had not expired (and was
+   * deleted). With `ifValue`, a compare-and-delete: the record is deleted only if it is live and
+   * its value is exactly `ifValue` (code unit for code unit: no trimming, case folding or
+   * normalisation); otherwise it is left as it is and the result is `false`. Like a `release` by
+   * a stale token, a `false` here fails nothing: the batch's other ops are applied all the same.
+   * For consuming a record that others may replace meanwhile: a replacement written after the
+   * read survives.
+   *
+   * @example
+   * // Consume the queued run as read; a newer one queued meanwhile stays for the next reader.
+   * const [consumed] = await store.apply([{ op: 'delete', key, ifValue: valueAsRead }]);
+   */
+  | { op: 'delete'; key: string; ifValue?: string }
   /** Like {@link Store.release}, fencing and `holdUntil` included. Result: whether `token` still held the lease. */
   | { op: 'release'; key: string; token: number; holdUntil?: number };
 
@@ -198,8 +210,9 @@ export interface Store extends AsyncDisposable {
    * Applies a batch of record writes and lease releases in order, as if each were called alone (a
    * key may repeat; later ops see earlier ones' effects), in **one round trip** and atomically (all
    * or nothing) on every shipped backend — see `capabilities.batchApply`. Returns one result per
-   * op, in order: `put` → `true`; `delete` → whether the record existed (unexpired); `release` →
-   * whether the lease was still held by `token`. Every op is validated before anything is sent
+   * op, in order: `put` → `true`; `delete` → whether the record existed (unexpired; with
+   * `ifValue`, and held exactly that value) and was deleted; `release` → whether the lease was still
+   * held by `token`. A `false` result is an answer, not a failure: it never undoes the batch. Every op is validated before anything is sent
    * (one bad op → `INVALID_ARGUMENT`, nothing applied); at most 1,000 ops; `[]` resolves `[]`
    * without a round trip.
    *

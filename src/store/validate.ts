@@ -100,7 +100,7 @@ export function validateRequests(requests: readonly LeaseRequest[]): void {
 /** A validated {@link WriteOp}: times rounded, absent options `undefined`, no other fields. */
 export type NormalizedWriteOp =
   | { op: 'put'; key: string; value: string; ttlMs: number | undefined }
-  | { op: 'delete'; key: string }
+  | { op: 'delete'; key: string; ifValue: string | undefined }
   | { op: 'release'; key: string; token: number; holdUntil: number | undefined };
 
 /**
@@ -132,7 +132,12 @@ function normalizeWriteOp(op: WriteOp): NormalizedWriteOp {
         ttlMs: normalizePut(op.ttlMs === undefined ? {} : { ttlMs: op.ttlMs }),
       };
     case 'delete':
-      return { op: 'delete', key: validateKey(op.key) };
+      return {
+        op: 'delete',
+        key: validateKey(op.key),
+        // A value no record can hold (NUL, a lone surrogate) could never match: refused like put's.
+        ifValue: op.ifValue === undefined ? undefined : validateValue(op.ifValue, 'ifValue'),
+      };
     case 'release':
       return {
         op: 'release',
@@ -238,13 +243,15 @@ export function normalizePut(options: PutOptions = {}): number | undefined {
  * `text` cannot hold a NUL, and a value one store takes every store must take (the contract is the
  * same for keys). JSON.stringify writes a NUL as the six characters `\u0000`.
  */
-export function validateValue(value: string): string {
+export function validateValue(value: string, what = 'record value'): string {
   if (typeof value !== 'string')
-    throw invalidArgument('record values are strings (JSON.stringify objects first)');
-  requireWellFormed(value, 'record value');
+    throw invalidArgument(
+      `${what} must be a string (record values are strings: JSON.stringify objects first)`,
+    );
+  requireWellFormed(value, what);
   if (value.includes('\u0000')) {
     throw invalidArgument(
-      'record value contains a NUL character (U+0000), which stores refuse (PostgreSQL text cannot hold it); remove it or encode the value (JSON.stringify writes it as \\u0000)',
+      `${what} contains a NUL character (U+0000), which stores refuse (PostgreSQL text cannot hold it); remove it or encode the value (JSON.stringify writes it as \\u0000)`,
     );
   }
   return value;

@@ -1,12 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
+import { expectOddCompareDelete } from './odd-data.js';
 import { expectCode, type SuiteContext, sleep } from './suite-context.js';
 
 /**
  * Conformance: `apply`, the batched record writes and lease releases — in order, one result per
- * op, fencing and `holdUntil` as `release`, validated before anything is applied, at most
- * MAX_BATCH ops, expiry on the store clock.
+ * op, fencing and `holdUntil` as `release`, compare-and-delete (`ifValue`), validated before
+ * anything is applied, at most MAX_BATCH ops, expiry on the store clock.
  */
 export function describeApply(ctx: SuiteContext): void {
   describe('apply (batched writes)', () => {
@@ -106,6 +107,134 @@ export function describeApply(ctx: SuiteContext): void {
       expect(await ctx.store.get(`${base}/5`)).toBeNull();
     });
 
+    it('compare-and-delete: deletes only a live record holding exactly ifValue; false fails nothing', async () => {
+      const base = ctx.unique('apply-if');
+      await ctx.store.put(`${base}/r`, 'v1');
+      const [lease] = await ctx.store.acquire([{ key: `${base}/lease`, owner: 'o', leaseMs: 10_000 }]);
+      // A mismatch answers false like a stale release: the rest of the batch is applied.
+      expect(
+        await ctx.store.apply([
+          { op: 'delete', key: `${base}/r`, ifValue: 'v2' },
+          { op: 'delete', key: `${base}/r`, ifValue: 'V1' },
+          { op: 'delete', key: `${base}/r`, ifValue: 'v1 ' },
+          { op: 'delete', key: `${base}/r`, ifValue: '' },
+          { op: 'delete', key: `${base}/absent`, ifValue: 'v1' },
+          { op: 'put', key: `${base}/other`, value: 'x' },
+          { op: 'release', key: `${base}/lease`, token: lease!.token },
+        ]),
+      ).toEqual([false, false, false, false, false, true, true]);
+      const other = await ctx.open();
+      expect(await other.get(`${base}/r`)).toBe('v1');
+      expect(await other.get(`${base}/other`)).toBe('x');
+      expect(await other.get(`${base}/absent`)).toBeNull();
+      expect(await other.inspect(`${base}/lease`)).toBeNull();
+      // A batch of one (engines run it alone), then a match in a larger batch.
+      expect(await ctx.store.apply([{ op: 'delete', key: `${base}/r`, ifValue: 'nope' }])).toEqual([false]);
+      expect(await ctx.store.apply([{ op: 'delete', key: `${base}/r`, ifValue: 'v1' }])).toEqual([true]);
+      expect(await other.get(`${base}/r`)).toBeNull();
+      await ctx.store.put(`${base}/empty`, '');
+      expect(
+        await ctx.store.apply([
+          { op: 'delete', key: `${base}/empty`, ifValue: '' },
+          { op: 'put', key: `${base}/after`, value: 'y' },
+        ]),
+      ).toEqual([true, true]);
+      expect(await other.get(`${base}/empty`)).toBeNull();
+    });
+
+    it('compare-and-delete: an expired record answers false', async () => {
+      const base = ctx.unique('apply-if-ttl');
+      await ctx.store.put(`${base}/short`, 'v', { ttlMs: 150 });
+      await ctx.store.put(`${base}/long`, 'v', { ttlMs: 60_000 });
+      await sleep(300);
+      expect(
+        await ctx.store.apply([
+          { op: 'delete', key: `${base}/short`, ifValue: 'v' },
+          { op: 'delete', key: `${base}/long`, ifValue: 'v' },
+        ]),
+      ).toEqual([false, true]);
+      expect(await ctx.store.apply([{ op: 'delete', key: `${base}/short`, ifValue: 'v' }])).toEqual([false]);
+      expect(await ctx.store.get(`${base}/short`)).toBeNull();
+      expect(await ctx.store.get(`${base}/long`)).toBeNull();
+    });
+
+    it('compare-and-delete: later ops on the key see its outcome', async () => {
+      const base = ctx.unique('apply-if-same');
+      await ctx.store.put(`${base}/2`, 'x');
+      await ctx.store.put(`${base}/3`, 'x');
+      await ctx.store.put(`${base}/4`, 'x');
+      await ctx.store.put(`${base}/5`, 'x');
+      expect(
+        await ctx.store.apply([
+          { op: 'put', key: `${base}/1`, value: 'a' },
+          { op: 'delete', key: `${base}/1`, ifValue: 'b' },
+          { op: 'delete', key: `${base}/1`, ifValue: 'a' },
+          { op: 'delete', key: `${base}/1`, ifValue: 'a' },
+          { op: 'delete', key: `${base}/2`, ifValue: 'x' },
+          { op: 'put', key: `${base}/2`, value: 'y' },
+          { op: 'delete', key: `${base}/3`, ifValue: 'nope' },
+          { op: 'delete', key: `${base}/3` },
+          { op: 'delete', key: `${base}/4`, ifValue: 'nope' },
+          { op: 'put', key: `${base}/4`, value: 'z' },
+          { op: 'delete', key: `${base}/5`, ifValue: 'nope' },
+          { op: 'delete', key: `${base}/5`, ifValue: 'x' },
+          { op: 'delete', key: `${base}/5`, ifValue: 'x' },
+          { op: 'put', key: `${base}/6`, value: 'w' },
+          { op: 'delete', key: `${base}/6` },
+          { op: 'delete', key: `${base}/6`, ifValue: 'w' },
+        ]),
+      ).toEqual([
+        true,
+        false,
+        true,
+        false,
+        true,
+        true,
+        false,
+        true,
+        false,
+        true,
+        false,
+        true,
+        false,
+        true,
+        true,
+        false,
+      ]);
+      expect(await ctx.store.getMany([1, 2, 3, 4, 5, 6].map((i) => `${base}/${i}`))).toEqual([
+        null,
+        'y',
+        null,
+        'z',
+        null,
+        null,
+      ]);
+    });
+
+    it('compare-and-delete racing a rewrite: the newer value always survives', async () => {
+      const base = ctx.unique('apply-if-race');
+      const stores = await Promise.all(Array.from({ length: 8 }, () => ctx.open()));
+      for (let round = 0; round < 3; round++) {
+        const key = `${base}/${round}`;
+        await ctx.store.put(key, 'old');
+        const [deletes, rewrite] = await Promise.all([
+          Promise.all(stores.map((s) => s.apply([{ op: 'delete', key, ifValue: 'old' }]))),
+          stores[round]!.apply([{ op: 'put', key, value: 'new' }]),
+        ]);
+        expect(rewrite).toEqual([true]);
+        expect(deletes.filter(([deleted]) => deleted).length).toBeLessThanOrEqual(1);
+        expect(await ctx.store.get(key)).toBe('new');
+        // Nothing racing: exactly one of the eight deletes the record.
+        const all = await Promise.all(stores.map((s) => s.apply([{ op: 'delete', key, ifValue: 'new' }])));
+        expect(all.filter(([deleted]) => deleted).length).toBe(1);
+        expect(await ctx.store.get(key)).toBeNull();
+      }
+    });
+
+    it('compare-and-delete matches odd values byte for byte', async () => {
+      await expectOddCompareDelete(ctx.store, ctx.unique('apply-if-odd'));
+    }, 30_000);
+
     it('applies repeated releases of one lease in order', async () => {
       const key = ctx.unique('apply-twice');
       const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 10_000 }]);
@@ -182,6 +311,10 @@ export function describeApply(ctx: SuiteContext): void {
         { op: 'put', key, value: 'v', ttlMs: '1s' },
         { op: 'delete', key: 'k\udc00' },
         { op: 'delete' },
+        { op: 'delete', key, ifValue: 42 },
+        { op: 'delete', key, ifValue: null },
+        { op: 'delete', key, ifValue: 'nul \u0000' },
+        { op: 'delete', key, ifValue: 'v\ud800' },
         { op: 'release', key, token: -1 },
         { op: 'release', key, token: 1.5 },
         { op: 'release', key, token: '1' },

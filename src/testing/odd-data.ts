@@ -92,3 +92,57 @@ export async function expectOddDataStored(store: Store, base: string): Promise<v
     expect(await store.release(key, again!.token)).toBe(true);
   }
 }
+
+/** Strings that differ from `value` only in ways a careless comparison ignores (case, padding, …). */
+function nearMisses(value: string): string[] {
+  const points = Array.from(value);
+  const misses = [
+    `${value} `,
+    `${value}\\`,
+    ` ${value}`,
+    points.slice(0, -1).join(''),
+    value.toUpperCase(),
+    value.toLowerCase(),
+    value.normalize('NFD'),
+    value.replace(/\\/g, '\\\\'),
+    value.replace(/'/g, "''"),
+  ];
+  return [...new Set(misses)].filter((m) => m !== value);
+}
+
+/**
+ * A compare-and-delete (`apply` delete with `ifValue`) of every {@link ODD_STRINGS} value: each
+ * near miss (a trailing space — PAD SPACE collations ignore it —, another case, another Unicode
+ * normalisation, an escaped backslash or quote) answers false and leaves the record, the exact
+ * value deletes it; in batches of one and of many, one and several ops per key.
+ */
+export async function expectOddCompareDelete(store: Store, base: string): Promise<void> {
+  const keys = ODD_STRINGS.map((_, i) => `${base}/${String(i).padStart(2, '0')}`);
+  const values = [...ODD_STRINGS];
+  const putAll = keys.map((key, i): WriteOp => ({ op: 'put', key, value: values[i]! }));
+  expect(await store.apply(putAll)).toEqual(putAll.map(() => true));
+  // One near miss per key, then all of them (several per key), then one by one.
+  const first = keys.map((key, i): WriteOp => ({ op: 'delete', key, ifValue: nearMisses(values[i]!)[0]! }));
+  expect(await store.apply(first)).toEqual(first.map(() => false));
+  const all = keys.flatMap((key, i) =>
+    nearMisses(values[i]!).map((ifValue): WriteOp => ({ op: 'delete', key, ifValue })),
+  );
+  expect(await store.apply(all)).toEqual(all.map(() => false));
+  for (const [i, key] of keys.entries()) {
+    for (const ifValue of nearMisses(values[i]!).slice(0, 3)) {
+      expect(await store.apply([{ op: 'delete', key, ifValue }]), JSON.stringify(ifValue)).toEqual([false]);
+    }
+  }
+  expect(await store.getMany(keys)).toEqual(values);
+  // The exact value: alone for the first half, in one batch for the rest.
+  const half = Math.ceil(keys.length / 2);
+  for (const [i, key] of keys.slice(0, half).entries()) {
+    expect(
+      await store.apply([{ op: 'delete', key, ifValue: values[i]! }]),
+      JSON.stringify(values[i]),
+    ).toEqual([true]);
+  }
+  const rest = keys.slice(half).map((key, i): WriteOp => ({ op: 'delete', key, ifValue: values[half + i]! }));
+  expect(await store.apply(rest)).toEqual(rest.map(() => true));
+  expect(await store.getMany(keys)).toEqual(keys.map(() => null));
+}

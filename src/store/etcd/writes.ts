@@ -16,15 +16,24 @@ import { del, previous, put, txnOf, unchangedSince, ungrouped } from './txn.js';
  * transaction (put, delete and release are one-op batches of it).
  *
  * Takes     the validated ops; the store time `now`; the fence base; and, when the batch releases
- *           leases, those lease keys as read in one snapshot at `revision` (absent = undefined).
+ *           leases or compare-and-deletes records, those lease keys and record keys as read in
+ *           one snapshot at `revision` (absent = undefined).
  * Sends     one Txn of the batch's final writes, at most one per etcd key (etcd refuses a key
  *           twice in a transaction; the ops are folded in order first, so later ops see earlier
- *           ones). Compare: none of the leases it rewrites changed since `revision`.
+ *           ones). Compare: none of the leases it rewrites, and none of the records whose
+ *           compare-and-delete it decided from the read, changed since `revision`.
  *   put      put rec/<key> "<exp>|<value>"; with a ttl also rec-ttl/<key> and the rec-exp index
  *            entry, without one delete rec-ttl/<key>.
  *   delete   delete rec/<key> and rec-ttl/<key>, asking etcd for the previous record (prev_kv):
  *            "did it exist unexpired?" is answered from what the transaction itself removed, so it
  *            needs no read and two racing deletes cannot both see the record.
+ *   delete with ifValue (compare-and-delete) — decided from what the batch itself wrote to the
+ *            key, else from the record as read: a live record holding exactly ifValue is deleted
+ *            as above (its answer again from prev_kv, so a record deleted by someone else since
+ *            the read answers false); any other record is not written at all. The compare makes
+ *            the read's decision hold at commit: a record created or rewritten since fails it
+ *            (read again, retry); one deleted since passes, harmlessly — it did not hold ifValue
+ *            at commit either, and a delete of it finds no prev_kv.
  *   release  if the token holds the unexpired lease: put the lease back with expiresAt holdUntil
  *            (and its index entry) when holdUntil > now, else as an expired tombstone (expiresAt
  *            0) that sweep removes later — never a delete, so the compare above sees every change.
@@ -43,14 +52,19 @@ export interface WritePlan {
   results(response: ITxnResponse): boolean[] | undefined;
 }
 
-type Result = boolean | { prior: string };
+/** Decided by the committed transaction: the record the key's write replaced was live (and held `ifValue`). */
+type Result = boolean | { prior: string; ifValue?: string };
 
 interface RecordState {
   /** Whether the batch knows the record's state without asking etcd (an earlier op set it). */
   known: boolean;
   live: boolean;
+  /** The value an earlier put of the batch left (when known and live). */
+  value?: string;
   final: { value: string; ttlMs: number | undefined } | null;
   needsPrior: boolean;
+  /** Whether the batch writes the key (a compare-and-delete that does not match writes nothing). */
+  written: boolean;
 }
 
 export function planWrites(
@@ -60,8 +74,11 @@ export function planWrites(
   base: number,
   leases: Map<string, IKeyValue | undefined>,
   revision: string | undefined,
+  read: Map<string, IKeyValue | undefined> = new Map(),
 ): WritePlan {
   const records = new Map<string, RecordState>();
+  /** Record keys whose compare-and-delete was decided from `read`: the commit compares them. */
+  const decidedFromRead = new Set<string>();
   const held = new Map<string, { expiresAt: number; token: number; acquiredAt: number; owner: string }>();
   const touched = new Set<string>();
   for (const [key, kv] of leases) {
@@ -79,22 +96,43 @@ export function planWrites(
     }
     let record = records.get(op.key);
     if (record === undefined) {
-      record = { known: false, live: false, final: null, needsPrior: false };
+      record = { known: false, live: false, final: null, needsPrior: false, written: false };
       records.set(op.key, record);
     }
     if (op.op === 'put') {
-      Object.assign(record, { known: true, live: true, final: { value: op.value, ttlMs: op.ttlMs } });
+      Object.assign(record, {
+        known: true,
+        live: true,
+        value: op.value,
+        final: { value: op.value, ttlMs: op.ttlMs },
+        written: true,
+      });
       return true;
     }
-    const result: Result = record.known ? record.live : { prior: op.key };
+    let result: Result;
+    if (op.ifValue === undefined) {
+      result = record.known ? record.live : { prior: op.key };
+    } else if (record.known) {
+      if (!record.live || record.value !== op.ifValue) return false;
+      result = true;
+    } else {
+      if (!read.has(op.key)) throw new Error(`compare-and-delete of ${op.key} without its record read`);
+      decidedFromRead.add(op.key);
+      const kv = read.get(op.key);
+      const stored = kv === undefined ? undefined : decodeRecord(kv.value);
+      const live = stored !== undefined && (stored.expiresAt === null || stored.expiresAt > now);
+      if (stored === undefined || !live || stored.value !== op.ifValue) return false; // not written
+      result = { prior: op.key, ifValue: op.ifValue };
+    }
     if (!record.known) record.needsPrior = true;
-    Object.assign(record, { known: true, live: false, final: null });
+    Object.assign(record, { known: true, live: false, value: undefined, final: null, written: true });
     return result;
   });
 
   const writes: IRequestOp[] = [];
   const priorAt = new Map<string, number>();
   for (const [key, record] of records) {
+    if (!record.written) continue;
     if (record.needsPrior) priorAt.set(key, writes.length);
     if (record.final === null) {
       writes.push(del(layout.record(key), record.needsPrior), del(layout.recordTtl(key)));
@@ -120,13 +158,11 @@ export function planWrites(
     );
     if (lease.expiresAt > 0) writes.push(put(layout.leaseExp(lease.expiresAt, key), Buffer.alloc(0)));
   }
-  const compares =
-    revision === undefined || touched.size === 0
-      ? []
-      : unchangedSince(
-          [...touched].map((key) => layout.lease(key)),
-          revision,
-        );
+  const compared = [
+    ...[...touched].map((key) => layout.lease(key)),
+    ...[...decidedFromRead].map((key) => layout.record(key)),
+  ];
+  const compares = revision === undefined || compared.length === 0 ? [] : unchangedSince(compared, revision);
   const txn = txnOf(compares, writes);
   return {
     txn,
@@ -137,7 +173,8 @@ export function planWrites(
         if (typeof result === 'boolean') return result;
         const prior = previous(responses[priorAt.get(result.prior)!]);
         if (prior === undefined) return false;
-        const { expiresAt } = decodeRecord(prior.value);
+        const { value, expiresAt } = decodeRecord(prior.value);
+        if (result.ifValue !== undefined && value !== result.ifValue) return false;
         return expiresAt === null || expiresAt > now;
       });
     },

@@ -71,6 +71,22 @@ end
 `;
 
 /**
+ * \`deleteRecordIf(base, key, value)\`: compare-and-delete — remove the record (as deleteRecord)
+ * only when it exists, has not expired and its value is exactly \`value\` (Lua compares the bytes);
+ * returns 1 when it did, else 0 and writes nothing. \`value\` comes from ARGV, never from the
+ * script text. The read and the delete are one script, so nothing can replace the record between
+ * the compare and the delete.
+ */
+export const DELETE_RECORD_IF_LUA = `
+local function deleteRecordIf(base, key, value)
+  local fields = redis.call('HMGET', base .. 'rec:' .. key, 'v', 'e')
+  if not fields[1] or fields[1] ~= value then return 0 end
+  if fields[2] and tonumber(fields[2]) <= clock() then return 0 end
+  return deleteRecord(base, key)
+end
+`;
+
+/**
  * `releaseLease(base, key, token, hold)`: give a lease up if `token` (decimal text, compared as
  * the stored text) still holds it and it has not expired; `hold` is holdUntil in store ms (0 =
  * none). Returns 1 when released (or held until `hold`), 0 when the lease was already gone.

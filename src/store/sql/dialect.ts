@@ -55,6 +55,13 @@ export interface SqlSyntax {
    * `ANY($1::text[])`). Without it, a key list is bound one placeholder per key (`key IN (?, …)`).
    */
   anyKey?(param: string): string;
+  /**
+   * A condition that holds exactly when the record's `value` column is the text bound at `param`,
+   * code unit for code unit (compare-and-delete). Without it, `value = <param>`, which is exact
+   * where the column's collation is (PostgreSQL's deterministic default, SQLite BINARY). MySQL's
+   * utf8mb4_bin is PAD SPACE on MariaDB and MySQL 5.7 ('a' = 'a '), so it compares bytes instead.
+   */
+  sameValue?(param: string): string;
 }
 
 /**
@@ -94,8 +101,10 @@ export interface Dialect {
   put(key: string, value: string, ttlMs: number | null): Promise<void>;
   /**
    * Applies a non-empty batch of validated ops in order, each exactly like `put`, the shared
-   * delete statement and `release`, in one round trip and all or nothing. Keys may repeat. Returns
-   * one result per op (put → true; delete → a live record was deleted; release → token held it).
+   * delete statement (or, with `ifValue`, the shared compare-and-delete) and `release`, in one
+   * round trip and all or nothing. Keys may repeat. Returns one result per op (put → true;
+   * delete → a live record (holding `ifValue`, if given) was deleted; release → token held it); a
+   * false result changes nothing and fails nothing.
    * May be re-run after an {@link Dialect.isRetryable} error (the whole batch was rolled back).
    */
   apply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]>;

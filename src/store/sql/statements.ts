@@ -10,7 +10,7 @@ export interface ScanShape {
 
 /**
  * The statements every SQL engine runs with the same text up to placeholders, quoting and the
- * clock expression: single-statement reads, and the plain record delete. None of them races:
+ * clock expression: single-statement reads, and the record deletes. None of them races:
  * each reads or deletes with one condition evaluated by the server at one instant.
  *
  * Prefix matches are ranges (`key >= prefix AND key < upper`, upper = `prefixUpperBound`), never
@@ -29,6 +29,12 @@ export class SharedStatements {
    * it is invisible to every read and `put` overwrites it, so keeping it changes nothing.
    */
   readonly delete: Statement;
+  /**
+   * (key, value) → affected 1 when an unexpired record holding exactly `value` was deleted
+   * (compare-and-delete). The value is compared by the server on the row the DELETE locks, so a
+   * record replaced meanwhile is judged by its new value; nothing else is written.
+   */
+  readonly deleteIf: Statement;
   private readonly cache = new Map<string, Statement>();
 
   constructor(
@@ -52,6 +58,11 @@ export class SharedStatements {
     this.delete = {
       name: `${t.prefix}delete`,
       text: `DELETE FROM ${t.records} WHERE ${k} = ${p(1)} AND ${liveRecord}`,
+    };
+    const sameValue = s.sameValue ? s.sameValue(p(2)) : `value = ${p(2)}`;
+    this.deleteIf = {
+      name: `${t.prefix}delete_if`,
+      text: `DELETE FROM ${t.records} WHERE ${k} = ${p(1)} AND ${sameValue} AND ${liveRecord}`,
     };
   }
 

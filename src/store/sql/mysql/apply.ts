@@ -9,6 +9,11 @@ export interface MysqlWriteStatements {
   put: Statement;
   /** (key) → affectedRows 1 when a live record was deleted — the shared delete statement. */
   delete: Statement;
+  /**
+   * (key, value) → affectedRows 1 when a live record holding exactly `value` was deleted — the
+   * shared deleteIf, comparing bytes (the dialect's `sameValue`: no PAD SPACE).
+   */
+  deleteIf: Statement;
   /** (holdUntil, holdUntil, key, token) → insertId > 0 when the token held the lease — release.ts. */
   release: Statement;
 }
@@ -22,7 +27,9 @@ export interface MysqlWriteStatements {
  * START TRANSACTION … COMMIT (correct and atomic, but a round trip each).
  *
  * Takes: validated ops. Returns (see {@link mysqlApplied}), per op in the caller's order: put →
- * true; delete → affectedRows > 0 (a live record was deleted); release → insertId > 0 (the token
+ * true; delete → affectedRows > 0 (a live record — with ifValue, one holding exactly that value —
+ * was deleted; a DELETE that matches no row is no error, so the script goes on); release →
+ * insertId > 0 (the token
  * held an unexpired lease, which now ends at max(now, holdUntil); `LAST_INSERT_ID(expr)` is
  * reported in a statement's own OK packet only when its SET ran, so an earlier release in the
  * batch never leaks into a later one's answer). A batch of one is that statement alone (prepared,
@@ -46,7 +53,10 @@ export function mysqlApplyScript(
     if (op.op === 'put') {
       return { sql: statements.put.text, values: [op.key, op.value, op.ttlMs ?? null] };
     }
-    if (op.op === 'delete') return { sql: statements.delete.text, values: [op.key] };
+    if (op.op === 'delete') {
+      if (op.ifValue !== undefined) return { sql: statements.deleteIf.text, values: [op.key, op.ifValue] };
+      return { sql: statements.delete.text, values: [op.key] };
+    }
     const hold = op.holdUntil ?? 0;
     return { sql: statements.release.text, values: [hold, hold, op.key, op.token] };
   });

@@ -51,7 +51,14 @@ export class MysqlDialect implements Dialect {
     batchGet: true,
     serverCount: true,
   };
-  readonly syntax: SqlSyntax = { param: () => '?', key: '`key`', now: MYSQL_NOW };
+  readonly syntax: SqlSyntax = {
+    param: () => '?',
+    key: '`key`',
+    now: MYSQL_NOW,
+    // Bytes, not utf8mb4_bin (PAD SPACE: 'a' = 'a '); the parameter converted from whatever
+    // character set it arrives in (the connection's, or an inlined literal's utf8mb4) first.
+    sameValue: (param) => `CAST(value AS BINARY) = CAST(CONVERT(${param} USING utf8mb4) AS BINARY)`,
+  };
   private readonly extendStatement: Statement;
   private readonly releaseStatement: Statement;
   private readonly releaseNowStatement: Statement;
@@ -81,9 +88,11 @@ export class MysqlDialect implements Dialect {
     this.releaseNowStatement = mysqlReleaseNow(tables);
     this.putStatement = mysqlPut(tables);
     this.regrant = new MysqlRegrant(tables);
+    const shared = new SharedStatements(tables, this.syntax);
     this.writeStatements = {
       put: this.putStatement,
-      delete: new SharedStatements(tables, this.syntax).delete,
+      delete: shared.delete,
+      deleteIf: shared.deleteIf,
       release: this.releaseStatement,
     };
     if (options.multipleStatements !== undefined) this.batched = Promise.resolve(options.multipleStatements);
@@ -199,6 +208,8 @@ export class MysqlDialect implements Dialect {
     if (ops.length === 1 && only) {
       // One statement is atomic on its own: the single-op path (prepared, autocommit).
       if (only.op === 'put') await this.put(only.key, only.value, only.ttlMs ?? null);
+      else if (only.op === 'delete' && only.ifValue !== undefined)
+        return [(await this.query(this.writeStatements.deleteIf, [only.key, only.ifValue])).affected > 0];
       else if (only.op === 'delete')
         return [(await this.query(this.writeStatements.delete, [only.key])).affected > 0];
       else return [await this.release(only.key, only.token, only.holdUntil ?? 0)];

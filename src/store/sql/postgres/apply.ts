@@ -12,6 +12,8 @@ export interface PgWriteStatements {
   put: Statement;
   /** ($1 key) → 1 row deleted when the record was live — the shared delete statement. */
   delete: Statement;
+  /** ($1 key, $2 value) → 1 row deleted when the live record held `value` — the shared deleteIf. */
+  deleteIf: Statement;
   /** ($1 key, $2 token, $3 holdUntil) → 1 row updated when the token held the lease — release.ts. */
   release: Statement;
 }
@@ -25,17 +27,21 @@ export type SimpleQuery = (text: string) => Promise<readonly { rowCount: number 
  * multi-statement query; either way one round trip, all or nothing.
  *
  * One statement — a prepared statement with three data-modifying CTEs over unnest() arrays:
- * `puts` is put.ts's upsert, `deletes` the shared delete, `releases` release.ts's UPDATE, each for
- * many keys, on one clock instant read once in `c`. Takes: put keys, values, ttls (NULL = never
- * expires); delete keys; release keys, tokens, holdUntils (0 = none). Returns: one row
- * (op 'd' or 'r', key) per live record deleted and per lease released. All CTEs see one snapshot
+ * `puts` is put.ts's upsert, `deletes` the shared delete and deleteIf, `releases` release.ts's
+ * UPDATE, each for many keys, on one clock instant read once in `c`. Takes: put keys, values, ttls
+ * (NULL = never expires); delete keys and the value each must hold (NULL = any: a plain delete);
+ * release keys, tokens, holdUntils (0 = none). Returns: one row (op 'd' or 'r', key) per live
+ * record deleted and per lease released; a compare-and-delete whose record holds another value
+ * (as the DELETE sees the row: the newest version, re-checked after a concurrent writer's
+ * commit) deletes nothing and returns no row, like a stale release. All CTEs see one snapshot
  * and a statement may not change a row twice, so each row gets one write: a record key's ops are
  * collapsed in order first (see {@link planTogether}: repeated puts of one key, put-then-delete
  * and the like keep this path), and a lease key may appear once. Rows of different keys commute,
  * so applying them "at once" is applying them in order. Each array is sorted by key, so
  * concurrent batches lock rows of one table in the same order.
  *
- * Otherwise (a lease released twice; a record deleted and then put again) — the single-op
+ * Otherwise (a lease released twice; a record deleted and then put again; a record touched again
+ * after a compare-and-delete whose outcome only the row knows) — the single-op
  * statements themselves, in lock order (../lock-order.ts: one row's ops in the caller's order),
  * sent as one simple-protocol query, which PostgreSQL runs as one implicit transaction (as
  * migrate does): later statements see earlier ones' writes. The simple protocol takes no parameters, so values are inlined — never as quoted
@@ -65,10 +71,11 @@ export function pgApply(
       `puts AS (INSERT INTO ${t.records} AS r ("key", value, expires_at) ` +
       `SELECT u.k, u.v, c.now + u.ttl FROM c, unnest($1::text[], $2::text[], $3::bigint[]) AS u(k, v, ttl) ` +
       `ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at), ` +
-      `deletes AS (DELETE FROM ${t.records} AS r USING c WHERE r."key" = ANY($4::text[]) ` +
+      `deletes AS (DELETE FROM ${t.records} AS r USING c, unnest($4::text[], $5::text[]) AS u(k, v) ` +
+      `WHERE r."key" = u.k AND (u.v IS NULL OR r.value = u.v) ` +
       `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING r."key"), ` +
       `releases AS (UPDATE ${t.leases} AS l SET expires_at = CASE WHEN u.hold > c.now THEN u.hold ELSE l.acquired_at END ` +
-      `FROM c, unnest($5::text[], $6::bigint[], $7::bigint[]) AS u(k, token, hold) ` +
+      `FROM c, unnest($6::text[], $7::bigint[], $8::bigint[]) AS u(k, token, hold) ` +
       `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING l."key") ` +
       `SELECT 'd' AS op, "key" FROM deletes UNION ALL SELECT 'r' AS op, "key" FROM releases`,
   };
@@ -78,7 +85,8 @@ export function pgApply(
       plan.puts.map((op) => op.key),
       plan.puts.map((op) => op.value),
       plan.puts.map((op) => op.ttlMs ?? null) as unknown as readonly number[],
-      plan.deletes,
+      plan.deletes.map((d) => d.key),
+      plan.deletes.map((d) => d.ifValue ?? null) as unknown as readonly string[],
       plan.releases.map((op) => op.key),
       plan.releases.map((op) => op.token),
       plan.releases.map((op) => op.holdUntil ?? 0),
@@ -96,7 +104,10 @@ export function pgApply(
     const texts = order.map((i) => {
       const op = ops[i]!;
       if (op.op === 'put') return inline(single.put, [op.key, op.value, op.ttlMs ?? null]);
-      if (op.op === 'delete') return inline(single.delete, [op.key]);
+      if (op.op === 'delete') {
+        if (op.ifValue !== undefined) return inline(single.deleteIf, [op.key, op.ifValue]);
+        return inline(single.delete, [op.key]);
+      }
       return inline(single.release, [op.key, op.token, op.holdUntil ?? 0]);
     });
     const results = await simple(texts.join(';\n'));
@@ -115,10 +126,10 @@ export function pgApply(
 
 /** What the one-statement path writes, and how each op's result is read from its output. */
 interface Plan {
-  /** The last put of each record key whose last op is a put, sorted by key. */
+  /** The last put of each record key whose last write is a put, sorted by key. */
   puts: Extract<NormalizedWriteOp, { op: 'put' }>[];
-  /** Record keys whose last op is a delete, sorted. */
-  deletes: string[];
+  /** Record keys whose last write is a delete (with the value it needs, if any), sorted by key. */
+  deletes: { key: string; ifValue: string | undefined }[];
   /** Releases (distinct keys), sorted by key. */
   releases: Extract<NormalizedWriteOp, { op: 'release' }>[];
   /** Per op: its result, known in advance, or the statement output row that decides it. */
@@ -126,17 +137,27 @@ interface Plan {
 }
 
 /**
+ * What the batch knows of a record key after its ops so far: nothing yet (the row decides), dead,
+ * live with a value it put, or `'row'` — a compare-and-delete was left to the row, so only the
+ * row knows whether the record is still there.
+ */
+type Known = undefined | { live: false } | { live: true; value: string } | 'row';
+
+/**
  * The batch as one write per row, or `undefined` when that cannot express it. A record's ops
- * collapse: a put answers true and leaves the record live; a delete answers whether it was live,
- * which is known once an earlier op of the batch wrote the key, and otherwise read from the
- * statement's own delete; the row gets only the key's last op. That fails only for a key whose
- * first op is a delete (its answer needs the row as it was) and whose last op is a put (a second
- * write of the row). A lease key may appear once: a release's answer depends on the token in
- * the row, so repeated releases go statement by statement.
+ * collapse: a put answers true and leaves the record live with its value; a delete answers
+ * whether it was live (with `ifValue`, live with exactly that value), which is known once an
+ * earlier op of the batch wrote the key, and otherwise read from the statement's own delete; the
+ * row gets only the key's last write. That fails for a key whose first op is a delete (its
+ * answer needs the row as it was) and whose last write is a put (a second write of the row), and
+ * for any op after a compare-and-delete the row decided (its answer, or the row's state, would
+ * depend on that outcome). A compare-and-delete that the batch knows does not match writes
+ * nothing. A lease key may appear once: a release's answer depends on the token in the row, so
+ * repeated releases go statement by statement.
  */
 function planTogether(ops: readonly NormalizedWriteOp[]): Plan | undefined {
-  const live = new Map<string, boolean>();
-  const last = new Map<string, NormalizedWriteOp>();
+  const known = new Map<string, Known>();
+  const last = new Map<string, Extract<NormalizedWriteOp, { op: 'put' | 'delete' }>>();
   const readsRow = new Set<string>();
   const releases = new Map<string, Extract<NormalizedWriteOp, { op: 'release' }>>();
   const results: Plan['results'] = [];
@@ -147,32 +168,43 @@ function planTogether(ops: readonly NormalizedWriteOp[]): Plan | undefined {
       results.push({ op: 'r', key: op.key });
       continue;
     }
-    const known = live.get(op.key);
+    const state = known.get(op.key);
+    if (state === 'row') return undefined;
     if (op.op === 'put') {
       results.push(true);
-    } else if (known === undefined) {
+      known.set(op.key, { live: true, value: op.value });
+      last.set(op.key, op);
+      continue;
+    }
+    if (state === undefined) {
       readsRow.add(op.key);
       results.push({ op: 'd', key: op.key });
-    } else {
-      results.push(known);
+      known.set(op.key, op.ifValue === undefined ? { live: false } : 'row');
+      last.set(op.key, op);
+      continue;
     }
-    live.set(op.key, op.op === 'put');
-    last.set(op.key, op);
+    const matches = state.live && (op.ifValue === undefined || op.ifValue === state.value);
+    results.push(matches);
+    if (matches) {
+      // Live with a value this batch put: a plain delete of the row does the same.
+      known.set(op.key, { live: false });
+      last.set(op.key, { op: 'delete', key: op.key, ifValue: undefined });
+    }
   }
   const puts: Plan['puts'] = [];
-  const deletes: string[] = [];
+  const deletes: Plan['deletes'] = [];
   for (const op of last.values()) {
     if (op.op === 'put') {
       if (readsRow.has(op.key)) return undefined;
       puts.push(op);
     } else {
-      deletes.push(op.key);
+      deletes.push({ key: op.key, ifValue: op.ifValue });
     }
   }
   const byKey = (a: { key: string }, b: { key: string }) => compareKeys(a.key, b.key);
   return {
     puts: puts.sort(byKey),
-    deletes: deletes.sort(compareKeys),
+    deletes: deletes.sort(byKey),
     releases: [...releases.values()].sort(byKey),
     results,
   };

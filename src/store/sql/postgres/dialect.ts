@@ -74,9 +74,11 @@ export class PostgresDialect implements Dialect {
     this.release = pgRelease(tables, run);
     this.put = pgPut(tables, run);
     this.sweep = pgSweep(tables, run);
+    const shared = new SharedStatements(tables, this.syntax);
     this.apply = pgApply(tables, run, this.simple.bind(this), {
       put: pgPutStatement(tables),
-      delete: new SharedStatements(tables, this.syntax).delete,
+      delete: shared.delete,
+      deleteIf: shared.deleteIf,
       release: pgReleaseStatement(tables),
     });
   }

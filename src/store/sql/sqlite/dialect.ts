@@ -50,9 +50,11 @@ export class SqliteDialect implements Dialect {
     this.extendStatement = sqliteExtend(tables);
     this.releaseStatement = sqliteRelease(tables);
     this.putStatement = sqlitePut(tables);
+    const shared = new SharedStatements(tables, this.syntax);
     this.apply = sqliteApply(this.prepared, {
       put: this.putStatement,
-      delete: new SharedStatements(tables, this.syntax).delete,
+      delete: shared.delete,
+      deleteIf: shared.deleteIf,
       release: this.releaseStatement,
     });
   }
