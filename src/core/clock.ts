@@ -8,6 +8,18 @@ export interface Clock {
   monotonic(): number;
   /** Waits `ms` on this clock; resolves early (without throwing) when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Runs `fn` once the promise jobs queued by the current turn have run (`setImmediate` by
+   * default). A virtual clock (the simulator's) schedules it on its own timeline, so nothing the
+   * scheduler waits for needs the real event loop to move on.
+   */
+  defer?(fn: () => void): void;
+}
+
+/** `clock.defer(fn)`, or `setImmediate(fn)` for a clock without one. */
+export function deferOn(clock: Clock, fn: () => void): void {
+  if (clock.defer) clock.defer(fn);
+  else setImmediate(fn);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { type Clock, StoreClock } from '../core/clock.js';
+import { randomId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
@@ -24,6 +25,10 @@ export class NodeState {
   readonly concurrency: number;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Uniform in [0, 1): jitter. */
+  readonly random: () => number;
+  /** A fresh short id (trigger requests, schedule versions). */
+  readonly newId: () => string;
   readonly pollMs: number;
   readonly retentionMs: number;
   readonly stopTimeoutMs: number;
@@ -79,6 +84,9 @@ export class NodeState {
     this.concurrency = options.concurrency;
     this.logger = options.logger;
     this.clock = options.clock;
+    const random = options.random;
+    this.random = random ?? Math.random;
+    this.newId = random ? () => idFrom(random) : () => randomId(9);
     this.pollMs = options.pollMs;
     this.retentionMs = options.retentionMs;
     this.stopTimeoutMs = options.stopTimeoutMs;
@@ -86,7 +94,7 @@ export class NodeState {
     this.telemetry = new Telemetry(this.logger, this.node, options);
     this.events = new SchedulerEmitter(this.telemetry);
     this.storeClock = new StoreClock(() => this.store.now(), this.clock);
-    this.writes = new WriteBatcher(this.store);
+    this.writes = new WriteBatcher(this.store, this.clock);
     this.spread = new Spread(this.node);
   }
 
@@ -122,4 +130,13 @@ export function sharedController(): AbortController {
   const controller = new AbortController();
   setMaxListeners(0, controller.signal);
   return controller;
+}
+
+const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** A 12-character url-safe id drawn from an injected random source (as long as `randomId(9)`'s). */
+function idFrom(random: () => number): string {
+  let id = '';
+  for (let i = 0; i < 12; i++) id += ID_ALPHABET[Math.floor(random() * 64) % 64];
+  return id;
 }

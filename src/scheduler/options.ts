@@ -18,6 +18,8 @@ export interface ResolvedOptions {
   concurrency: number;
   logger: Logger;
   clock: Clock;
+  /** Injected randomness (see SchedulerOptions.random); undefined = Math.random and crypto ids. */
+  random: (() => number) | undefined;
   pollMs: number;
   retentionMs: number;
   stopTimeoutMs: number;
@@ -51,6 +53,7 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
     'clock',
     'tracer',
     'registry',
+    'random',
   ]);
   for (const field of Object.keys(options)) {
     if (!known.has(field)) throw unknownOption('scheduler', field, [...known]);
@@ -92,12 +95,15 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
     throw invalidArgument(
       "registry must be a prom-client Registry (new Registry() or prom-client's register)",
     );
+  if (options.random !== undefined && typeof options.random !== 'function')
+    throw invalidArgument('random must be a function returning numbers in [0, 1)');
   return {
     store: options.store,
     node,
     concurrency,
     logger,
     clock: options.clock ?? systemClock,
+    random: options.random,
     pollMs: parsePositiveDuration(options.pollInterval ?? '1s', 'pollInterval'),
     retentionMs: parsePositiveDuration(options.historyRetention ?? '7d', 'historyRetention'),
     stopTimeoutMs: parseDuration(options.stopTimeout ?? '30s', 'stopTimeout'),

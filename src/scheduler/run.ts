@@ -23,6 +23,8 @@ export interface RunDeps {
   writes: WriteBatcher;
   node: string;
   clock: Clock;
+  /** Uniform in [0, 1): retry jitter. */
+  random: () => number;
   logger: Logger;
   spec: JobSpec;
   handler: JobHandler;
@@ -328,7 +330,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       emit('failed', event);
       const n = spec.retries - retriesLeft;
       retriesLeft--;
-      const delay = spec.retryDelayMs * 2 ** n * (0.5 + Math.random() / 2);
+      const delay = spec.retryDelayMs * 2 ** n * (0.5 + deps.random() / 2);
       await clock.sleep(delay, halt);
       if (halt.aborted) {
         outcome = 'abandoned';

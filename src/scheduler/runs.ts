@@ -34,6 +34,7 @@ export class Runs {
         store: s.store,
         node: s.node,
         clock: s.clock,
+        random: s.random,
         logger: s.logger,
         spec: job.spec,
         handler: job.handler,

@@ -1,5 +1,4 @@
 import { invalidArgument, OncelyError } from '../core/errors.js';
-import { randomId } from '../core/ids.js';
 import { unknownOption } from '../core/options.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
@@ -177,7 +176,7 @@ export class Scheduler {
       s.clockSampledAt = s.clock.monotonic();
       s.startedAt = s.storeClock.estimate();
       // Nodes started together spread their sweeps over the interval.
-      s.nextSweepAt = s.startedAt + Math.random() * s.sweepMs;
+      s.nextSweepAt = s.startedAt + s.random() * s.sweepMs;
       await Promise.all([...s.defined.values()].map((job) => this.feed.registerJob(job.spec)));
       // stop() was called meanwhile: it runs next and finds nothing started.
       if (this.stopsQueued > 0) {
@@ -228,7 +227,7 @@ export class Scheduler {
       throw invalidArgument(`trigger(${JSON.stringify(job)}): options must be an object { data? }`);
     for (const field of Object.keys(options))
       if (field !== 'data') throw unknownOption(`trigger(${JSON.stringify(job)})`, field, ['data']);
-    const id = randomId(9);
+    const id = this.state.newId();
     const requestedAt = await this.store.now();
     await this.store.put(
       keys.triggerRequest(job, id),

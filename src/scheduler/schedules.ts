@@ -1,5 +1,4 @@
 import { invalidArgument } from '../core/errors.js';
-import { randomId } from '../core/ids.js';
 import { checkOptionNames } from '../core/options.js';
 import { nextFireTimes } from '../schedule/fire-times.js';
 import type { WriteOp } from '../store/types.js';
@@ -69,7 +68,7 @@ function publicView(record: StoredScheduleRecord): StoredSchedule {
 /** The stored-schedules API of one node: writes go to the store, and this node's next tick reads the due index again. */
 export function createSchedules(state: NodeState): Schedules {
   const store = state.store;
-  const changed = (): WriteOp => ({ op: 'put', key: keys.scheduleRevision, value: randomId(9) });
+  const changed = (): WriteOp => ({ op: 'put', key: keys.scheduleRevision, value: state.newId() });
   const touched = () => {
     state.dueWakeAt = 0;
     state.nextPollAt = 0;
@@ -93,7 +92,7 @@ export function createSchedules(state: NodeState): Schedules {
         // batch would make concurrent batches wait for each other's row lock on it.
         const ops: WriteOp[] = list.length <= SCHEDULES_PER_BATCH ? [changed()] : [];
         for (const { schedule, trigger, json } of list.slice(i, i + SCHEDULES_PER_BATCH)) {
-          const v = randomId(9);
+          const v = state.newId();
           ops.push(
             { op: 'put', key: keys.schedule(schedule.id), value: `${json},"v":${JSON.stringify(v)}}` },
             { op: 'put', key: keys.scheduleOfJob(schedule.job, schedule.id), value: '' },

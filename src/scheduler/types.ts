@@ -37,6 +37,11 @@ export interface SchedulerOptions {
   stopTimeout?: Duration;
   /** Local monotonic clock (tests inject one); lease maths always uses the store clock. */
   clock?: Clock;
+  /**
+   * Uniform random numbers in [0, 1) for jitter (retry delays, sweep spread) and request ids
+   * (default `Math.random`, ids from `crypto`). The simulator injects a seeded one.
+   */
+  random?: () => number;
 }
 
 /** An OpenTelemetry `Tracer` (`@opentelemetry/api`), typed loosely so oncely's types need not that package. */

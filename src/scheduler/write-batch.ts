@@ -1,3 +1,5 @@
+import { type Clock, deferOn } from '../core/clock.js';
+import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 
@@ -36,7 +38,10 @@ export class WriteBatcher {
   /** Calls in flight for less than STUCK_AFTER_MS. */
   private inFlight = 0;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
 
   submit(ops: WriteOp[]): Promise<boolean[]> {
     if (ops.length === 0) return Promise.resolve([]);
@@ -49,7 +54,7 @@ export class WriteBatcher {
       if (this.queued >= EARLY_FLUSH_OPS) this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => {
+        deferOn(this.clock, () => {
           this.scheduled = false;
           this.flush();
         });
@@ -83,8 +88,8 @@ export class WriteBatcher {
       this.inFlight--;
       this.flush();
     };
-    const stuck = setTimeout(release, STUCK_AFTER_MS);
-    stuck.unref?.();
+    const stuck = new AbortController();
+    void this.clock.sleep(STUCK_AFTER_MS, stuck.signal).then(release);
     try {
       const results = await this.store.apply(groups.flatMap((g) => g.ops));
       let at = 0;
@@ -95,7 +100,7 @@ export class WriteBatcher {
     } catch (err) {
       for (const g of groups) g.reject(err);
     } finally {
-      clearTimeout(stuck);
+      stuck.abort(INTERNAL_ABORT);
       release();
     }
   }

@@ -13,6 +13,10 @@ interface Space {
 
 const spaces = new Map<string, Space>();
 
+function hostClock(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 function newSpace(): Space {
   return { leases: new Map(), records: new Map(), fence: 0 };
 }
@@ -20,14 +24,20 @@ function newSpace(): Space {
 export interface MemoryStoreOptions {
   /** Name of a space shared by every `MemoryStore` of the process given the same name (default: a private one). */
   space?: string;
+  /**
+   * The store clock, epoch ms (default: the host clock). The simulator gives its virtual clock;
+   * it must never go backwards.
+   */
+  now?: () => number;
 }
 
 /**
  * In-process store for tests and single-process apps. Every operation runs synchronously between
  * two awaits, so it is atomic with respect to every other caller in the process.
  * Clock: `performance.timeOrigin + performance.now()` — the host clock, monotonic, and immune to a
- * patched `Date.now`. `apply` runs its whole batch in one synchronous step on one clock reading, so
- * it is atomic (all or nothing: nothing in it can fail once the batch is validated).
+ * patched `Date.now` — or the `now` option's. `apply` runs its whole batch in one synchronous step
+ * on one clock reading, so it is atomic (all or nothing: nothing in it can fail once the batch is
+ * validated).
  *
  * @example
  * const store = new MemoryStore();            // private space
@@ -47,12 +57,18 @@ export class MemoryStore extends BaseStore {
     serverCount: true,
   };
   private readonly space: Space;
+  private readonly readClock: () => number;
 
   constructor(options: MemoryStoreOptions = {}) {
     super();
-    checkOptionNames('MemoryStore', options, ['space']);
+    checkOptionNames('MemoryStore', options, ['space', 'now']);
     if (options.space !== undefined && typeof options.space !== 'string')
       throw invalidArgument(`MemoryStore space must be a string; got ${describe(options.space)}`);
+    if (options.now !== undefined && typeof options.now !== 'function')
+      throw invalidArgument(
+        `MemoryStore now must be a function returning epoch ms; got ${describe(options.now)}`,
+      );
+    this.readClock = options.now ?? hostClock;
     if (options.space === undefined) {
       this.space = newSpace();
     } else {
@@ -66,7 +82,7 @@ export class MemoryStore extends BaseStore {
   }
 
   private clock(): number {
-    return Math.floor(performance.timeOrigin + performance.now());
+    return Math.floor(this.readClock());
   }
 
   private live(key: string, at: number): Lease | undefined {

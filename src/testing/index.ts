@@ -1,12 +1,15 @@
 /**
- * Test helpers for stores: the conformance suite every backend passes. It runs inside vitest
- * (>= 2, an optional peer dependency). This module imports anywhere, also where vitest is not
- * installed or not running; `describeStore` then throws `INVALID_ARGUMENT` saying what it needs.
+ * Test helpers: the conformance suite every store passes, and the deterministic multi-node
+ * simulator (`simulate`, `explore`). The suite runs inside vitest (>= 2, an optional peer
+ * dependency). This module imports anywhere, also where vitest is not installed or not running;
+ * `describeStore` then throws `INVALID_ARGUMENT` saying what it needs. The simulator needs no
+ * test runner.
  */
 import { OncelyError } from '../core/errors.js';
 import type { DescribeStoreOptions, StoreFactory } from './conformance.js';
 
 export type { DescribeStoreOptions, StoreFactory } from './conformance.js';
+export * from './simulate/index.js';
 
 // vitest refuses to load outside a vitest run (and may be absent): keep the failure for the caller.
 const suite: typeof import('./conformance.js') | Error = await import('./conformance.js').catch(

@@ -1,0 +1,148 @@
+import { type History, type Invocation, occKey } from './history.js';
+
+export type ViolationKind =
+  | 'overlap'
+  | 'rerun-after-success'
+  | 'token-order'
+  | 'attempt-order'
+  | 'lost-fire-time'
+  | 'unfinished';
+
+export interface Violation {
+  kind: ViolationKind;
+  /** The occurrence (`job@+12.000s#shard`) or job concerned. */
+  occ: string;
+  message: string;
+}
+
+/** What the checker needs to know about a job to judge "lost" and "unfinished". */
+export interface CheckedJob {
+  name: string;
+  /** Fire times of the job's own trigger inside the checked window (store ms). */
+  fireTimes: number[];
+  shards: (number | undefined)[];
+  /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
+  mustFinish: boolean;
+}
+
+/**
+ * The guarantees, judged on the history of one simulation.
+ *
+ * Per occurrence, invocations ordered by start:
+ * - `overlap`: a run starts with a different token while an earlier run of the same occurrence is
+ *   still going and has not been told to stop (its signal not aborted) — fencing plus invariant 4
+ *   (a run whose lease could not be kept is aborted before the lease ends) forbid this.
+ * - `rerun-after-success`: a run starts after the store applied another run's `succeeded` history
+ *   record, unless that run's finish found its lease gone (release refused): the documented
+ *   at-least-once recovery, when the lease lapsed before the outcome was stored.
+ * - `token-order`: tokens never go down; an equal token is only a retry (same node incarnation,
+ *   attempt + 1, after the previous attempt failed).
+ * - `attempt-order`: a run with a higher token (a recovery) has a higher attempt number.
+ * Per job, only when `checkLiveness` (a node stayed healthy all along; faults stopped before the
+ * settle period):
+ * - `lost-fire-time`: a fire time in the window is handled by nobody: no run, no overlap
+ *   `skipped` event, and no misfire `skipped` span covering it. (A misfire `run` announcement
+ *   does not count: the replay itself must start. Run-once skipping older missed fire times in
+ *   favour of the latest is a `skipped` span, so it is not "lost".)
+ * - `unfinished`: (jobs with `mustFinish`) an occurrence that started but was never recorded as
+ *   succeeded by the end.
+ */
+export function check(history: History, jobs: CheckedJob[], checkLiveness: boolean): Violation[] {
+  const violations: Violation[] = [];
+  const byOcc = new Map<string, Invocation[]>();
+  for (const inv of history.invocations) {
+    const list = byOcc.get(inv.occ) ?? [];
+    list.push(inv);
+    byOcc.set(inv.occ, list);
+  }
+  // Successes as the store applied them (a node may die before it hears back).
+  const succeeded = history.stored;
+  const skipped = new Set<string>();
+  const misfireSpans = new Map<string, [number, number][]>();
+  for (const o of history.outcomes) {
+    if (o.kind === 'skipped') {
+      skipped.add(o.occ);
+    } else if (o.kind === 'misfired' && o.action === 'skipped') {
+      const spans = misfireSpans.get(o.job) ?? [];
+      spans.push([o.firstFireTime ?? o.fireTime, o.fireTime]);
+      misfireSpans.set(o.job, spans);
+    }
+  }
+  const at = (ms: number) => `${(ms / 1000).toFixed(3)}s`;
+  for (const [occ, runs] of byOcc) {
+    runs.sort((a, b) => a.startedAt - b.startedAt);
+    for (let j = 0; j < runs.length; j++) {
+      const b = runs[j]!;
+      for (let i = 0; i < j; i++) {
+        const a = runs[i]!;
+        const stillOn = Math.min(a.endedAt ?? Infinity, a.abortedAt ?? Infinity) > b.startedAt;
+        if (a.token !== b.token && stillOn) {
+          violations.push({
+            kind: 'overlap',
+            occ,
+            message: `${b.node} started token ${b.token} at ${at(b.startedAt)} while ${a.node}'s run with token ${a.token} (started ${at(a.startedAt)}) was still running, not aborted`,
+          });
+        }
+      }
+      const prev = runs[j - 1];
+      if (prev) {
+        if (b.token < prev.token) {
+          violations.push({
+            kind: 'token-order',
+            occ,
+            message: `${b.node} ran with token ${b.token} after ${prev.node} ran with the higher token ${prev.token}`,
+          });
+        } else if (b.token === prev.token) {
+          const retry = b.node === prev.node && b.attempt === prev.attempt + 1 && prev.ended === 'error';
+          if (!retry)
+            violations.push({
+              kind: 'token-order',
+              occ,
+              message: `token ${b.token} ran twice (${prev.node} attempt ${prev.attempt}, then ${b.node} attempt ${b.attempt}) and it is not a retry after a failure`,
+            });
+        } else if (b.attempt <= prev.attempt) {
+          violations.push({
+            kind: 'attempt-order',
+            occ,
+            message: `${b.node} ran attempt ${b.attempt} (token ${b.token}) after ${prev.node} ran attempt ${prev.attempt} (token ${prev.token})`,
+          });
+        }
+      }
+      for (const s of succeeded.get(occ) ?? []) {
+        if (s.at >= b.startedAt || s.token === b.token) continue;
+        if (history.lapsed.has(s.token)) continue;
+        violations.push({
+          kind: 'rerun-after-success',
+          occ,
+          message: `${b.node} started token ${b.token} at ${at(b.startedAt)} after the run with token ${s.token} was stored as succeeded at ${at(s.at)}`,
+        });
+      }
+    }
+  }
+  if (!checkLiveness) return violations;
+  for (const job of jobs) {
+    const spans = misfireSpans.get(job.name) ?? [];
+    for (const fireTime of job.fireTimes) {
+      for (const shard of job.shards) {
+        const occ = occKey(job.name, fireTime, shard);
+        const ran = byOcc.has(occ);
+        const handled = ran || skipped.has(occ) || spans.some(([a, b]) => fireTime >= a && fireTime <= b);
+        if (!handled) {
+          violations.push({
+            kind: 'lost-fire-time',
+            occ,
+            message: 'no node ran it, skipped it for overlap, or reported it as a skipped misfire',
+          });
+        } else if (ran && job.mustFinish && !succeeded.has(occ)) {
+          violations.push({
+            kind: 'unfinished',
+            occ,
+            message:
+              'it started but was never stored as succeeded (recover is on and the handler never fails)',
+          });
+        }
+      }
+    }
+  }
+  return violations;
+}

@@ -1,0 +1,160 @@
+import type { Duration } from '../../core/duration.js';
+import { invalidArgument } from '../../core/errors.js';
+import type { JobOptions } from '../../scheduler/job-options.js';
+import type { JobContext } from '../../scheduler/types.js';
+import type { Store } from '../../store/types.js';
+import { Rng } from './random.js';
+
+/** What a simulated handler may use besides its `ctx`: waiting and randomness on the simulation's terms. */
+export interface SimContext {
+  /** Waits on the node's virtual clock (never use real timers in a simulated handler); resolves early when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Seeded uniform randomness in [0, 1). */
+  random(): number;
+  /** Virtual ms since the simulation began. */
+  now(): number;
+}
+
+export interface SimJob {
+  name: string;
+  /** The options you pass to `scheduler.define` (the real validation applies). */
+  options: JobOptions;
+  /**
+   * Your handler, run by the real scheduler on virtual time. It must wait only through
+   * `sim.sleep` (or `ctx.signal`). Default: works for `runMs` (honouring `ctx.signal`), then
+   * succeeds, or throws with probability `failRate`.
+   */
+  handler?: (ctx: JobContext, sim: SimContext) => unknown;
+  /** The default handler's run time, drawn from [min, max] ms (default [20, 300]). */
+  runMs?: [number, number];
+  /** The default handler's failure probability (default 0). */
+  failRate?: number;
+}
+
+export interface SimFaults {
+  /** Round-trip time of each store call, drawn from [min, max] ms (default [2, 20]). */
+  latencyMs?: [number, number];
+  /** A call's request never reaches the store (caller times out). */
+  lostRequestRate?: number;
+  /** The store applies a call but its reply is lost (caller times out: it cannot know). */
+  lostReplyRate?: number;
+  /** How many times a faulty node is cut off from the store, each for `partitionMs`. */
+  partitions?: number;
+  partitionMs?: [number, number];
+  /** How many times a faulty node crashes (no drain, no stop) and comes back after `downMs`, with its old id or a new one. */
+  crashes?: number;
+  downMs?: [number, number];
+  /** A node's local clock runs fast or slow by up to this fraction (0.01 = 1 %). */
+  clockDriftRate?: number;
+  /** A node's local monotonic clock starts up to this many ms off (oncely never compares local clocks: it should not matter). */
+  clockSkewMs?: number;
+  /** Chance that a node's timer fires late (a busy event loop, a GC pause), by up to `stallMs`. */
+  stallRate?: number;
+  stallMs?: number;
+}
+
+/** The fault events of one run, drawn from the seed (or given: shrinking removes them one by one). */
+export interface FaultPlan {
+  crashes: { node: number; at: number; downMs: number; newId: boolean }[];
+  partitions: { node: number; from: number; to: number }[];
+  /** Per node: local clock rate - 1, and origin offset. */
+  drift: number[];
+  skew: number[];
+}
+
+export interface SimulateOptions {
+  seed: number;
+  /** Scheduler nodes (default 3). */
+  nodes?: number;
+  jobs: SimJob[];
+  /** Virtual time simulated (default 60 s). */
+  durationMs?: number;
+  faults?: SimFaults;
+  /**
+   * The first this-many nodes get no faults but latency (default 1). With at least one, every
+   * fire time must be handled and (see checker.ts) every started occurrence finished.
+   */
+  healthyNodes?: number;
+  /**
+   * Faults stop this long before the end, so that recovery can finish before the liveness checks
+   * (default: the longest lease + the longest run + 2 polls + 5 s).
+   */
+  settleMs?: number;
+  /** A store call whose reply does not come fails after this long (default 1 s). */
+  storeTimeoutMs?: number;
+  /** Options every node's `createScheduler` gets. */
+  scheduler?: { pollInterval?: Duration; concurrency?: number };
+  /** An explicit fault plan instead of one drawn from the seed. */
+  plan?: FaultPlan;
+  /**
+   * The store server behind the simulated network (default: a `MemoryStore` on the virtual
+   * clock). Yours must be in-process and read time only from `clock` (store ms); the checker then
+   * judges the scheduler on top of it (a store that breaks the contract shows up as violations).
+   */
+  server?: (clock: () => number) => Store;
+  /** Violation kinds not to report (a known open issue you do not want to stop a sweep). */
+  ignore?: readonly string[];
+}
+
+export type Range = [number, number];
+
+export function checkRange(value: unknown, what: string): Range | undefined {
+  if (value === undefined) return undefined;
+  if (
+    !Array.isArray(value) ||
+    value.length !== 2 ||
+    !value.every((v) => typeof v === 'number' && Number.isFinite(v) && v >= 0) ||
+    value[0] > value[1]
+  )
+    throw invalidArgument(`simulate: ${what} must be [min, max] with 0 <= min <= max`);
+  return value as Range;
+}
+
+export function checkRate(value: unknown, what: string): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1))
+    throw invalidArgument(`simulate: ${what} must be a number from 0 to 1`);
+  return value;
+}
+
+/** Draws the fault plan from the seed: which faulty node, when, for how long. */
+export function drawPlan(
+  seed: number,
+  nodes: number,
+  healthy: number,
+  faults: SimFaults,
+  window: Range,
+): FaultPlan {
+  const rng = Rng.derive(seed, 'plan');
+  const faulty = Array.from({ length: nodes - healthy }, (_, i) => healthy + i);
+  const pick = () => faulty[rng.int(0, faulty.length - 1)]!;
+  const [from, to] = window;
+  const plan: FaultPlan = { crashes: [], partitions: [], drift: [], skew: [] };
+  for (let n = 0; n < nodes; n++) {
+    const isFaulty = n >= healthy;
+    const drift = faults.clockDriftRate ?? 0;
+    plan.drift.push(isFaulty && drift > 0 ? rng.between(-drift, drift) : 0);
+    plan.skew.push(rng.between(-(faults.clockSkewMs ?? 0), faults.clockSkewMs ?? 0));
+  }
+  if (faulty.length === 0 || to <= from) return plan;
+  const down = checkRange(faults.downMs, 'faults.downMs') ?? [500, 10_000];
+  for (let i = 0; i < (faults.crashes ?? 0); i++) {
+    plan.crashes.push({
+      node: pick(),
+      at: Math.round(rng.between(from, to)),
+      downMs: Math.round(rng.between(down[0], down[1])),
+      newId: rng.chance(0.5),
+    });
+  }
+  const cut = checkRange(faults.partitionMs, 'faults.partitionMs') ?? [1_000, 15_000];
+  for (let i = 0; i < (faults.partitions ?? 0); i++) {
+    const start = Math.round(rng.between(from, to));
+    plan.partitions.push({
+      node: pick(),
+      from: start,
+      to: Math.min(to, start + Math.round(rng.between(cut[0], cut[1]))),
+    });
+  }
+  plan.crashes.sort((a, b) => a.at - b.at);
+  return plan;
+}

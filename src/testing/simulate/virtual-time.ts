@@ -1,0 +1,133 @@
+import type { Clock } from '../../core/clock.js';
+
+interface Timer {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/** One turn of Node's event loop: every promise job queued before it has run when it resolves. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Virtual time: a queue of timers ordered by (time, insertion). `run` alternates between letting
+ * every pending promise job run (one `setImmediate` turn: Node drains the whole microtask queue,
+ * including jobs queued by jobs, before it runs the next macrotask) and firing the earliest timer.
+ * Nothing the simulated nodes do waits on a real timer or I/O — their clocks, store calls and
+ * handlers all end in timers of this queue — so when a turn ends, the simulated world is quiescent,
+ * and the order of everything is decided by the timer queue alone: one seed, one history.
+ */
+export class VirtualTime {
+  /** Virtual ms since the simulation began. */
+  now = 0;
+  /** Timers fired so far. */
+  fired = 0;
+  private seq = 0;
+  private readonly heap: Timer[] = [];
+
+  /** Calls `fn` at virtual time `at` (not before now). */
+  at(at: number, fn: () => void): Timer {
+    const timer: Timer = { at: Math.max(at, this.now), seq: this.seq++, fn, cancelled: false };
+    this.push(timer);
+    return timer;
+  }
+
+  /** Fires timers until none is left before `end`; then time stands at `end`. */
+  async run(end: number): Promise<void> {
+    for (;;) {
+      await turn();
+      const next = this.pop();
+      if (!next) break;
+      if (next.at > end) {
+        this.push(next);
+        break;
+      }
+      this.now = next.at;
+      this.fired++;
+      next.fn();
+    }
+    this.now = Math.max(this.now, end);
+  }
+
+  private earlier(a: Timer, b: Timer): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  private push(timer: Timer): void {
+    const h = this.heap;
+    h.push(timer);
+    let i = h.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.earlier(h[i]!, h[parent]!)) break;
+      [h[i], h[parent]] = [h[parent]!, h[i]!];
+      i = parent;
+    }
+  }
+
+  private pop(): Timer | undefined {
+    const h = this.heap;
+    for (;;) {
+      const top = h[0];
+      if (!top) return undefined;
+      const last = h.pop()!;
+      if (h.length > 0) {
+        h[0] = last;
+        let i = 0;
+        for (;;) {
+          const l = 2 * i + 1;
+          const r = l + 1;
+          let m = i;
+          if (l < h.length && this.earlier(h[l]!, h[m]!)) m = l;
+          if (r < h.length && this.earlier(h[r]!, h[m]!)) m = r;
+          if (m === i) break;
+          [h[i], h[m]] = [h[m]!, h[i]!];
+          i = m;
+        }
+      }
+      if (!top.cancelled) return top;
+    }
+  }
+}
+
+/**
+ * A simulated node's local monotonic clock: it runs at `rate` (1 + drift) against virtual time
+ * from an arbitrary origin (`offsetMs`: skew), and every sleep is a virtual timer. A timer may fire
+ * up to `stall` ms late (a busy event loop, a GC pause). Once the node crashes (`alive` false)
+ * nothing of it wakes up again: its sleeps and deferred calls never resolve.
+ */
+export class NodeClock implements Clock {
+  alive = true;
+
+  constructor(
+    private readonly time: VirtualTime,
+    private readonly rate: number,
+    private readonly offsetMs: number,
+    private readonly stall: () => number,
+  ) {}
+
+  monotonic(): number {
+    return this.offsetMs + this.time.now * this.rate;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        timer.cancelled = true;
+        signal?.removeEventListener('abort', onAbort);
+        if (this.alive) resolve();
+      };
+      const onAbort = () => done();
+      const timer = this.time.at(this.time.now + Math.max(0, ms) / this.rate + this.stall(), done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  defer(fn: () => void): void {
+    this.time.at(this.time.now, () => {
+      if (this.alive) fn();
+    });
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The deterministic simulator (oncely/testing): the real scheduler on N nodes, on virtual time,
+ * with a simulated network and faults. Same seed, same trace; a sweep of seeds with faults keeps
+ * the safety guarantees; a store that breaks the lease contract is caught; a crash mid-run is
+ * recovered with a higher token.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../src/store/memory.js';
+import type { Lease, LeaseRequest } from '../src/store/types.js';
+import { explore, type SimFaults, type SimJob, simulate } from '../src/testing/index.js';
+
+const tick: SimJob = { name: 'tick', options: { every: '1s', lockAtMostFor: '3s' }, runMs: [50, 1500] };
+const faults: SimFaults = {
+  latencyMs: [2, 60],
+  lostReplyRate: 0.03,
+  lostRequestRate: 0.02,
+  partitions: 2,
+  partitionMs: [500, 6_000],
+  crashes: 3,
+  downMs: [200, 4_000],
+  clockDriftRate: 0.02,
+  clockSkewMs: 60_000,
+  stallRate: 0.02,
+  stallMs: 300,
+};
+
+/** A store server that grants every acquire, held or not: two nodes can own one occurrence. */
+class GrantsEverything extends MemoryStore {
+  private fence = 1_000_000;
+  constructor(private readonly storeNow: () => number) {
+    super({ now: storeNow });
+  }
+  override async acquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
+    const now = Math.floor(this.storeNow());
+    await super.acquire(requests);
+    return requests.map((r) => ({
+      key: r.key,
+      owner: r.owner,
+      token: ++this.fence,
+      acquiredAt: now,
+      expiresAt: now + r.leaseMs,
+    }));
+  }
+}
+
+describe('simulate', () => {
+  it('replays a seed exactly: same seed, same trace; another seed, another trace', async () => {
+    const run = (seed: number) => simulate({ seed, nodes: 3, jobs: [tick], durationMs: 30_000, faults });
+    const [a, b, c] = [await run(7), await run(7), await run(8)];
+    expect(a.stats.runs).toBeGreaterThan(10);
+    expect(a.stats.crashes + a.stats.partitions + a.stats.lostReplies).toBeGreaterThan(0);
+    expect(b.trace).toEqual(a.trace);
+    expect(b.stats).toEqual({ ...a.stats, wallMs: b.stats.wallMs });
+    expect(c.trace).not.toEqual(a.trace);
+  });
+
+  it('keeps the safety guarantees over 200 seeds of crashes, partitions, lost messages and drift', async () => {
+    // lost-fire-time is a known open gap (a claim whose claimant vanished before recording it,
+    // under a later fire time's high-water mark, is never replayed): see the finding in
+    // docs/simulator.md. Everything else — overlap, fencing order, attempts, re-run after a
+    // stored success, recovery to a stored success — is checked.
+    const result = await explore({
+      seeds: 200,
+      nodes: 3,
+      jobs: [
+        tick,
+        { name: 'sharded', options: { every: '2s', lockAtMostFor: '3s', shards: 2, overlap: 'allow' } },
+      ],
+      durationMs: 30_000,
+      faults,
+      ignore: ['lost-fire-time'],
+      log: false,
+    });
+    expect(result.failure?.report).toBeUndefined();
+    expect(result.seedsRun).toBe(200);
+  }, 120_000);
+
+  it('recovers a run whose node crashed mid-run, within lease + one poll, with attempt + 1 and a higher token', async () => {
+    // n1 crashes at 11 s for good; whichever node goes first for long@+10s (spread.ts) is running
+    // its 4 s handler then. When it is n1, n2 must re-run it once n1's 2 s lease has lapsed.
+    const long: SimJob = {
+      name: 'long',
+      options: { every: '10s', lockAtMostFor: '2s' },
+      runMs: [4_000, 4_000],
+    };
+    let checked = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const result = await simulate({
+        seed,
+        nodes: 2,
+        jobs: [long],
+        durationMs: 40_000,
+        plan: {
+          crashes: [{ node: 0, at: 11_000, downMs: 60_000, newId: false }],
+          partitions: [],
+          drift: [0, 0],
+          skew: [0, 0],
+        },
+      });
+      expect(result.violations).toEqual([]);
+      const trace = result.trace.join('\n');
+      const dead = /n1 +start +long@\+10\.000s attempt=1 token=(\d+)/.exec(trace);
+      if (!dead) continue;
+      checked++;
+      const recovered = /(\d+\.\d+)s {2}n2 +start +long@\+10\.000s attempt=2 token=(\d+) source=recover/.exec(
+        trace,
+      );
+      expect(recovered).not.toBeNull();
+      expect(Number(recovered![2])).toBeGreaterThan(Number(dead[1]));
+      // Lease 2 s (renewed at most once before 11 s: lapses by 13.1 s) + one 1 s poll + latency.
+      expect(Number(recovered![1])).toBeLessThan(14.2);
+      expect(trace).toMatch(/n2 +stored +long@\+10\.000s succeeded token=\d+ attempt=2/);
+    }
+    expect(checked).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('catches a store that grants held leases: two runs of one occurrence at once', async () => {
+    const result = await simulate({
+      seed: 1,
+      nodes: 3,
+      jobs: [
+        { name: 'tick', options: { every: '1s', lockAtMostFor: '3s', overlap: 'allow' }, runMs: [300, 900] },
+      ],
+      durationMs: 20_000,
+      server: (clock) => new GrantsEverything(clock),
+    });
+    expect(result.ok).toBe(false);
+    const kinds = new Set(result.violations.map((v) => v.kind));
+    expect([...kinds].some((k) => k === 'overlap' || k === 'rerun-after-success')).toBe(true);
+  });
+
+  it('explore stops at the first failing seed and prints it with a shrunk trace', async () => {
+    const lines: string[] = [];
+    const result = await explore({
+      seeds: 5,
+      nodes: 3,
+      jobs: [
+        { name: 'tick', options: { every: '1s', lockAtMostFor: '3s', overlap: 'allow' }, runMs: [300, 900] },
+      ],
+      durationMs: 20_000,
+      faults: { crashes: 2, partitions: 1 },
+      server: (clock) => new GrantsEverything(clock),
+      log: (text) => lines.push(text),
+    });
+    expect(result.ok).toBe(false);
+    expect(result.seedsRun).toBe(1);
+    const report = lines.join('\n');
+    expect(report).toContain('with seed 1');
+    // Shrunk: the faults played no part, so none is left in the replay plan.
+    expect(result.failure!.options.plan!.crashes).toEqual([]);
+    expect(result.failure!.options.plan!.partitions).toEqual([]);
+    expect(report).toMatch(/\d+\.\d{3}s {2}n\d +start +tick@\+\d+\.000s attempt=1 token=\d+/);
+    // And the replay options reproduce it.
+    const again = await simulate({
+      ...result.failure!.options,
+      server: (clock) => new GrantsEverything(clock),
+    });
+    expect(again.violations).toEqual(result.failure!.result.violations);
+  });
+});
