@@ -10,8 +10,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedOccurrences } from '../src/testing/index.js';
 import { type CliProcess, requireBuiltCli, runCli, sleep, startCli, until } from './fixtures/cli/cli.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { expectHistoryHolds } from './harness/history.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-cli-cluster-'));
 beforeAll(() => requireBuiltCli());
@@ -76,7 +78,7 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
       // On a loaded 2-core test machine a claim may come late; up to 3 s late still counts as
       // on time (run), so a slow tick cannot turn into a skipped-misfire hole.
       '    misfireThreshold: 3s',
-      '    command: echo "$ONCELY_JOB $ONCELY_FIRE_TIME $ONCELY_NODE" >> "$LEDGER" && echo "ran on $ONCELY_NODE"',
+      '    command: echo "$ONCELY_JOB $ONCELY_FIRE_TIME $ONCELY_NODE $ONCELY_TOKEN $ONCELY_ATTEMPT" >> "$LEDGER" && echo "ran on $ONCELY_NODE"',
       '    env:',
       `      LEDGER: ${JSON.stringify(ledgerPath)}`,
       '  - name: manual',
@@ -216,6 +218,29 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
       }
     }
     expect(holes, evidence()).toEqual([]);
+    // The history checker over the ledger (each line: job, fire time, node, token, attempt): no
+    // duplicate, no stale token, no fire time lost outside the pause.
+    const sinceFirst =
+      sorted.length === 0
+        ? []
+        : expectedOccurrences('tick', { every: '1s' }, { from: sorted[0]!, to: sorted.at(-1)! });
+    expectHistoryHolds({
+      records: ledger.seen.map(({ line, at }) => {
+        const [job, fireTime, node, token, attempt] = line.split(' ');
+        return {
+          node: node!,
+          job: job!,
+          fireTime: Date.parse(fireTime!),
+          attempt: Number(attempt),
+          token: Number(token),
+          source: Number(attempt) > 1 ? ('recover' as const) : ('schedule' as const),
+          event: 'start' as const,
+          at,
+        };
+      }),
+      jobs: [{ job: 'tick', leaseMs: 30_000 }],
+      expected: sinceFirst.filter((e) => e.fireTime < pausedAt - 2000 || e.fireTime > resumedAt + 1000),
+    });
     // Both survivors took part after the kill (not required for correctness, but a sign the
     // work is shared): at least one ran something after it.
     expect(ledger.seen.slice(afterKill).some((l) => survivors.includes(l.line.split(' ')[2]!))).toBe(true);

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { spawnTsx, type TsxChild } from './harness/child.js';
+import { expectHistoryHolds } from './harness/history.js';
 
 const entry = fileURLToPath(new URL('./fixtures/nest/node.ts', import.meta.url));
 const tsconfig = fileURLToPath(new URL('./fixtures/nest/tsconfig.json', import.meta.url));
@@ -90,6 +91,20 @@ describe.skipIf(postgres.skip)('NestJS application, 3 instances on one PostgreSQ
       const missing = expected.filter((t) => !byFire.has(t));
       expect(missing, `${job}: fire times nobody ran`).toEqual([]);
       expect(expected.length).toBeGreaterThanOrEqual(4);
+      // The history checker over the same runs: no duplicate, no lost fire time, in one pass.
+      expectHistoryHolds({
+        records: runs
+          .filter((r) => r.job === job)
+          .map((r) => ({
+            ...r,
+            attempt: 1,
+            source: 'schedule' as const,
+            event: 'start' as const,
+            at: r.fireTime,
+          })),
+        jobs: [{ job, leaseMs: 30_000 }],
+        expected: expected.map((fireTime) => ({ job, fireTime })),
+      });
     }
     // The instances really raced for the @Cron fire times: the losers' ticks were refused.
     const cronRefusals = refused.filter((r) => r.method === 'Jobs.everySecond');

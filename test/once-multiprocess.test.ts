@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { spawnTsx, type TsxChild } from './harness/child.js';
+import { expectHistoryHolds } from './harness/history.js';
 
 const script = fileURLToPath(new URL('./fixtures/once-node.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'oncely-once-mp-'));
@@ -91,6 +92,23 @@ function check(outputs: Line[][]) {
   // Fire times are whole seconds; every run got its own fencing token.
   for (const r of runs) expect(r.fireTime! % 1000).toBe(0);
   expect(new Set(runs.map((r) => r.token)).size).toBe(runs.length);
+  // The history checker: once() has no attempts or recoveries, so any second start of a fire
+  // time is a duplicate, and every fire time an on-time replica ticked for must have started.
+  const checked = expectHistoryHolds({
+    records: runs.map((r) => ({
+      node: `replica-${r.replica}`,
+      job: 'every-second',
+      fireTime: r.fireTime!,
+      attempt: 1,
+      token: r.token!,
+      source: 'schedule' as const,
+      event: 'start' as const,
+      at: r.fireTime!,
+    })),
+    jobs: [{ job: 'every-second', leaseMs: 30_000 }],
+    expected: [...onTimeFireTimes].map((fireTime) => ({ job: 'every-second', fireTime })),
+  });
+  expect(checked.occurrences).toBe(runsOf.size);
 }
 
 describe.concurrent('once() with three replicas ticking every second', () => {

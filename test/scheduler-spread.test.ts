@@ -14,8 +14,10 @@ import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import type { NodeState } from '../src/scheduler/node-state.js';
 import { hash32, SPREAD_GRACE_MS, Spread, spreadGrace } from '../src/scheduler/spread.js';
 import type { Store } from '../src/store/types.js';
+import { expectedOccurrences } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { spawnTsx } from './harness/child.js';
+import { expectHistoryHolds, runsFromLines } from './harness/history.js';
 import { until } from './harness/scheduler-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-spread-'));
@@ -378,6 +380,17 @@ describe('spread: nodes in processes of their own (SQLite)', () => {
       }
       const of = (f: number) => starts.filter((l) => l.fireTime === f).map((l) => l.shard);
       expect(new Set(of(killed))).toEqual(new Set([0, 1, 2, 3]));
+      // The history checker: no duplicate, growing tokens, and every shard item of every fire
+      // time from the killed one to the last one seen started (or was skipped on record).
+      const { records, skips } = runsFromLines(all.flatMap((c) => c.lines));
+      const last = Math.max(...starts.map((l) => l.fireTime!));
+      const checked = expectHistoryHolds({
+        records,
+        skips,
+        jobs: [{ job, leaseMs: 2000 }],
+        expected: expectedOccurrences(job, { every: '2s' }, { from: killed, to: last - 2000, shards: 4 }),
+      });
+      expect(checked.recoveries).toBe(hung.length);
     } finally {
       for (const c of all) if (c.child.process.exitCode === null) c.child.process.kill('SIGKILL');
     }
@@ -433,6 +446,17 @@ describe('spread: 4 node processes on PostgreSQL', () => {
         // Each took its own share at the fire time: few, if any, waited for a takeover grace.
         const late = all.filter((l) => l.startedAt! - l.fireTime! >= SPREAD_GRACE_MS);
         expect(late.length).toBeLessThan(40);
+        // The history checker: each of the 400 occurrences started once, none lost.
+        const checked = expectHistoryHolds({
+          ...runsFromLines(procs.flatMap((p) => p.lines)),
+          jobs: [{ job, leaseMs: 30_000 }],
+          expected: Array.from({ length: 400 }, (_, i) => ({
+            job,
+            scheduleId: `u${i}`,
+            fireTime: at.getTime(),
+          })),
+        });
+        expect(checked.occurrences).toBe(400);
       } finally {
         for (const p of procs) if (p.child.process.exitCode === null) p.child.process.kill('SIGKILL');
         await store.close();

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/store/sqlite.js';
 import { spawnTsx, type TsxChild } from './harness/child.js';
+import { expectHistoryHolds } from './harness/history.js';
 
 const worker = fileURLToPath(new URL('./fixtures/sqlite-worker.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'oncely-sqlite-mp-'));
@@ -42,6 +43,12 @@ describe('sqlite shared by several processes', () => {
       expect(state.tokens).toHaveLength(children.length * rounds);
       for (let i = 1; i < state.tokens.length; i++)
         expect(state.tokens[i]!).toBeGreaterThan(state.tokens[i - 1]!);
+      // The history checker's fenced-sink check over the record's writes, in holding order.
+      expectHistoryHolds({
+        records: [],
+        jobs: [],
+        writes: state.tokens.map((token) => ({ resource: `state:${name}`, token, accepted: true })),
+      });
     }
     await store.close();
   }, 120_000);

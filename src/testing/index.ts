@@ -34,3 +34,24 @@ export function describeStore(name: string, factory: StoreFactory, options?: Des
   }
   suite.describeStore(name, factory, options);
 }
+
+export {
+  type CheckInput,
+  type CheckResult,
+  checkHistory,
+  type DuplicateKind,
+  type ExpectedOccurrence,
+  type FencedWrite,
+  formatViolations,
+  type JobFacts,
+  occurrenceKey,
+  type RunRecord,
+  type SkipRecord,
+  type Violation,
+} from './history-check.js';
+export {
+  expectedOccurrences,
+  recordFromStarted,
+  recordsFromHistory,
+  skipFromEvent,
+} from './history-records.js';

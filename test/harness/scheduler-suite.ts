@@ -24,8 +24,10 @@ import type {
   SchedulerOptions,
 } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
+import { recordsFromHistory } from '../../src/testing/history-records.js';
 import { spawnTsx } from './child.js';
 import { recordEvents } from './events.js';
+import { expectHistoryHolds, runsFromLines } from './history.js';
 
 /** Opens a new store instance (own connections) on the storage under test. */
 export type OpenStore = () => Promise<Store>;
@@ -962,6 +964,13 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
             [2, second.node, 'succeeded', 'recover'],
           ]);
           expect(children.flatMap((c) => c.lines).filter((l) => l.event === 'start')).toHaveLength(2);
+          // The history checker over both views (the nodes' events and the store's history).
+          const { records } = runsFromLines(children.flatMap((c) => c.lines));
+          const checked = expectHistoryHolds({
+            records: [...records, ...recordsFromHistory(history)],
+            jobs: [{ job, leaseMs: 2000 }],
+          });
+          expect([checked.occurrences, checked.recoveries]).toEqual([1, 1]);
         } finally {
           for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL');
         }

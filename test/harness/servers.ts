@@ -5,7 +5,15 @@
  * `stop` that kills it and removes the directory. Nothing touches the machine's own services.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +24,21 @@ const run = promisify(execFile);
 export interface RunningServer {
   url: string;
   stop(): Promise<void>;
+  /**
+   * Stops the server and starts it again on the same port and data directory (a store restart
+   * for fault tests). PostgreSQL keeps its data; Redis only when started with `persist`.
+   */
+  restart?(): Promise<void>;
+}
+
+/** Stops a server process and waits for its exit (PostgreSQL: SIGINT is its fast shutdown). */
+async function halt(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 /** A TCP port nobody listens on right now (the kernel picks it). */
@@ -154,7 +177,7 @@ export async function startPostgres(): Promise<RunningServer> {
     '-c',
     'max_connections=300',
   ]);
-  const child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
+  let child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
   const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   // The port opens before recovery ends: until then connections are refused with "the database
   // system is starting up" (seen on a busy machine). Ready is when a query answers.
@@ -167,6 +190,17 @@ export async function startPostgres(): Promise<RunningServer> {
     async stop() {
       await kill(child);
       rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      // Fast shutdown (SIGINT) goes to the postmaster itself: as root `child` is runuser, which
+      // does not pass SIGINT on.
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      process.kill(postmaster, 'SIGINT');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      await halt(child, 'SIGKILL');
+      child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
+      await untilQueryAnswers(url, 60_000);
     },
   };
 }
@@ -252,36 +286,40 @@ export async function startMariadb(): Promise<RunningServer> {
   };
 }
 
-/** Redis with the settings oncely requires (noeviction), nothing persisted: `redis://127.0.0.1:<port>`. */
-export async function startRedis(): Promise<RunningServer> {
+/**
+ * Redis with the settings oncely requires (noeviction): `redis://127.0.0.1:<port>`. Nothing is
+ * persisted, unless `persist` (an append-only file fsynced on every write, kept across `restart`).
+ */
+export async function startRedis(options: { persist?: boolean } = {}): Promise<RunningServer> {
   const dir = tempDir('redis');
   const port = await freePort();
-  const child = await spawnServer(
-    'Redis',
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--maxmemory-policy',
-      'noeviction',
-      '--maxclients',
-      '1000',
-    ],
-    { port, timeoutMs: 30_000 },
-  );
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    options.persist ? 'yes' : 'no',
+    ...(options.persist ? ['--appendfsync', 'always'] : []),
+    '--dir',
+    dir,
+    '--maxmemory-policy',
+    'noeviction',
+    '--maxclients',
+    '1000',
+  ];
+  let child = await spawnServer('Redis', 'redis-server', args, { port, timeoutMs: 30_000 });
   return {
     url: `redis://127.0.0.1:${port}`,
     async stop() {
       await kill(child);
       rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      await halt(child, 'SIGTERM');
+      child = await spawnServer('Redis', 'redis-server', args, { port, timeoutMs: 30_000 });
     },
   };
 }

@@ -1,0 +1,105 @@
+/**
+ * Turns what oncely reports — `scheduler.history()` entries, run events, misfire/overlap skips,
+ * a trigger's fire times — into the checker's input (see history-check.ts). Pure.
+ */
+import { compileTrigger, nextFireTimes, type Trigger } from '../schedule/index.js';
+import type { HistoryEntry, SchedulerEvents } from '../scheduler/types.js';
+import type { ExpectedOccurrence, RunRecord, SkipRecord } from './history-check.js';
+
+const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+
+/**
+ * A start record per history entry, plus a finish record for each that ended (on the store clock).
+ *
+ * @example
+ * const records = recordsFromHistory(await scheduler.history({ job: 'report', limit: 1000 }));
+ */
+export function recordsFromHistory(entries: readonly HistoryEntry[]): RunRecord[] {
+  const out: RunRecord[] = [];
+  for (const e of entries) {
+    const base = {
+      node: e.node,
+      job: e.job,
+      ...opt('scheduleId', e.scheduleId),
+      fireTime: e.fireTime.getTime(),
+      ...opt('shard', e.shard),
+      attempt: e.attempt,
+      token: e.token,
+      source: e.source,
+    };
+    if (e.status === 'skipped') continue;
+    out.push({ ...base, event: 'start', at: e.startedAt.getTime() });
+    if (e.finishedAt && e.status !== 'running')
+      out.push({ ...base, event: 'finish', status: e.status, at: e.finishedAt.getTime() });
+  }
+  return out;
+}
+
+/** A start record from a `started` event (its `startedAt` is on the store clock). */
+export function recordFromStarted(e: SchedulerEvents['started']): RunRecord {
+  return {
+    node: e.node,
+    job: e.job,
+    ...opt('scheduleId', e.scheduleId),
+    fireTime: e.fireTime.getTime(),
+    ...opt('shard', e.shard),
+    attempt: e.attempt,
+    token: e.token,
+    source: e.source,
+    event: 'start',
+    at: e.startedAt.getTime(),
+  };
+}
+
+/** The skip a `misfired` event with action `skipped`, or an overlap `skipped` event, records. */
+export function skipFromEvent(
+  e: SchedulerEvents['misfired'] | SchedulerEvents['skipped'],
+): SkipRecord | undefined {
+  if ('action' in e) {
+    if (e.action !== 'skipped') return undefined;
+    return {
+      job: e.job,
+      ...opt('scheduleId', e.scheduleId),
+      from: e.firstFireTime.getTime(),
+      to: e.fireTime.getTime(),
+      reason: 'misfire',
+    };
+  }
+  return {
+    job: e.job,
+    ...opt('scheduleId', e.scheduleId),
+    ...opt('shard', e.shard),
+    from: e.fireTime.getTime(),
+    to: e.fireTime.getTime(),
+    reason: 'overlap',
+  };
+}
+
+/**
+ * The occurrences a trigger makes due in `[from, to]` (epoch ms, inclusive), one per shard when
+ * `shards` is given.
+ *
+ * @example
+ * expectedOccurrences('tick', { every: '1s' }, { from: t0, to: t1 });
+ */
+export function expectedOccurrences(
+  job: string,
+  trigger: Trigger,
+  window: { from: number; to: number; shards?: number; scheduleId?: string },
+): ExpectedOccurrence[] {
+  const compiled = compileTrigger(trigger);
+  const out: ExpectedOccurrence[] = [];
+  let after = window.from - 1;
+  for (;;) {
+    const batch = nextFireTimes(compiled, after, 1000).filter((t) => t <= window.to);
+    for (const fireTime of batch) {
+      if (window.shards === undefined) out.push({ job, ...opt('scheduleId', window.scheduleId), fireTime });
+      else
+        for (let shard = 0; shard < window.shards; shard++)
+          out.push({ job, ...opt('scheduleId', window.scheduleId), fireTime, shard });
+    }
+    if (batch.length < 1000) return out;
+    after = batch.at(-1)!;
+  }
+}
