@@ -118,6 +118,8 @@ export class DueIndex {
   ): Promise<{ due: StoredRecord[]; notDueAt: number | undefined; truncated?: 'full' | 'pages' }> {
     const s = this.state;
     const due: StoredRecord[] = [];
+    // Past the grace, entries another live node goes first for (see the comment at the loop).
+    const others: StoredRecord[] = [];
     let heldUntil: number | undefined;
     const notDue = (at: number | undefined) =>
       heldUntil === undefined ? at : Math.min(at ?? Number.POSITIVE_INFINITY, heldUntil);
@@ -132,14 +134,17 @@ export class DueIndex {
         const job = (JSON.parse(r.value) as { job: string }).job;
         const defined = s.defined.get(job);
         if (!defined || s.paused.has(job)) continue;
-        // Another node goes first for all of it (spread.ts): read again when the grace is over,
-        // and by then it has usually moved on. Not counted against `want`: each node reads its share.
-        if (fireTime + SPREAD_GRACE_MS > now) {
-          const id = parseDueEntry(r.key).id;
-          if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
+        // Another node goes first for all of it (spread.ts): within the grace, read again when it
+        // is over (by then it has usually moved on); past the grace it is taken over only with
+        // slots this node's own share leaves free (work stealing, see `steal`). Either way not
+        // counted against `want`: each node reads its own share first, so that nodes working
+        // through tens of thousands due at once do not all claim the same entries in key order.
+        const id = parseDueEntry(r.key).id;
+        if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
+          if (fireTime + SPREAD_GRACE_MS > now) {
             heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, fireTime + SPREAD_GRACE_MS);
-            continue;
-          }
+          } else if (others.length < want) others.push(r);
+          continue;
         }
         due.push(r);
         if (due.length >= want) {
@@ -147,11 +152,11 @@ export class DueIndex {
           return { due, notDueAt: notDue(undefined), truncated: 'full' };
         }
       }
-      if (records.length < limit) return { due, notDueAt: notDue(undefined) };
+      if (records.length < limit) return { due: steal(due, others, want), notDueAt: notDue(undefined) };
       after = records.at(-1)!.key;
     }
     this.resumeAfter = after;
-    return { due, notDueAt: notDue(undefined), truncated: 'pages' };
+    return { due: steal(due, others, want), notDueAt: notDue(undefined), truncated: 'pages' };
   }
 
   /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
@@ -198,4 +203,17 @@ export class DueIndex {
     }
     return out;
   }
+}
+
+/**
+ * This node's own due entries, then — with the slots they leave — entries past their grace that
+ * other live nodes go first for, taken from the far end of what was read: their preferred nodes
+ * work through them from the near end (key order), so a node that ran out of its own work helps
+ * with the others' without claiming the same entries they are claiming at the same moment. What
+ * is not taken is read again later (the preferred node has usually run it by then).
+ */
+function steal(own: StoredRecord[], others: StoredRecord[], want: number): StoredRecord[] {
+  const room = want - own.length;
+  if (room <= 0 || others.length === 0) return own;
+  return [...own, ...others.slice(-room)];
 }
