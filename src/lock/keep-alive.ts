@@ -9,7 +9,7 @@ export interface Renewable {
   readonly name: string;
   /** Local monotonic time by which the lease may have ended (measured from before the last grant/extend). */
   readonly localDeadline: number;
-  /** Extends to now + leaseMs; `false` when the lease is gone. */
+  /** Extends to now + leaseMs (never shorter than it already runs); `false` when the lease is gone. */
   extend(leaseMs: number): Promise<boolean>;
 }
 

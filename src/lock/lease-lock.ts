@@ -76,7 +76,11 @@ export class LeaseLock implements Lock {
       return false;
     }
     this.until = new Date(expiresAt);
-    this.deadline = sentAt + atMostMs;
+    // A store extend never shortens the lease (a lock table's may: ShedLock's own semantics), so
+    // an earlier local deadline still bounds it.
+    this.deadline = this.table ? sentAt + atMostMs : Math.max(this.deadline, sentAt + atMostMs);
+    // expiresAt - atMostMs is the store's now when the extend moved the end; when the lease already
+    // ran longer it is later than now, and the hold errs long (never past the end the lock had).
     if (atLeastMs !== undefined && atLeastMs > 0)
       this.holdUntil = Math.max(this.holdUntil, expiresAt - atMostMs + atLeastMs);
     return true;

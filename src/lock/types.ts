@@ -34,8 +34,12 @@ export interface Lock extends AsyncDisposable {
   /** True once released, or once the lease is known to be lost. */
   readonly released: boolean;
   /**
-   * Renews the lease to `now + lockAtMostFor` (store clock); `lockAtLeastFor`, if given, is counted
-   * from now too. `false` when the lease already expired or was taken over: it is never revived.
+   * Renews the lease to `now + lockAtMostFor` (store clock), **never shorter** than it already
+   * runs: `extend('1s')` on a lock held for 10 more minutes keeps the 10 minutes (a late renewal
+   * must not cut a hold short). In a ShedLock table (`shedlockTable`) extend keeps ShedLock's own
+   * semantics and sets exactly `now + lockAtMostFor`. `lockAtLeastFor`, if given, is counted from
+   * `lockedUntil - lockAtMostFor` (now, when the end moved). `false` when the lease already expired
+   * or was taken over: it is never revived.
    */
   extend(lockAtMostFor: Duration, lockAtLeastFor?: Duration): Promise<boolean>;
   /** Releases (honouring lockAtLeastFor). `false` if the lease had already been lost or released. */

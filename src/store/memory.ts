@@ -125,7 +125,8 @@ export class MemoryStore extends BaseStore {
     const now = this.clock();
     const lease = this.live(key, now);
     if (!lease || lease.token !== token) return null;
-    lease.expiresAt = now + leaseMs;
+    // Never shortens: a late extend must not cut a release's hold (lockAtLeastFor, "done") short.
+    lease.expiresAt = Math.max(lease.expiresAt, now + leaseMs);
     return lease.expiresAt;
   }
 

@@ -149,8 +149,12 @@ export interface Store extends AsyncDisposable {
   acquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]>;
 
   /**
-   * Extends a lease to `now + leaseMs` if `token` still holds it and it has not expired. Returns the
-   * new `expiresAt`, or `null` when the lease is gone (expired, released, or taken over).
+   * Extends a lease if `token` still holds it and it has not expired: `expiresAt` becomes
+   * `max(expiresAt, now + leaseMs)`, and that is returned; `null` when the lease is gone (expired,
+   * released without a hold, or taken over). An extend **never shortens** a lease: a release with `holdUntil`
+   * (lockAtLeastFor, a "done" marker) leaves the lease live under the same token, and an extend
+   * sent before that release but applied after it (a lost reply, another pooled connection) must
+   * not cut the hold short — a late node would then take the key and run the fire time again.
    */
   extend(key: string, token: number, leaseMs: number): Promise<number | null>;
 

@@ -4,7 +4,8 @@ import { expectCode, type SuiteContext, sleep } from './suite-context.js';
 /**
  * Conformance: the lease SPI under `tryLock` — batched `acquire` granting only free keys (one
  * answer per request, unique tokens), `listLeases` by prefix in key order, `release` with
- * `holdUntil`, and bad SPI input refused before anything is stored.
+ * `holdUntil`, `extend` that lengthens but never shortens (not even a release's hold), and bad SPI
+ * input refused before anything is stored.
  */
 export function describeLeases(ctx: SuiteContext): void {
   describe('leases (Store SPI)', () => {
@@ -57,6 +58,45 @@ export function describeLeases(ctx: SuiteContext): void {
       expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1000 }]))[0]).toBeNull();
       await sleep(550);
       expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1000 }]))[0]).not.toBeNull();
+    });
+
+    it('extends a lease to now + leaseMs, keeping token and owner', async () => {
+      const key = ctx.unique('extend-longer');
+      const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 1_000 }]);
+      const before = await ctx.store.now();
+      const until = await ctx.store.extend(key, lease!.token, 60_000);
+      expect(until).toBeGreaterThanOrEqual(before + 60_000);
+      const held = await ctx.store.inspect(key);
+      expect(held).toMatchObject({ token: lease!.token, owner: 'o', expiresAt: until });
+    });
+
+    it('never shortens a lease: a shorter extend keeps (and answers) the later end', async () => {
+      const key = ctx.unique('extend-shorter');
+      const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 60_000 }]);
+      expect(await ctx.store.extend(key, lease!.token, 1_000)).toBe(lease!.expiresAt);
+      expect((await ctx.store.inspect(key))?.expiresAt).toBe(lease!.expiresAt);
+    });
+
+    it('never cuts a release’s hold short: a late extend by the same token keeps holdUntil', async () => {
+      // The scheduler's "done" hold: an extend sent before the release but applied after it (a
+      // lost reply, another pooled connection) must not let a late node take the key again.
+      const key = ctx.unique('extend-after-hold');
+      const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 10_000 }]);
+      const holdUntil = (await ctx.store.now()) + 60_000;
+      expect(await ctx.store.release(key, lease!.token, holdUntil)).toBe(true);
+      expect(await ctx.store.extend(key, lease!.token, 1_000)).toBeGreaterThanOrEqual(holdUntil);
+      expect(await ctx.store.extend(key, lease!.token, 100)).toBeGreaterThanOrEqual(holdUntil);
+      await sleep(250); // past the 100 ms a shortening extend would have left
+      expect((await ctx.store.inspect(key))?.expiresAt).toBeGreaterThanOrEqual(holdUntil);
+      expect((await ctx.store.acquire([{ key, owner: 'p', leaseMs: 1_000 }]))[0]).toBeNull();
+    });
+
+    it('answers null to an extend after a plain release', async () => {
+      const key = ctx.unique('extend-released');
+      const [lease] = await ctx.store.acquire([{ key, owner: 'o', leaseMs: 10_000 }]);
+      expect(await ctx.store.release(key, lease!.token)).toBe(true);
+      expect(await ctx.store.extend(key, lease!.token, 10_000)).toBeNull();
+      expect(await ctx.store.inspect(key)).toBeNull();
     });
 
     it('lets exactly one of 8 racing releases of one token answer true', async () => {

@@ -106,6 +106,18 @@ export function describeLocks(ctx: SuiteContext): void {
       await lock!.release();
     });
 
+    it('never shortens a lock: extend(1s) on a 10-minute lock keeps the 10 minutes', async () => {
+      const name = ctx.unique('extend-shorter');
+      const lock = await ctx.store.tryLock({ name, lockAtMostFor: '10m' });
+      const until = lock!.lockedUntil.getTime();
+      const deadline = lock!.localDeadline;
+      expect(await lock!.extend('1s')).toBe(true);
+      expect(lock!.lockedUntil.getTime()).toBe(until);
+      expect(lock!.localDeadline).toBe(deadline); // the keep-alive's abort point does not move in
+      expect((await ctx.store.inspect(LOCK_KEY_PREFIX + name))?.expiresAt).toBe(until);
+      await lock!.release();
+    });
+
     it('refuses to extend an expired lock, even if nobody took it over', async () => {
       const lock = await ctx.store.tryLock({ name: ctx.unique('extend-expired'), lockAtMostFor: 200 });
       await sleep(350);

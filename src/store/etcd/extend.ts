@@ -2,7 +2,10 @@ import { decodeLease, encodeLease, type Layout, leaseToken } from './layout.js';
 import { type EtcdClientLike, put, unchanged } from './txn.js';
 
 /**
- * extend — move a held lease's end to now + leaseMs, only for the token that holds it.
+ * extend — move a held lease's end to max(expiresAt, now + leaseMs), only for the token that holds
+ * it. Never shortens: a late extend must not cut a release's hold (lockAtLeastFor, "done") short
+ * (see Store.extend). When the lease already runs past now + leaseMs nothing is written: the
+ * answer is the expiry read, which held under this token at the instant of the read.
  *
  * Reads the lease (one Range), checks token and expiry against the store time, and writes the new
  * value (token now in decimal: the rewrite changes the key's mod_revision, see ./layout.ts) with
@@ -30,6 +33,7 @@ export async function extendLease(
     const at = now();
     if (leaseToken(stored, kv.mod_revision, base) !== token || stored.expiresAt <= at) return null;
     const expiresAt = at + leaseMs;
+    if (expiresAt <= stored.expiresAt) return stored.expiresAt;
     const response = await client.kv.txn({
       compare: [unchanged(kv)],
       success: [

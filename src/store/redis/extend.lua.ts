@@ -1,5 +1,7 @@
 /**
- * extend — move a held lease's end to now + leaseMs, only for the token that holds it.
+ * extend — move a held lease's end to max(expiresAt, now + leaseMs), only for the token that
+ * holds it. Never shortens: a late extend must not cut a release's hold (lockAtLeastFor, "done")
+ * short (see Store.extend).
  *
  * KEYS[1]  the store's key base, `{<prefix>}`
  * ARGV[1]  key; ARGV[2] token (decimal); ARGV[3] leaseMs (whole number > 0)
@@ -7,7 +9,7 @@
  *          by another token).
  *
  * Rewrites `lease:<key>` with the new expiry (PXAT) and moves its `lease-exp` score; the token,
- * acquiredAt and owner are kept.
+ * acquiredAt and owner are kept. When the lease already runs past now + leaseMs nothing is written.
  *
  * Atomic: the token check, the "not expired yet" check against `TIME` and the write are one script,
  * so an expired lease is never revived, even if nobody took it over. `TIME` before writes is fine:
@@ -25,6 +27,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if tonumber(expires) <= now then return false end
 local newExpiry = now + tonumber(ARGV[3])
+if newExpiry <= tonumber(expires) then return tonumber(expires) end
 local text = string.format('%d', newExpiry)
 redis.call('SET', leaseKey, text .. string.sub(current, #expires + 1), 'PXAT', text)
 if redis.call('ZADD', base .. 'lease-exp', text, key) == 1 then redis.call('ZADD', base .. 'leases', 0, key) end

@@ -6,8 +6,9 @@ import { PG_NOW_CTE } from './clock.js';
 /**
  * extend (PostgreSQL): one UPDATE … RETURNING.
  *
- * Takes: key, token, leaseMs. Returns: the new expires_at (= now + leaseMs), or no row when the
- * token does not hold an unexpired lease on the key.
+ * Takes: key, token, leaseMs. Returns: the new expires_at = greatest(expires_at, now + leaseMs) —
+ * an extend never shortens a lease, so a late one cannot cut a release's hold short (see
+ * Store.extend) — or no row when the token does not hold an unexpired lease on the key.
  *
  * Why it is atomic in one round trip: a single statement; the UPDATE locks the row and re-checks
  * token and expiry against its newest version, so it can never extend a lease that was taken over
@@ -20,7 +21,7 @@ export function pgExtend(
   const statement: Statement = {
     name: `${t.prefix}extend`,
     text:
-      `${PG_NOW_CTE} UPDATE ${t.leases} AS l SET expires_at = c.now + $3::bigint FROM c ` +
+      `${PG_NOW_CTE} UPDATE ${t.leases} AS l SET expires_at = GREATEST(l.expires_at, c.now + $3::bigint) FROM c ` +
       `WHERE l."key" = $1 AND l.token = $2::bigint AND l.expires_at > c.now RETURNING l.expires_at`,
   };
   return async (key, token, leaseMs) => {
