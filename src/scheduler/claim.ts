@@ -9,6 +9,10 @@ import { type Overlap, REPLAY_MARK } from './overlap.js';
 import type { Runs } from './runs.js';
 import { settle } from './settle.js';
 import { Unanswered } from './unanswered.js';
+import { Watch } from './watch.js';
+
+/** How far before its fire time a grant may come and still be kept (see `afterClaim`). */
+const MAX_EARLY_WAIT_MS = 1_000;
 
 /** Claims candidates (occurrences and their overlap gates) in batched acquires, and starts what it won. */
 export class Claims {
@@ -18,7 +22,12 @@ export class Claims {
     private readonly runs: Runs,
   ) {
     this.unanswered = new Unanswered(state);
+    this.watch = new Watch(state);
+    state.lapsedClaim = (c, sentAt) => this.unanswered.add([c], sentAt);
   }
+
+  /** Fire times another node won, looked at again after its lease (watch.ts). */
+  private readonly watch: Watch;
 
   /** Claims whose acquire got no answer, asked about before the next claims. */
   private readonly unanswered: Unanswered;
@@ -28,8 +37,9 @@ export class Claims {
    * before building a tick's candidates. Throws (leaving them remembered) while the store fails.
    */
   async resolveUnanswered(): Promise<void> {
-    if (this.unanswered.size === 0) return;
-    for (const r of await this.unanswered.resolve()) await this.afterClaim(r.c, r.lease, r.gate, r.sentAt);
+    if (this.unanswered.size > 0)
+      for (const r of await this.unanswered.resolve()) await this.afterClaim(r.c, r.lease, r.gate, r.sentAt);
+    await this.watch.check();
   }
 
   /**
@@ -112,7 +122,8 @@ export class Claims {
 
   /**
    * What became of one answered claim: `won` (run, settled or queued behind its gate), `refused`
-   * (someone else holds it), `returned` (given back: too early, too late, no gate).
+   * (someone else holds it), `returned` (given back: too early, too late, no gate). Throws when a
+   * store call failed; a won claim is then remembered as unanswered.
    */
   private async afterClaim(
     c: Candidate,
@@ -121,7 +132,17 @@ export class Claims {
     sentAt: number,
     claimSpan?: SpanContext,
   ): Promise<'won' | 'refused' | 'returned'> {
-    const outcome = await this.settleClaim(c, lease, initialGate, sentAt, claimSpan);
+    let outcome: 'won' | 'refused' | 'returned';
+    try {
+      outcome = await this.settleClaim(c, lease, initialGate, sentAt, claimSpan);
+    } catch (err) {
+      // A won claim whose handling failed on a store call (the overlap look-up, a takeover's
+      // gate): the occurrence stays held by this node, unrun and unrecorded, while every other
+      // node was refused it. The next tick asks the store about it again (unanswered.ts) rather
+      // than leave its fire time to lapse under a later run's high-water mark.
+      if (lease) this.unanswered.add([c], sentAt);
+      throw err;
+    }
     if (outcome !== 'returned') this.state.telemetry.claim(c.occ.job, outcome);
     return outcome;
   }
@@ -141,9 +162,21 @@ export class Claims {
       // Someone else has (or had) it; a gate we won for it is returned at once (retried if the
       // store fails: a gate left held would skip the job's next fire times until its lease ends).
       if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
+      // Looked at again when the holder's lease would have ended (watch.ts).
+      this.watch.refused(c);
       return 'refused';
     }
-    const early = lease.acquiredAt < c.occ.fireTime;
+    // Granted a little before the fire time (this node's estimate of the store clock ran ahead by
+    // its error bound): kept, and the run waits until the fire time has passed on the store clock
+    // — `fireTime − acquiredAt` from now, with a margin for clock-rate drift, since the grant came
+    // at the latest now. Giving it back instead costs a round trip and, when the answer came late
+    // (a lost reply asked about at a later tick), would hide the fire time under a later run's
+    // high-water mark. Further ahead than that (an estimate far off), or while stopping, it is
+    // given back as before.
+    const ahead = c.occ.fireTime - lease.acquiredAt;
+    const wait = ahead > 0 && ahead <= Math.min(MAX_EARLY_WAIT_MS, job.spec.lockAtMostForMs / 4);
+    if (wait) await s.clock.sleep(Math.ceil(ahead * 1.05) + 1, s.stopping?.signal);
+    const early = ahead > 0 && (!wait || s.stopping?.signal.aborted === true);
     // A due entry read more than a done hold before this grant (this node paused, or waited for
     // slots, between its read and its claim): another node may have run the occurrence, moved the
     // entry on, and its "done" hold (at least a done hold after settling, see doneUntil) may have
@@ -164,15 +197,11 @@ export class Claims {
     }
     if (c.takeover && c.gate) {
       // The gate of a takeover, asked for now that the occurrence is won (see Candidate.takeover).
-      let won: Lease | null | undefined;
-      try {
-        [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs)]);
-      } catch (err) {
-        // Not run: the occurrence is given back for the next claimant (or this node's next tick).
-        s.emit('error', { error: err, during: `claim of ${c.occ.job}` });
-        await settle(s, `release of ${c.occ.job}`, [free(lease)], lease, sentAt);
-        return 'returned';
-      }
+      // No answer: the occurrence is kept, not given back — every other node has moved past it —
+      // and asked about again at the next tick (the throw makes it unanswered, see afterClaim).
+      // A gate granted without an answer is then not known to be this claim's: this claim asks
+      // again, is refused by it, and queues or skips behind it (on record) until it lapses.
+      const [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs)]);
       gate = won ?? null;
     }
     c.onWon?.();

@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
 import { SchedulerEmitter } from './events.js';
-import type { Job, Source } from './internal-types.js';
+import type { Candidate, Job, Source } from './internal-types.js';
 import type { ResolvedOptions } from './options.js';
 import { Spread } from './spread.js';
 import { Telemetry } from './telemetry.js';
@@ -67,6 +67,11 @@ export class NodeState {
   stopping: AbortController | undefined;
   readonly wake = { controller: new AbortController() };
   abandon = sharedController();
+  /**
+   * A claim this node won whose outcome (an overlap skip or queue) could not be stored before its
+   * lease ended: asked about again at the next tick (set by claim.ts, see unanswered.ts).
+   */
+  lapsedClaim: (c: Candidate, sentAt: number) => void = () => {};
   startedAt = 0;
   nextPollAt = 0;
   lastTickAt = Number.NEGATIVE_INFINITY;

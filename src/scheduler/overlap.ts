@@ -70,6 +70,8 @@ export class Overlap {
         ],
         lease,
         sentAt,
+        undefined,
+        () => s.lapsedClaim(c, sentAt),
       );
       return;
     }
@@ -107,6 +109,7 @@ export class Overlap {
       lease,
       sentAt,
       () => s.emit('skipped', { ...occFields(c.occ), reason: 'overlap' }),
+      () => s.lapsedClaim(c, sentAt),
     );
   }
 }

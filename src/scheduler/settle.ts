@@ -10,7 +10,9 @@ import type { NodeState } from './node-state.js';
  * ended on its own — so a failed write never leaves a claim or a gate held, and the job blocked,
  * until its lease ends, and the occurrence becomes claimable again as soon as the store allows.
  * The retry counts as a run of this node (a slot; stop() waits for it). Every op must be safe to
- * apply twice (puts, deletes, releases by token). `stored` runs once the batch is stored.
+ * apply twice (puts, deletes, releases by token). `stored` runs once the batch is stored;
+ * `lapsed` runs if the lease ended before it could be (the claim was this node's, every other node
+ * was refused it, and nothing of its outcome is on record: the caller decides what becomes of it).
  */
 export async function settle(
   state: NodeState,
@@ -19,6 +21,7 @@ export async function settle(
   lease: Lease,
   sentAt: number,
   stored?: () => void,
+  lapsed?: () => void,
 ): Promise<void> {
   try {
     await state.writes.submit(ops);
@@ -45,6 +48,7 @@ export async function settle(
         if (failures % 10 === 0) state.emit('error', { error: err, during: what });
       }
     }
+    if (!state.abandon.signal.aborted) lapsed?.();
   })();
   state.running.add(retry);
   void retry.finally(() => state.running.delete(retry));

@@ -94,21 +94,80 @@ export class Unanswered {
       }
       return { kind: 'ours', c, lease, gate, sentAt };
     }
-    if (lease === null) this.offerAgain(c);
+    if (lease === null) await offerAgain(this.state, c);
     return { kind: 'settled' };
   }
+}
 
-  /** Nobody holds the occurrence: make sure this node's next ticks offer it again. */
-  private offerAgain(c: Candidate): void {
-    const s = this.state;
-    if (c.entryReadAt !== undefined) {
-      s.dueWakeAt = 0;
+/**
+ * Nobody holds the occurrence: it was never granted, or granted and its lease ran out before
+ * anything of it was recorded (every other node was refused it meanwhile and moved on). Make sure
+ * it is run or accounted for:
+ *  - a due entry: read again (it moves on only when a run starts);
+ *  - a job trigger's fire time above the high-water mark: the cursor moves back before it, and
+ *    the misfire policy judges it with whatever else was missed since;
+ *  - one at or below the mark — a later fire time has already started, so the misfire scan,
+ *    which starts at the mark, would never see it (found by the simulator: a reply lost while
+ *    the node backed off past the lease, and the fire time was gone without run or record) —
+ *    with `recover` (the default: a claim granted and never run is an abandoned occurrence) it
+ *    is offered as a replay of its own, queued behind a run that holds the overlap gate; without
+ *    `recover`, or under `misfire: 'skip'`, it is reported as a skipped misfire.
+ * `cursorBack: false` (a claim another node held, see watch.ts): this node's cursor is past it for
+ * a reason of its own, so it is always offered as a replay or reported.
+ */
+export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true): Promise<void> {
+  if (c.entryReadAt !== undefined) {
+    s.dueWakeAt = 0;
+    return;
+  }
+  if (c.source !== 'schedule' && c.source !== 'misfire') return;
+  const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+  const job = s.defined.get(c.occ.job);
+  if (!source || !job) return;
+  const F = c.occ.fireTime;
+  if (cursorBack) {
+    const stored = await s.store.get(keys.highWater(c.occ.job, c.occ.scheduleId));
+    if (stored === null || Number(stored) < F) {
+      source.cursor = Math.min(source.cursor ?? F, F - 1);
+      source.queue = source.queue.filter((q) => q.fireTime < F);
       return;
     }
-    if (c.source !== 'schedule') return;
-    const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
-    if (!source) return;
-    source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
-    source.queue = source.queue.filter((q) => q.fireTime < c.occ.fireTime);
+  }
+  if (await accounted(s, c)) return;
+  const run = job.spec.recover && job.spec.misfire !== 'skip';
+  s.emit('misfired', {
+    job: c.occ.job,
+    ...(c.occ.scheduleId !== undefined && { scheduleId: c.occ.scheduleId }),
+    fireTime: new Date(F),
+    action: run ? 'run' : 'skipped',
+    firstFireTime: new Date(F),
+    count: 1,
+  });
+  if (!run) return;
+  const queued = source.queue.find((q) => q.fireTime === F);
+  if (queued) {
+    if (!queued.shards.includes(c.occ.shard)) queued.shards.push(c.occ.shard);
+    return;
+  }
+  source.queue.unshift({ fireTime: F, source: 'misfire', shards: [c.occ.shard], graceMs: 0 });
+}
+
+/**
+ * Whether a fire time nobody holds was handled after all: it has a history record (run, or
+ * skipped — also a run whose finish came after its lease lapsed), an in-flight record (recovery
+ * takes it), or is the queued run of its overlap gate.
+ */
+async function accounted(s: NodeState, c: Candidate): Promise<boolean> {
+  const [history, inflight, pending] = await s.store.getMany([
+    keys.history(c.occ, 1),
+    keys.inflight(c.occ),
+    keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+  ]);
+  if ((history ?? null) !== null || (inflight ?? null) !== null) return true;
+  if (pending === undefined || pending === null) return false;
+  try {
+    return (JSON.parse(pending) as { fireTime?: number }).fireTime === c.occ.fireTime;
+  } catch {
+    return false;
   }
 }
