@@ -6,6 +6,8 @@ import { offerAgain } from './unanswered.js';
 
 /** Refused claims watched at most (the oldest are dropped first). */
 const MAX_WATCHED = 1_000;
+/** Watched claims looked at per tick at most. */
+const MAX_PER_TICK = 256;
 /** Looked at this long after the holder's lease would have ended without a keep-alive. */
 const SLACK_MS = 1_000;
 
@@ -54,24 +56,29 @@ export class Watch {
   async check(): Promise<void> {
     const s = this.state;
     const now = s.clock.monotonic();
-    for (const [key, w] of [...this.watched]) {
-      if (w.at > now) continue;
+    const due: [string, Watched][] = [];
+    for (const [key, w] of this.watched) {
+      if (due.length >= MAX_PER_TICK) break;
+      if (w.at <= now) due.push([key, w]);
+    }
+    if (due.length === 0) return;
+    // One look-up each, all at once (the store's pool spreads them); the rest at the next tick.
+    const leases = await Promise.all(due.map(([key]) => s.store.inspect(key)));
+    for (const [i, [key, w]] of due.entries()) {
       const job = s.defined.get(w.c.occ.job);
+      const lease = leases[i] ?? null;
       if (!job) {
         this.watched.delete(key);
-        continue;
-      }
-      const lease = await s.store.inspect(key);
-      if (lease !== null) {
+      } else if (lease !== null) {
         // "Done" (a hold far past the fire time): accounted for. Else still running or
         // claimed anew: look again when that lease would end.
         const storeNow = s.storeClock.estimate();
         if (lease.expiresAt >= w.c.occ.fireTime + doneHold(job) / 2) this.watched.delete(key);
         else w.at = now + Math.max(0, lease.expiresAt - storeNow) + SLACK_MS;
-        continue;
+      } else {
+        this.watched.delete(key);
+        await offerAgain(s, w.c, false);
       }
-      this.watched.delete(key);
-      await offerAgain(s, w.c, false);
     }
   }
 }
