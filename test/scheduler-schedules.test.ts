@@ -129,6 +129,22 @@ describe('schedules API', () => {
     expect(await s.schedules.count({ job })).toBe(0);
   });
 
+  it('a schedule moved to another job counts and lists under the new job only', async () => {
+    const st = await memory();
+    const { s } = node(st);
+    const [a, b] = [unique('from'), unique('to')];
+    await s.schedules.upsert([
+      { id: 'moving', job: a, every: '1m' },
+      { id: 'staying', job: a, every: '1m' },
+    ]);
+    await s.schedules.upsert({ id: 'moving', job: b, every: '1m' });
+    expect(await s.schedules.count({ job: a })).toBe(1);
+    expect(await s.schedules.count({ job: b })).toBe(1);
+    expect((await s.schedules.list({ job: a })).map((x) => x.id)).toEqual(['staying']);
+    expect((await s.schedules.list({ job: b })).map((x) => x.id)).toEqual(['moving']);
+    expect(await s.schedules.count()).toBe(2);
+  });
+
   it('100,001 schedules in one call: count, paging without duplicates, the last still runs (SQLite)', async () => {
     const st = await sqlite();
     const job = unique('bulk');

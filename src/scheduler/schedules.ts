@@ -84,14 +84,16 @@ export function createSchedules(state: NodeState): Schedules {
       if (list.length === 0) return;
       const now = await store.now();
       const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
-      const batches: WriteOp[][] = [];
+      const batches: { ops: WriteOp[]; ids: { id: string; job: string }[] }[] = [];
       for (let i = 0; i < list.length; i += SCHEDULES_PER_BATCH) {
         // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
         // and is dropped when a node meets it.
         // The change signal goes with the only batch, or once after all of them: one key in every
         // batch would make concurrent batches wait for each other's row lock on it.
         const ops: WriteOp[] = list.length <= SCHEDULES_PER_BATCH ? [changed()] : [];
+        const ids: { id: string; job: string }[] = [];
         for (const { schedule, trigger, json } of list.slice(i, i + SCHEDULES_PER_BATCH)) {
+          ids.push({ id: schedule.id, job: schedule.job });
           const v = state.newId();
           ops.push(
             { op: 'put', key: keys.schedule(schedule.id), value: `${json},"v":${JSON.stringify(v)}}` },
@@ -106,15 +108,28 @@ export function createSchedules(state: NodeState): Schedules {
               value: JSON.stringify({ job: schedule.job }),
             });
         }
-        batches.push(ops);
+        batches.push({ ops, ids });
       }
       let at = 0;
       let failed: unknown;
       const worker = async () => {
         while (at < batches.length && failed === undefined) {
-          const ops = batches[at++]!;
+          const { ops, ids } = batches[at++]!;
           try {
-            await store.apply(ops);
+            // A schedule moved to another job leaves its entry in the old job's index (count and
+            // list by job would still show it there): one read per batch finds those, and the
+            // batch deletes them — in another call after it when they do not fit. Two upserts of
+            // one id racing between jobs can still leave one behind (list by job then skips it).
+            const before = await store.getMany(ids.map((x) => keys.schedule(x.id)));
+            const moved: WriteOp[] = [];
+            before.forEach((value, i) => {
+              if (value === null || value === undefined) return;
+              const old = (JSON.parse(value) as { job: string }).job;
+              if (old !== ids[i]!.job) moved.push({ op: 'delete', key: keys.scheduleOfJob(old, ids[i]!.id) });
+            });
+            const together = ops.length + moved.length <= MAX_BATCH;
+            await store.apply(together ? [...ops, ...moved] : ops);
+            if (!together) await store.apply(moved);
           } catch (err) {
             failed ??= err;
           }
