@@ -19,7 +19,9 @@ import { gateBucket, gateSpace } from './gate.js';
  * at most that long; meanwhile it is invisible to every read, and a grant reuses it.
  *
  * Why it is safe against concurrent acquire/put: each subquery locks at most `limit` rows (FOR
- * UPDATE SKIP LOCKED: rows being re-acquired right now are skipped, not waited for) and the UPDATE
+ * UPDATE SKIP LOCKED: rows being re-acquired right now are skipped, not waited for) — run once, as
+ * `= ANY(ARRAY(…))`: as `IN (…)` the planner may run it again per row (a semi-join rescan), and
+ * with SKIP LOCKED each run can pick other rows, so one sweep(limit 2) once deleted 5 — and the UPDATE
  * and DELETE re-check `expires_at` against now, so a row re-granted or re-put in between is never
  * deleted (and a re-scored row gets the `expires_at` it has then). A lease row goes only if its
  * sweep gate bucket is free (exclusive try-lock, see gate.ts): no acquire of that key is in
@@ -35,10 +37,10 @@ export function pgSweep(t: Tables, run: Run): (limit: number) => Promise<SweepRe
     name: `${t.prefix}sweep`,
     text:
       `${PG_NOW_CTE}, ` +
-      `s AS (UPDATE ${t.leases} SET sweep_at = expires_at WHERE "key" IN (${due(true)}) AND expires_at > ${now}), ` +
-      `l AS (DELETE FROM ${t.leases} WHERE "key" IN (${due(false)}) AND expires_at <= ${now} RETURNING 1), ` +
-      `r AS (DELETE FROM ${t.records} WHERE "key" IN (SELECT "key" FROM ${t.records} WHERE expires_at <= ${now} ` +
-      `LIMIT $1 FOR UPDATE SKIP LOCKED) AND expires_at <= ${now} RETURNING 1) ` +
+      `s AS (UPDATE ${t.leases} SET sweep_at = expires_at WHERE "key" = ANY(ARRAY(${due(true)})) AND expires_at > ${now}), ` +
+      `l AS (DELETE FROM ${t.leases} WHERE "key" = ANY(ARRAY(${due(false)})) AND expires_at <= ${now} RETURNING 1), ` +
+      `r AS (DELETE FROM ${t.records} WHERE "key" = ANY(ARRAY(SELECT "key" FROM ${t.records} WHERE expires_at <= ${now} ` +
+      `LIMIT $1 FOR UPDATE SKIP LOCKED)) AND expires_at <= ${now} RETURNING 1) ` +
       'SELECT (SELECT count(*) FROM l) AS leases, (SELECT count(*) FROM r) AS records',
   };
   return async (limit) => {
