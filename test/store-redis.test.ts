@@ -5,6 +5,7 @@ import { OncelyError, openStore } from '../src/index.js';
 import { RedisStore } from '../src/store/redis.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { startRedis } from './harness/servers.js';
 
 const target = serverBackend('redis');
 const prefix = testPrefix('redis');
@@ -285,6 +286,32 @@ suite('redis store specifics', () => {
     await client.del(`{${p}}lease:hash`);
     await store.close();
     await newer.close();
+  });
+
+  it('warns about maxmemory-policy allkeys-lru at open and still works; noeviction again: no warning', async () => {
+    // A throwaway server: CONFIG SET on the shared one would reach every other test file.
+    const own = await startRedis();
+    const admin = new Redis(own.url, { lazyConnect: true });
+    try {
+      await admin.connect();
+      await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      const risky = (await openStore(own.url, { prefix: `${prefix}m` })) as RedisStore;
+      try {
+        // Not refused (docs/redis.md): the sentence names the policy and the fix.
+        expect(risky.warnings).toContainEqual(expect.stringContaining('maxmemory-policy is allkeys-lru'));
+        expect(risky.warnings.join('\n')).toContain('set maxmemory-policy noeviction');
+        expect(await risky.acquire([{ key: 'lru', owner: 'o', leaseMs: 5_000 }])).not.toEqual([null]);
+      } finally {
+        await risky.close();
+      }
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      const safe = (await openStore(own.url, { prefix: `${prefix}m` })) as RedisStore;
+      expect(safe.warnings.filter((w) => w.includes('maxmemory-policy'))).toEqual([]);
+      await safe.close();
+    } finally {
+      admin.disconnect();
+      await own.stop();
+    }
   });
 
   it('states the redis capabilities', async () => {
