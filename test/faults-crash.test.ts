@@ -12,6 +12,7 @@ import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import type { JobContext } from '../src/scheduler/types.js';
 import { MemoryStore } from '../src/store/memory.js';
 import type { Store } from '../src/store/types.js';
+import { sleep } from '../src/testing/suite-context.js';
 import { until } from './harness/scheduler-suite.js';
 
 interface Dying extends Store {
@@ -120,6 +121,30 @@ describe('a node that dies at an exact moment of a run (memory store)', () => {
     expect(run!.token).toBeGreaterThan(claim.token);
     // Not before a's lease ended on the store clock.
     expect(run!.storeNow).toBeGreaterThanOrEqual(claim.claimedAt + claim.leaseMs);
+  }, 30_000);
+
+  it('a claim won whose answer came after its own lease is offered again, not dropped', async () => {
+    const space = `crash-${randomId(6)}`;
+    const job = 'late-answer';
+    const inflight = `ctl|run|${job}|`;
+    const dying = diesAt(new MemoryStore({ space }), (ops) =>
+      ops.some((o) => o.op === 'put' && o.key.startsWith(inflight)),
+    );
+    // a claims first and dies at its start batch; b's first claim reaches the store 1.5 s late,
+    // after a's 1 s lease: b wins it, but the answer comes after b's own lease — b must not run
+    // on it, and must not drop it either (nobody else will: a is dead).
+    const other = slowAcquire(new MemoryStore({ space }), `occ|${job}|`, 1_500);
+    const runs: Run[] = [];
+    const F = (await other.now()) + 500;
+    const a = node(dying, 'a', job, F, runs, '1s');
+    const b = node(other, 'b', job, F, runs, '1s');
+    live.push(b);
+    await Promise.all([a.start(), b.start()]);
+    await until(() => runs.length > 0, 15_000, 'node b to run it');
+    await sleep(1_500);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ node: 'b', fireTime: F });
+    expect(runs[0]!.storeNow).toBeGreaterThanOrEqual(F);
   }, 30_000);
 
   it('after the handler, before the finish batch: recovered with attempt + 1 and a higher token (the handler ran twice)', async () => {

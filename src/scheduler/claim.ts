@@ -229,17 +229,23 @@ export class Claims {
     // behind this very run, and stays (consumeOps). A due entry moves on in that batch too (its
     // `advance`).
     const startWrites: WriteOp[] = [...(c.startWrites ?? []), ...(c.advance ?? []), ...consumeOps(c)];
-    this.runs.launch(job, {
-      occ: c.occ,
-      lease,
-      gate: gate ?? undefined,
-      sentAt,
-      attempt: c.attempt,
-      source: c.source,
-      data: c.data,
-      ...(startWrites.length > 0 && { startWrites }),
-      ...(claimSpan !== undefined && { claimSpan }),
-    });
+    this.runs.launch(
+      job,
+      {
+        occ: c.occ,
+        lease,
+        gate: gate ?? undefined,
+        sentAt,
+        attempt: c.attempt,
+        source: c.source,
+        data: c.data,
+        ...(startWrites.length > 0 && { startWrites }),
+        ...(claimSpan !== undefined && { claimSpan }),
+      },
+      // Never started, nothing on record (the start batch failed until the lease ended, e.g. an
+      // answer that came after it): asked about again at the next tick, as an unanswered claim.
+      () => this.unanswered.add([c], sentAt),
+    );
     return 'won';
   }
 }

@@ -42,6 +42,8 @@ export interface RunDeps {
   storeBack: () => AbortSignal;
   /** Called once no handler of this run will run any more: only its finish is left (frees its slot). */
   handlerEnded?: () => void;
+  /** Called when the first attempt's start record could not be stored before the lease ended. */
+  notStarted?: () => void;
   /** Spans (undefined without `@opentelemetry/api`). */
   tracing?: Tracing | undefined;
 }
@@ -196,6 +198,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         // The first attempt never started: give the claim up. A retry that could not start is
         // an abandoned occurrence (its earlier attempts are on record): recovery decides.
         if (attempt !== claim.attempt) outcome = 'abandoned';
+        else deps.notStarted?.();
         return;
       }
       const entry = {

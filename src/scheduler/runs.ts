@@ -11,7 +11,11 @@ export class Runs {
     private readonly highWater: HighWater,
   ) {}
 
-  launch(job: Job, claim: Claim): void {
+  /**
+   * Starts a run of a won claim; `notStarted` is called if its start record could not be stored
+   * before the lease ended (nothing of it is on record, and every other node was refused it).
+   */
+  launch(job: Job, claim: Claim, notStarted?: () => void): void {
     const s = this.state;
     const occKey = keys.occurrence(claim.occ);
     s.runningHere.add(occKey);
@@ -47,6 +51,7 @@ export class Runs {
         handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
         storeBack: () => s.storeBack.signal,
         handlerEnded,
+        ...(notStarted && { notStarted }),
         tracing: s.telemetry.tracing,
       },
       claim,

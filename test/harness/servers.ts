@@ -195,9 +195,29 @@ export async function startPostgres(): Promise<RunningServer> {
       // Fast shutdown (SIGINT) goes to the postmaster itself: as root `child` is runuser, which
       // does not pass SIGINT on.
       const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const alive = () => {
+        try {
+          process.kill(postmaster, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const gone = async (ms: number) => {
+        for (const end = Date.now() + ms; alive() && Date.now() < end; )
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        return !alive();
+      };
+      // The new server may start only once the old postmaster is gone: started beside it, it finds
+      // the port taken and the data directory locked, and the old one then closes the port (seen
+      // in a chaos run on a busy machine: "did not answer within 60000 ms"). Fast shutdown first,
+      // then immediate (SIGQUIT), then SIGKILL.
       process.kill(postmaster, 'SIGINT');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      if (!(await gone(30_000))) {
+        process.kill(postmaster, 'SIGQUIT');
+        if (!(await gone(10_000))) process.kill(postmaster, 'SIGKILL');
+        await gone(5_000);
+      }
       await halt(child, 'SIGKILL');
       child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
       await untilQueryAnswers(url, 60_000);
