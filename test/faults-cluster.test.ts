@@ -80,9 +80,10 @@ describe('the store server clock steps while a scheduler runs (memory store, inj
     const after = runs.slice(beforeBack);
     // Fencing tokens keep increasing in the order the runs started, through both steps.
     for (let i = 1; i < runs.length; i++) expect(runs[i]!.token).toBeGreaterThan(runs[i - 1]!.token);
-    // No flood: the missed hour is not 3,600 runs (nor 3,600 misfire events).
+    // No flood: the missed hour is not 3,600 runs (nor 3,600 misfire events) — at most one span
+    // skipped and one replay announced per node (3 nodes), whenever each notices the step.
     expect(runs.length).toBeLessThan(20);
-    expect(misfired.length).toBeLessThanOrEqual(1);
+    expect(misfired.length).toBeLessThanOrEqual(6);
     // After the -5 s step nothing already run runs again.
     for (const r of after) expect(r.fireTime).toBeGreaterThan(highest);
     // Every fire time ran once — except, at most, the one running at the +1 h step: the step
