@@ -91,23 +91,30 @@ function node(store: Store, name: string, job: string, at: number, runs: Run[], 
 }
 
 describe('a node that dies at an exact moment of a run (memory store)', () => {
-  it('before the start record: another node runs the fire time after the lease, with a higher token', async () => {
+  /**
+   * Node a claims F first and dies at its start batch; node b, live too, has its first claim reach
+   * the store 1.5 s late (after the spread grace of at most 1 s in which a node that is not the
+   * fire time's first choice waits). Both with lease `lease`; b's runs go to `runs`.
+   */
+  async function diesBeforeStart(job: string, lease: string) {
     const space = `crash-${randomId(6)}`;
-    const job = 'before-start';
     const inflight = `ctl|run|${job}|`;
     const dying = diesAt(new MemoryStore({ space }), (ops) =>
       ops.some((o) => o.op === 'put' && o.key.startsWith(inflight)),
     );
-    // b is live at the fire time too, but its first claim reaches the store 1.5 s late — after the
-    // spread grace (at most 1 s) in which a node that is not the fire time's first choice waits,
-    // and well inside the 3 s lease: a wins the claim, b is refused it.
     const other = slowAcquire(new MemoryStore({ space }), `occ|${job}|`, 1_500);
     const runs: Run[] = [];
     const F = (await other.now()) + 500;
-    const a = node(dying, 'a', job, F, runs, '3s');
-    const b = node(other, 'b', job, F, runs, '3s');
+    const a = node(dying, 'a', job, F, runs, lease);
+    const b = node(other, 'b', job, F, runs, lease);
     live.push(b);
     await Promise.all([a.start(), b.start()]);
+    return { dying, inflight, runs, F };
+  }
+
+  it('before the start record: another node runs the fire time after the lease, with a higher token', async () => {
+    // Well inside the 3 s lease: a wins the claim, b is refused it.
+    const { dying, inflight, runs, F } = await diesBeforeStart('before-start', '3s');
     await until(() => dying.death.dead, 8_000, 'node a to claim and die at its start batch');
     const claim = JSON.parse(dying.death.batch!.find((o) => o.key.startsWith(inflight))!.value!) as {
       token: number;
@@ -124,22 +131,9 @@ describe('a node that dies at an exact moment of a run (memory store)', () => {
   }, 30_000);
 
   it('a claim won whose answer came after its own lease is offered again, not dropped', async () => {
-    const space = `crash-${randomId(6)}`;
-    const job = 'late-answer';
-    const inflight = `ctl|run|${job}|`;
-    const dying = diesAt(new MemoryStore({ space }), (ops) =>
-      ops.some((o) => o.op === 'put' && o.key.startsWith(inflight)),
-    );
-    // a claims first and dies at its start batch; b's first claim reaches the store 1.5 s late,
-    // after a's 1 s lease: b wins it, but the answer comes after b's own lease — b must not run
-    // on it, and must not drop it either (nobody else will: a is dead).
-    const other = slowAcquire(new MemoryStore({ space }), `occ|${job}|`, 1_500);
-    const runs: Run[] = [];
-    const F = (await other.now()) + 500;
-    const a = node(dying, 'a', job, F, runs, '1s');
-    const b = node(other, 'b', job, F, runs, '1s');
-    live.push(b);
-    await Promise.all([a.start(), b.start()]);
+    // b's late claim arrives after a's 1 s lease: b wins it, but the answer comes after b's own
+    // lease — b must not run on it, and must not drop it either (nobody else will: a is dead).
+    const { runs, F } = await diesBeforeStart('late-answer', '1s');
     await until(() => runs.length > 0, 15_000, 'node b to run it');
     await sleep(1_500);
     expect(runs).toHaveLength(1);

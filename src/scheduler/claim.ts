@@ -2,7 +2,7 @@ import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import { doneHold, doneUntil } from './high-water.js';
-import { type Candidate, consumeOps, sourceKey } from './internal-types.js';
+import { type Candidate, consumeOps, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
@@ -188,10 +188,7 @@ export class Claims {
       if (c.entryReadAt !== undefined) s.dueWakeAt = Math.min(s.dueWakeAt, late ? 0 : c.occ.fireTime);
       const source =
         c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
-      if (source && c.source === 'schedule') {
-        source.cursor = Math.min(source.cursor ?? c.occ.fireTime, c.occ.fireTime - 1);
-        source.queue = source.queue.filter((q) => q.fireTime < c.occ.fireTime);
-      }
+      if (source && c.source === 'schedule') rewind(source, c.occ.fireTime);
       await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
       return 'returned';
     }

@@ -4,6 +4,7 @@ import type { CompiledTrigger } from '../schedule/trigger.js';
 import type { WriteOp } from '../store/types.js';
 import { type Candidate, type Job, shardsOf } from './internal-types.js';
 import { keys, type OccurrenceId } from './keys.js';
+import { emitMisfired } from './misfire.js';
 import type { NodeState } from './node-state.js';
 import type { StoredScheduleRecord } from './schedule-input.js';
 import { SPREAD_GRACE_MS, spreadGrace } from './spread.js';
@@ -101,14 +102,7 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
   const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
-    state.emit('misfired', {
-      job: s.job,
-      scheduleId: s.id,
-      fireTime: new Date(last),
-      action,
-      firstFireTime: new Date(first),
-      ...(count !== undefined && { count }),
-    });
+    emitMisfired(state, { job: s.job, scheduleId: s.id }, action, first, last, count);
   if (spec.misfire === 'skip') {
     const span = fireSpan(e.trigger, F - 1, missedBefore, 1);
     const last = span?.tail.at(-1) ?? F;

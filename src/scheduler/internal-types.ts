@@ -118,3 +118,12 @@ export function consumeOps(c: Candidate): WriteOp[] {
       : { op: 'delete', key: c.consumes, ifValue: c.consumesValue },
   ];
 }
+
+/**
+ * Moves the source's cursor back before `fireTime` and drops what it had queued from then on, so
+ * that its next ticks offer `fireTime` again (on time, or to the misfire policy by then).
+ */
+export function rewind(source: Source, fireTime: number): void {
+  source.cursor = Math.min(source.cursor ?? fireTime, fireTime - 1);
+  source.queue = source.queue.filter((q) => q.fireTime < fireTime);
+}

@@ -114,13 +114,28 @@ export class Misfires {
     last: number,
     count: number | undefined,
   ): void {
-    this.state.emit('misfired', {
-      job: source.job,
-      ...(source.scheduleId !== undefined && { scheduleId: source.scheduleId }),
-      fireTime: new Date(last),
-      action,
-      firstFireTime: new Date(first),
-      ...(count !== undefined && { count }),
-    });
+    emitMisfired(this.state, source, action, first, last, count);
   }
+}
+
+/**
+ * The `misfired` event for missed fire times `first`..`last` of a job trigger or stored schedule:
+ * skipped (`count` of them, when known) or replayed (`last`, once).
+ */
+export function emitMisfired(
+  state: NodeState,
+  of: { job: string; scheduleId?: string | undefined },
+  action: 'skipped' | 'run',
+  first: number,
+  last: number,
+  count: number | undefined,
+): void {
+  state.emit('misfired', {
+    job: of.job,
+    ...(of.scheduleId !== undefined && { scheduleId: of.scheduleId }),
+    fireTime: new Date(last),
+    action,
+    firstFireTime: new Date(first),
+    ...(count !== undefined && { count }),
+  });
 }

@@ -1,6 +1,7 @@
 import type { Lease } from '../store/types.js';
-import { type Candidate, sourceKey } from './internal-types.js';
+import { type Candidate, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
+import { emitMisfired } from './misfire.js';
 import type { NodeState } from './node-state.js';
 import { REPLAY_MARK } from './overlap.js';
 
@@ -128,21 +129,13 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
   if (cursorBack) {
     const stored = await s.store.get(keys.highWater(c.occ.job, c.occ.scheduleId));
     if (stored === null || Number(stored) < F) {
-      source.cursor = Math.min(source.cursor ?? F, F - 1);
-      source.queue = source.queue.filter((q) => q.fireTime < F);
+      rewind(source, F);
       return;
     }
   }
   if (await accounted(s, c)) return;
   const run = job.spec.recover && job.spec.misfire !== 'skip';
-  s.emit('misfired', {
-    job: c.occ.job,
-    ...(c.occ.scheduleId !== undefined && { scheduleId: c.occ.scheduleId }),
-    fireTime: new Date(F),
-    action: run ? 'run' : 'skipped',
-    firstFireTime: new Date(F),
-    count: 1,
-  });
+  emitMisfired(s, c.occ, run ? 'run' : 'skipped', F, F, 1);
   if (!run) return;
   const queued = source.queue.find((q) => q.fireTime === F);
   if (queued) {

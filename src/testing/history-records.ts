@@ -18,16 +18,7 @@ const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V 
 export function recordsFromHistory(entries: readonly HistoryEntry[]): RunRecord[] {
   const out: RunRecord[] = [];
   for (const e of entries) {
-    const base = {
-      node: e.node,
-      job: e.job,
-      ...opt('scheduleId', e.scheduleId),
-      fireTime: e.fireTime.getTime(),
-      ...opt('shard', e.shard),
-      attempt: e.attempt,
-      token: e.token,
-      source: e.source,
-    };
+    const base = runFields(e);
     if (e.status === 'skipped') continue;
     out.push({ ...base, event: 'start', at: e.startedAt.getTime() });
     if (e.finishedAt && e.status !== 'running')
@@ -38,6 +29,11 @@ export function recordsFromHistory(entries: readonly HistoryEntry[]): RunRecord[
 
 /** A start record from a `started` event (its `startedAt` is on the store clock). */
 export function recordFromStarted(e: SchedulerEvents['started']): RunRecord {
+  return { ...runFields(e), event: 'start', at: e.startedAt.getTime() };
+}
+
+/** The fields a history entry and a `started` event share, as a run record has them. */
+function runFields(e: HistoryEntry | SchedulerEvents['started']): Omit<RunRecord, 'event' | 'at' | 'status'> {
   return {
     node: e.node,
     job: e.job,
@@ -47,8 +43,6 @@ export function recordFromStarted(e: SchedulerEvents['started']): RunRecord {
     attempt: e.attempt,
     token: e.token,
     source: e.source,
-    event: 'start',
-    at: e.startedAt.getTime(),
   };
 }
 
