@@ -1,3 +1,4 @@
+import { INTERNAL_ABORT } from './signals.js';
 /**
  * Time has one authority. Lease maths happens on the store's clock (`Store.now()`); local waiting
  * uses a monotonic clock that no NTP step or patched `Date.now` can move. `Clock` is injected
@@ -14,6 +15,23 @@ export interface Clock {
    * scheduler waits for needs the real event loop to move on.
    */
   defer?(fn: () => void): void;
+  /**
+   * Calls `fn` once after `ms` on this clock, unless the returned function is called first: a
+   * cancellable timer without an AbortController, its listener and a promise (a keep-alive per
+   * run costs that much less at 100,000 runs). Optional: {@link startTimer} builds it from
+   * `sleep` for a clock without it.
+   */
+  timer?(ms: number, fn: () => void): () => void;
+}
+
+/** `clock.timer(ms, fn)`, or the same from `clock.sleep` and an AbortController. Returns `cancel`. */
+export function startTimer(clock: Clock, ms: number, fn: () => void): () => void {
+  if (clock.timer) return clock.timer(ms, fn);
+  const cancel = new AbortController();
+  void clock.sleep(ms, cancel.signal).then(() => {
+    if (!cancel.signal.aborted) fn();
+  });
+  return () => cancel.abort(INTERNAL_ABORT);
 }
 
 /** `clock.defer(fn)`, or `setImmediate(fn)` for a clock without one. */
@@ -51,6 +69,16 @@ export const systemClock: Clock = {
       }
       signal?.addEventListener('abort', done, { once: true });
     }),
+  timer: (ms, fn) => {
+    const until = performance.now() + Math.max(0, ms);
+    let timer = setTimeout(wake, Math.min(Math.max(0, ms), MAX_TIMER_MS));
+    function wake() {
+      const left = until - performance.now();
+      if (ms > MAX_TIMER_MS && left > 0) timer = setTimeout(wake, Math.min(left, MAX_TIMER_MS));
+      else fn();
+    }
+    return () => clearTimeout(timer);
+  },
 };
 
 /**

@@ -1,8 +1,7 @@
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, startTimer, systemClock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
-import { INTERNAL_ABORT } from '../core/signals.js';
 
 /** What a keep-alive renews: a {@link LeaseLock}, or several leases renewed together. */
 export interface Renewable {
@@ -20,6 +19,8 @@ export interface KeepAliveOptions {
   renew: boolean;
   clock?: Clock;
   logger?: Logger;
+  /** Called once, with the `LOCK_LOST` reason, when the lease cannot be kept (as `signal` aborts). */
+  onLost?: (reason: OncelyError) => void;
 }
 
 /**
@@ -34,18 +35,31 @@ export function safetyMargin(leaseMs: number): number {
  * Keeps a lock's lease alive while work runs, and aborts `signal` (reason: `OncelyError`
  * `LOCK_LOST`) **before** the lease could end when it cannot.
  *
- * Invariant: `signal` aborts no later than `lock.localDeadline - safetyMargin`, where the local
- * deadline is measured from just before the store call that last granted/extended the lease — so
- * the work is told to stop while the lease still holds on the store clock.
- * Renewals happen every leaseMs / 2; a failed renewal (store unreachable) is retried every
- * leaseMs / 10 until the deadline; a renewal answered "lease gone" aborts at once.
+ * Invariant: `signal` aborts (and `onLost` is called) no later than `lock.localDeadline -
+ * safetyMargin`, where the local deadline is measured from just before the store call that last
+ * granted/extended the lease — so the work is told to stop while the lease still holds on the
+ * store clock. Renewals happen every leaseMs / 2; a failed renewal (store unreachable) is retried
+ * every leaseMs / 10 until the deadline; a renewal answered "lease gone" aborts at once.
+ *
+ * One timer at a time and no promise chain: the scheduler keeps one of these per run, and a run
+ * that ends before its first renewal (most do) costs a timer set and cleared. The AbortController
+ * behind `signal` is made only when someone asks for it.
  */
 export class KeepAlive {
-  private readonly controller = new AbortController();
-  private readonly stopped = new AbortController();
-  private readonly loop: Promise<void>;
+  private controller: AbortController | undefined;
+  private reason: OncelyError | undefined;
   private readonly clock: Clock;
   private readonly logger: Logger;
+  private readonly margin: number;
+  private nextRenewal: number;
+  private cancelTimer: (() => void) | undefined;
+  /**
+   * The renewal in flight, if any: stop() waits for it so that release() never races it — unless
+   * the lease was declared lost meanwhile (an extend that never answers must not hold stop() up).
+   */
+  private renewing: Promise<void> | undefined;
+  private renewed: (() => void) | undefined;
+  private stopped = false;
 
   constructor(
     private readonly lock: Renewable,
@@ -53,57 +67,96 @@ export class KeepAlive {
   ) {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
-    this.loop = this.run();
+    this.margin = safetyMargin(options.leaseMs);
+    this.nextRenewal = this.clock.monotonic() + options.leaseMs / 2;
+    this.schedule();
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+    }
     return this.controller.signal;
   }
 
-  /** Stops renewing; waits for an in-flight renewal so release() never races it. */
+  /**
+   * Stops renewing; waits for an in-flight renewal so release() never races it — at most until
+   * the lease would end (its abort timer stays set while it waits).
+   */
   async stop(): Promise<void> {
-    this.stopped.abort(INTERNAL_ABORT);
-    await this.loop;
+    this.stopped = true;
+    if (this.renewing) await this.renewing;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
   }
 
   private lost(message: string, cause?: unknown): void {
-    if (this.controller.signal.aborted) return;
+    if (this.reason) return;
     const reason = new OncelyError('LOCK_LOST', `lock ${JSON.stringify(this.lock.name)}: ${message}`, {
       cause,
     });
+    this.reason = reason;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.renewed?.();
     this.logger.warn(reason.message);
-    this.controller.abort(reason);
+    this.controller?.abort(reason);
+    this.options.onLost?.(reason);
   }
 
-  private async run(): Promise<void> {
-    const { leaseMs, renew } = this.options;
-    const margin = safetyMargin(leaseMs);
-    let nextRenewal = this.clock.monotonic() + leaseMs / 2;
-    while (!this.stopped.signal.aborted) {
-      const abortAt = this.lock.localDeadline - margin;
-      const now = this.clock.monotonic();
-      if (now >= abortAt) {
-        this.lost(
-          renew ? 'lease could not be extended in time' : 'lease is about to expire (keepAlive is off)',
-        );
+  /** Sets the timer for the next renewal or, when the lease cannot be kept, the abort. */
+  private schedule(): void {
+    if (this.stopped || this.reason) return;
+    const { renew } = this.options;
+    const abortAt = this.lock.localDeadline - this.margin;
+    const now = this.clock.monotonic();
+    if (now >= abortAt) {
+      this.lost(
+        renew ? 'lease could not be extended in time' : 'lease is about to expire (keepAlive is off)',
+      );
+      return;
+    }
+    const wakeAt = renew ? Math.min(this.nextRenewal, abortAt) : abortAt;
+    // Never sleep more than 30 s without re-checking the time.
+    const ms = Math.min(Math.max(0, wakeAt - now), 30_000);
+    this.cancelTimer = startTimer(this.clock, ms, () => {
+      this.cancelTimer = undefined;
+      if (this.stopped) return;
+      if (!renew || this.clock.monotonic() < this.nextRenewal) return this.schedule();
+      // The abort stays due while the extend is out: one that never answers (a half-open
+      // connection) must not keep the work going past the lease.
+      this.cancelTimer = startTimer(this.clock, Math.max(0, abortAt - this.clock.monotonic()), () => {
+        this.cancelTimer = undefined;
+        this.lost('lease could not be extended in time (the store did not answer)');
+      });
+      this.renewing = new Promise<void>((resolve) => {
+        this.renewed = () => {
+          this.renewing = undefined;
+          this.renewed = undefined;
+          resolve();
+        };
+      });
+      void this.renew().finally(() => this.renewed?.());
+    });
+  }
+
+  private async renew(): Promise<void> {
+    const { leaseMs } = this.options;
+    try {
+      const ok = await this.lock.extend(leaseMs);
+      if (!ok) {
+        this.lost('lease expired or was taken over before it could be extended');
         return;
       }
-      const wakeAt = renew ? Math.min(nextRenewal, abortAt) : abortAt;
-      // Never sleep more than 30 s without re-checking the time.
-      await this.clock.sleep(Math.min(Math.max(0, wakeAt - now), 30_000), this.stopped.signal);
-      if (this.stopped.signal.aborted) return;
-      if (!renew || this.clock.monotonic() < nextRenewal) continue;
-      try {
-        const ok = await this.lock.extend(leaseMs);
-        if (!ok) {
-          this.lost('lease expired or was taken over before it could be extended');
-          return;
-        }
-        nextRenewal = this.clock.monotonic() + leaseMs / 2;
-      } catch (err) {
-        this.logger.warn(`lock ${JSON.stringify(this.lock.name)}: extend failed, retrying`, err);
-        nextRenewal = this.clock.monotonic() + Math.max(1, leaseMs / 10);
-      }
+      this.nextRenewal = this.clock.monotonic() + leaseMs / 2;
+    } catch (err) {
+      this.logger.warn(`lock ${JSON.stringify(this.lock.name)}: extend failed, retrying`, err);
+      this.nextRenewal = this.clock.monotonic() + Math.max(1, leaseMs / 10);
     }
+    if (this.reason || this.stopped) return;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+    this.schedule();
   }
 }

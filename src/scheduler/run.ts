@@ -2,7 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { INTERNAL_ABORT, linkSignals } from '../core/signals.js';
+import { INTERNAL_ABORT, type LinkedSignal, linkSignals } from '../core/signals.js';
 import { KeepAlive } from '../lock/keep-alive.js';
 import type { Store, WriteOp } from '../store/types.js';
 import { doneUntil } from './high-water.js';
@@ -36,6 +36,11 @@ export interface RunDeps {
   highWater: (occ: OccurrenceId) => WriteOp | undefined;
   /** Aborted when stop() gives up waiting: the run is abandoned and left for recovery. */
   stopSignal: AbortSignal;
+  /**
+   * Calls `fn` with the reason when `stopSignal` aborts (at once if it has), until the returned
+   * function is called: one listener for all runs rather than one per run.
+   */
+  onStop: (fn: (reason: unknown) => void) => () => void;
   /** After stopSignal, how long a handler may take to end before its claim is freed for recovery. */
   handlerSettleMs: number;
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
@@ -108,16 +113,30 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   const gateLock = claim.gate ? lockFor(deps, claim.gate, claim.sentAt) : undefined;
   // One keep-alive for the claim and its gate: both leases have the same length and are renewed
   // together (one keep-alive per run halves the timers and signals 1,000 simultaneous runs cost).
+  // Aborted when the leases could not be kept, or when stop() gives up: the run must end. One
+  // controller per run, aborted directly by both (no listeners to add and remove per run).
+  const haltController = new AbortController();
+  const halt = haltController.signal;
+  /** Rejects the current attempt's wait for its handler (set while a handler without a timeout runs). */
+  let haltAttempt: ((reason: unknown) => void) | undefined;
+  let leaseLost = false;
+  const stopRun = (reason: unknown) => {
+    if (halt.aborted) return;
+    haltController.abort(reason);
+    haltAttempt?.(reason);
+  };
   const keeper = new KeepAlive(gateLock ? renewTogether(occLock, gateLock) : occLock, {
     leaseMs: spec.lockAtMostForMs,
     renew: true,
     clock,
     logger,
+    onLost: (reason) => {
+      leaseLost = true;
+      stopRun(reason);
+    },
   });
-  const lost = keeper.signal;
-  // Aborted when the leases could not be kept, or when stop() gives up: the run must end.
-  const links = [linkSignals([lost, deps.stopSignal])];
-  const halt = links[0]!.signal;
+  const unwatchStop = deps.onStop(stopRun);
+  const links: LinkedSignal[] = [];
   const base: Omit<RunEvent, 'attempt' | 'source'> = {
     ...occFields(claim.occ),
     token: claim.lease.token,
@@ -250,6 +269,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         const stopped = new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason);
           if (signal.aborted) onAbort();
+          else if (signal === halt) haltAttempt = onAbort;
           else signal.addEventListener('abort', onAbort, { once: true });
         });
         // The signal may fire long after this attempt ended (stop() aborting other runs): that
@@ -277,7 +297,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         error = err;
         status = timeout?.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
       } finally {
-        signal.removeEventListener('abort', onAbort);
+        if (signal === halt) haltAttempt = undefined;
+        else signal.removeEventListener('abort', onAbort);
         timer?.abort(INTERNAL_ABORT);
         attemptLink?.dispose();
       }
@@ -287,7 +308,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         // Stopping with the claim still held: give a handler that ignores its signal a little time
         // to end (the keep-alive goes on), so that another node does not recover the occurrence
         // while this one is still running it (a shell command dying after SIGTERM, say).
-        if (!lost.aborted) {
+        if (!leaseLost) {
           const settle = new AbortController();
           await Promise.race([
             handlerDone.then(
@@ -346,6 +367,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
     emit('error', { error: err, during: `run of ${claim.occ.job}` });
   } finally {
     deps.handlerEnded?.();
+    unwatchStop();
     for (const link of links) link.dispose();
     if (outcome === 'finished') {
       // Done: one batch, retried until stored (the keep-alive goes on meanwhile, so the claim

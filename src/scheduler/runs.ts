@@ -11,6 +11,31 @@ export class Runs {
     private readonly highWater: HighWater,
   ) {}
 
+  /** The runs to halt when stop() gives up on them, with the abandon signal they wait on. */
+  private stopHooks: { signal: AbortSignal; fns: Set<(reason: unknown) => void> } | undefined;
+
+  /**
+   * Calls `fn` when the current `abandon` signal aborts (at once if it has), until the returned
+   * function is called. One listener on the signal serves every run (start() replaces it).
+   */
+  private onStop(fn: (reason: unknown) => void): () => void {
+    const signal = this.state.abandon.signal;
+    if (signal.aborted) {
+      fn(signal.reason);
+      return () => {};
+    }
+    if (this.stopHooks?.signal !== signal) {
+      const fns = new Set<(reason: unknown) => void>();
+      signal.addEventListener('abort', () => {
+        for (const f of fns) f(signal.reason);
+      });
+      this.stopHooks = { signal, fns };
+    }
+    const { fns } = this.stopHooks;
+    fns.add(fn);
+    return () => fns.delete(fn);
+  }
+
   /**
    * Starts a run of a won claim; `notStarted` is called if its start record could not be stored
    * before the lease ended (nothing of it is on record, and every other node was refused it).
@@ -48,6 +73,7 @@ export class Runs {
         historyRetentionMs: s.retentionMs,
         doneHoldMs: doneHold(job),
         stopSignal: s.abandon.signal,
+        onStop: (fn) => this.onStop(fn),
         handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
         storeBack: () => s.storeBack.signal,
         handlerEnded,

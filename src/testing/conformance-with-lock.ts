@@ -100,6 +100,36 @@ export function describeWithLock(ctx: SuiteContext): void {
       expect(abortedAt).toBeLessThan(lockedUntil);
     });
 
+    it('aborts before the lease ends when an extend never answers (a half-open connection)', async () => {
+      const name = ctx.unique('hung-extend');
+      let extends_ = 0;
+      const hung: Store = Object.create(ctx.store, {
+        extend: {
+          value: () => {
+            extends_++;
+            return new Promise<never>(() => {});
+          },
+        },
+      });
+      let abortedAt = 0;
+      let lockedUntil = 0;
+      const storeTime = await storeTimeAt(ctx.store);
+      const r = await withLock(hung, { name, lockAtMostFor: 500 }, async (lock, signal) => {
+        lockedUntil = lock.lockedUntil.getTime();
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+        abortedAt = storeTime(performance.now());
+        return (signal.reason as OncelyError).code;
+      });
+      // withLock came back (stop() did not wait for the hung extend) after the work was aborted
+      // in time.
+      expect(r).toEqual({ ran: true, value: 'LOCK_LOST' });
+      expect(extends_).toBe(1);
+      expect(abortedAt).toBeGreaterThan(0);
+      expect(abortedAt).toBeLessThan(lockedUntil);
+    });
+
     it('aborts before the lease ends with keepAlive off', async () => {
       const name = ctx.unique('no-keepalive');
       let abortedAt = 0;

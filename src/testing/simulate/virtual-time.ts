@@ -125,6 +125,15 @@ export class NodeClock implements Clock {
     });
   }
 
+  timer(ms: number, fn: () => void): () => void {
+    const timer = this.time.at(this.time.now + Math.max(0, ms) / this.rate + this.stall(), () => {
+      if (this.alive) fn();
+    });
+    return () => {
+      timer.cancelled = true;
+    };
+  }
+
   defer(fn: () => void): void {
     this.time.at(this.time.now, () => {
       if (this.alive) fn();
