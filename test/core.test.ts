@@ -11,6 +11,7 @@ import {
   validatePrefix,
 } from '../src/index.js';
 import { safetyMargin } from '../src/lock/keep-alive.js';
+import { compareKeys, requireWellFormed } from '../src/store/validate.js';
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -86,6 +87,52 @@ describe('prefixes and key ranges', () => {
     expect(prefixUpperBound('\u{10ffff}')).toBeUndefined();
     expect(prefixUpperBound('a\ud7ff')).toBe('a\ue000');
     expect(prefixUpperBound('x🔒')).toBe(`x${String.fromCodePoint(0x1f513)}`);
+  });
+
+  it('compares keys in UTF-8 byte order, as the stores sort them', () => {
+    // Units from every range that matters: ASCII, 2- and 3-byte, the U+E000–U+FFFF units that
+    // UTF-16 order puts after surrogates, and astral characters (surrogate pairs).
+    const alphabet = [
+      'a',
+      'b',
+      '|',
+      '\u00e9',
+      '\u07ff',
+      '\u0800',
+      '\ud7ff',
+      '\ue000',
+      '\uffff',
+      '🔒',
+      '\u{10000}',
+      '\u{10ffff}',
+    ];
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const word = () =>
+      Array.from(
+        { length: Math.floor(random() * 4) },
+        () => alphabet[Math.floor(random() * alphabet.length)],
+      ).join('');
+    const sign = (n: number) => (n < 0 ? -1 : n > 0 ? 1 : 0);
+    for (let i = 0; i < 5_000; i++) {
+      const a = word();
+      const b = random() < 0.3 ? a + word() : word();
+      const bytes = sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
+      expect([a, b, sign(compareKeys(a, b))]).toEqual([a, b, bytes]);
+      expect(sign(compareKeys(b, a))).toBe(bytes === 0 ? 0 : -bytes);
+    }
+  });
+
+  it('refuses text with a lone surrogate, and only that', () => {
+    for (const bad of ['\ud800', 'a\udfff', '\udc00\ud800', 'x\ud83d']) {
+      expect(code(() => requireWellFormed(bad, 'key'))).toBe('INVALID_ARGUMENT');
+    }
+    for (const good of ['', 'abc', '🔒', 'a\ud83d\udd12b', '\uffff\ue000']) {
+      expect(() => requireWellFormed(good, 'key')).not.toThrow();
+    }
   });
 });
 

@@ -30,7 +30,7 @@ export class SchedulerEmitter {
     try {
       this.events.emit(event, payload);
     } catch (err) {
-      this.telemetry.log('error', `oncely scheduler: a '${event}' listener threw`, { event }, err);
+      this.telemetry.log?.('error', `oncely scheduler: a '${event}' listener threw`, { event }, err);
     }
   }
 }

@@ -32,10 +32,13 @@ export function validatePrefix(prefix: string): string {
 /** A UTF-16 surrogate without its partner: not a character, and every store would mangle it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** `String.prototype.isWellFormed` (Node ≥ 20): a native scan, much cheaper than the regex on every key. */
+const isWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
 export function requireWellFormed(text: string, what: string): void {
   // Drivers encode text as UTF-8, turning a lone surrogate into U+FFFD: two different keys would
   // become one row, and a lease could be granted for a key the caller never sees again.
-  if (LONE_SURROGATE.test(text)) {
+  if (isWellFormed ? !isWellFormed.call(text) : LONE_SURROGATE.test(text)) {
     throw invalidArgument(`${what} contains a lone UTF-16 surrogate; use well-formed Unicode text`);
   }
 }
@@ -276,8 +279,24 @@ export function prefixUpperBound(prefix: string): string | undefined {
   return undefined;
 }
 
-/** Compares strings in code point order (JS `<` compares UTF-16 units, which differs above U+FFFF). */
+/**
+ * Compares well-formed strings in code point order, which is UTF-8 byte order (the order of the
+ * stores' binary collations). JS `<` compares UTF-16 units, which agrees except where a surrogate
+ * (half of a code point above U+FFFF) meets a unit from U+E000 to U+FFFF: the surrogate's code
+ * point is the greater one. Allocates nothing (sorting a 1,000-op batch calls this ~10,000 times).
+ */
 export function compareKeys(a: string, b: string): number {
   if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (x >= 0xe000 || y >= 0xe000)) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  // One is a prefix of the other (in UTF-16 units, so in UTF-8 bytes too): the shorter first.
+  return a.length < b.length ? -1 : 1;
 }
