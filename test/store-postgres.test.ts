@@ -2,8 +2,10 @@ import pg from 'pg';
 import { expect, it } from 'vitest';
 import { OncelyError, openStore } from '../src/index.js';
 import { type PgPoolLike, PostgresStore } from '../src/store/postgres.js';
+import { pgArrayLiteral } from '../src/store/sql/postgres/array-literal.js';
 import type { WriteOp } from '../src/store/types.js';
 import { describeStore } from '../src/testing/index.js';
+import { ODD_STRINGS } from '../src/testing/odd-data.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
 
@@ -174,6 +176,19 @@ describeSqlServerSpecifics<pg.Pool>(
         expect(await store.get('first')).toBeNull();
         await store.close();
       }
+    });
+
+    it('binds array parameters as literals that PostgreSQL reads back element for element', async () => {
+      // Array syntax inside elements: braces, commas, quotes, backslashes, the word NULL, empty
+      // and blank strings; plus the odd-data strings and numbers with NULLs.
+      const texts = ['', ' ', 'NULL', 'null', '{a,b}', '"}', 'a,b', '\\', '\\"', '"', ' x ', ...ODD_STRINGS];
+      const { rows } = await suite.pool.query('SELECT $1::text[] AS t, $2::bigint[] AS n', [
+        pgArrayLiteral([...texts, null]),
+        pgArrayLiteral([1, null, -5, Number.MAX_SAFE_INTEGER]),
+      ]);
+      expect(rows[0].t).toEqual([...texts, null]);
+      expect(rows[0].n).toEqual(['1', null, '-5', String(Number.MAX_SAFE_INTEGER)]);
+      expect(pgArrayLiteral([])).toBe('{}');
     });
 
     it('rejects a bad prefix and unknown options with INVALID_ARGUMENT', () => {

@@ -9,6 +9,7 @@ import type { Tables } from '../tables.js';
 import { SCHEMA_VERSION, schemaTooNew } from '../tables.js';
 import { pgAcquire } from './acquire.js';
 import { pgApply } from './apply.js';
+import { pgArrayLiteral } from './array-literal.js';
 import { PG_NOW } from './clock.js';
 import { pgExtend } from './extend.js';
 import { pgPut, pgPutStatement } from './put.js';
@@ -90,7 +91,9 @@ export class PostgresDialect implements Dialect {
   }
 
   async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {
-    const values = params as unknown[];
+    const values = params.map((v) =>
+      Array.isArray(v) ? pgArrayLiteral(v as readonly (string | number)[]) : v,
+    );
     const result = await this.pool.query(
       this.options.prepare
         ? { name: statement.name, text: statement.text, values }
