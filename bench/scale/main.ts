@@ -20,7 +20,7 @@
  *
  * Every phase has a deadline; what did not finish is reported as "N of M by T s", not hidden.
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -551,7 +551,7 @@ function render(
     '',
     `Servers: ${[...servers].map(([b, v]) => `${b}: ${v}`).join('; ')} (throwaway, started by the bench; PostgreSQL fsync=off, Redis without persistence).`,
     '',
-    'Systems (each a devDependency; node processes are separate `node --import tsx` processes on this host):',
+    "Systems (each a devDependency; node processes are separate `node --import tsx` processes on this host; oncely's load the built `dist/` of this checkout, the peers their published JavaScript):",
     '',
   ];
   for (const s of systems) {
@@ -662,6 +662,9 @@ function options(): Options {
 
 async function main(): Promise<void> {
   const o = options();
+  // oncely's node processes load the built package (oncely-node.ts): build it from this checkout.
+  process.stderr.write('building dist/ (npm run build)\n');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const started = new Date();
   const load = os.loadavg()[0] ?? Number.NaN;
   const results: RunResult[] = [];

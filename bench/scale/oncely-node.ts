@@ -7,8 +7,11 @@
  * - seed: `scheduler.schedules.upsert([…])` in batches when upsert takes an array; otherwise
  *   (today's oncely) awaited single upserts, 64 in flight.
  */
-import { OncelyError, openStore } from '../../src/index.js';
-import { createScheduler } from '../../src/scheduler/index.js';
+// The built package (dist/, as users run it and as the peers run theirs), not the TypeScript
+// sources through tsx: its transform wraps every closure in a naming helper that costs the hot
+// path a few per cent. main.ts builds dist/ before it starts.
+import { OncelyError, openStore } from '../../dist/index.js';
+import { createScheduler } from '../../dist/scheduler/index.js';
 import type { StoredSchedule } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { inFlight, serveChild } from './child.js';
