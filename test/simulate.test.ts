@@ -131,6 +131,16 @@ describe('simulate', () => {
     expect(checked).toBeGreaterThan(0);
   }, 60_000);
 
+  it('a queued run that re-claims a crashed run of its fire time is attempt + 1 (seeds 1443, 2487, 2715)', async () => {
+    // Each found an attempt-order violation: the fire time was the gate's pending run, another
+    // node ran it on time and crashed, and the pending record's claimant ran it as attempt 1 again
+    // (dead-attempt.ts; direct test: scheduler-reclaim.test.ts).
+    for (const seed of [1443, 2487, 2715]) {
+      const result = await simulate({ seed, nodes: 3, jobs: [tick], durationMs: 30_000, faults });
+      expect(result.violations, `seed ${seed}`).toEqual([]);
+    }
+  });
+
   it('catches a store that grants held leases: two runs of one occurrence at once', async () => {
     const result = await simulate({
       seed: 1,

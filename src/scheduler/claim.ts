@@ -1,6 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
+import { deadAttempt } from './dead-attempt.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { type Candidate, consumeOps, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
@@ -225,7 +226,15 @@ export class Claims {
     // record is consumed only as read: one rewritten meanwhile is a newer fire time queued
     // behind this very run, and stays (consumeOps). A due entry moves on in that batch too (its
     // `advance`).
-    const startWrites: WriteOp[] = [...(c.startWrites ?? []), ...(c.advance ?? []), ...consumeOps(c)];
+    // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
+    // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts).
+    const dead = c.deadRun === undefined ? undefined : await deadAttempt(s, c.occ, c.deadRun, lease);
+    const startWrites: WriteOp[] = [
+      ...(dead?.startWrites ?? []),
+      ...(c.startWrites ?? []),
+      ...(c.advance ?? []),
+      ...consumeOps(c),
+    ];
     this.runs.launch(
       job,
       {
@@ -233,7 +242,7 @@ export class Claims {
         lease,
         gate: gate ?? undefined,
         sentAt,
-        attempt: c.attempt,
+        attempt: dead?.attempt ?? c.attempt,
         source: c.source,
         data: c.data,
         ...(startWrites.length > 0 && { startWrites }),

@@ -54,8 +54,9 @@ export class Feed {
     }
     const pending = byKind('pending');
     s.pendingSeen = pending.length > 0;
-    await this.requests.claimRequests(byKind('trig'), pending);
-    await this.recovery.recover(byKind('run'), now);
+    const inflight = byKind('run');
+    await this.requests.claimRequests(byKind('trig'), pending, inflight);
+    await this.recovery.recover(inflight, now);
     if (now >= s.nextSweepAt) {
       // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
       // but stay stored until swept: every node deletes a bounded batch now and then.

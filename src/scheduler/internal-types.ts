@@ -2,6 +2,7 @@ import type { CompiledTrigger } from '../schedule/trigger.js';
 import type { WriteOp } from '../store/types.js';
 import type { JobSpec } from './job-options.js';
 import type { OccurrenceId } from './keys.js';
+import type { InflightRecord } from './run-records.js';
 import type { JobHandler, RunSource } from './types.js';
 
 /** A job defined on this node. */
@@ -62,6 +63,12 @@ export interface Candidate {
   startWrites?: WriteOp[];
   /** Comes from a pending (overlap queue) record (the one `consumes` names). */
   fromPending?: true;
+  /**
+   * (A pending record's run) the in-flight record of its occurrence, read in the same poll: a
+   * run of this fire time that started by another path — its start does not consume the pending
+   * record — and, if this claim wins the occurrence, died (dead-attempt.ts).
+   */
+  deadRun?: InflightRecord;
   /**
    * The writes that mark this occurrence handled, sent with whatever settles it (the run's start
    * batch, the overlap skip/queue batch): for a stored schedule's due entry, the entry moved on

@@ -1,6 +1,6 @@
 import type { StoredRecord } from '../store/types.js';
 import type { Claims } from './claim.js';
-import { decodeHistory, encodeHistory, occFields } from './history.js';
+import { abandonedEntry, attemptEnded } from './dead-attempt.js';
 import type { Candidate } from './internal-types.js';
 import { keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
@@ -38,24 +38,10 @@ export class Recovery {
       // outage, but this node knows it is not dead.
       if (s.runningHere.has(keys.occurrence(occ))) continue;
       if ((await s.store.inspect(keys.occurrence(occ))) !== null) continue;
-      const last = await s.store.get(keys.history(occ, rec.attempt));
-      const status = last === null ? undefined : decodeHistory(last).status;
-      const final =
-        status === 'succeeded' || status === 'failed' || status === 'timed-out' || status === 'skipped';
+      const final = await attemptEnded(s, occ, rec.attempt);
       // The dead attempt, recorded as abandoned: now (without recover), or in the same write that
       // starts the new attempt.
-      const abandoned = (error?: string) =>
-        encodeHistory({
-          ...occFields(occ),
-          node: rec.node,
-          attempt: rec.attempt,
-          token: rec.token,
-          source: rec.source,
-          status: 'abandoned',
-          startedAt: new Date(rec.startedAt ?? rec.fireTime),
-          finishedAt: new Date(now),
-          ...(error !== undefined && { error }),
-        });
+      const abandoned = (error?: string) => abandonedEntry(occ, rec, now, error);
       if (final || !job.spec.recover) {
         if (!final) await s.store.put(keys.history(occ, rec.attempt), abandoned(), { ttlMs: s.retentionMs });
         await s.store.delete(r.key);

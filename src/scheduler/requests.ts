@@ -1,8 +1,9 @@
 import type { StoredRecord } from '../store/types.js';
 import type { Claims } from './claim.js';
 import { type Candidate, shardsOf } from './internal-types.js';
-import { jobOfKey, type OccurrenceId } from './keys.js';
+import { jobOfKey, keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
+import type { InflightRecord } from './run-records.js';
 import type { RunSource } from './types.js';
 
 /** Turns what a poll read — trigger requests and queued runs — into claims. */
@@ -19,8 +20,16 @@ export class Requests {
     private readonly claims: Claims,
   ) {}
 
-  /** Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines. */
-  async claimRequests(requests: StoredRecord[], queued: StoredRecord[]): Promise<void> {
+  /**
+   * Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines;
+   * `inflight`: the in-flight records the same poll read (a queued run may find one of a dead run
+   * of its own fire time, see Candidate.deadRun).
+   */
+  async claimRequests(
+    requests: StoredRecord[],
+    queued: StoredRecord[],
+    inflight: StoredRecord[],
+  ): Promise<void> {
     const s = this.state;
     const candidates: Candidate[] = [];
     let left = s.freeSlots();
@@ -51,17 +60,20 @@ export class Requests {
     }
     for (const key of this.nextShard.keys()) if (!read.has(key)) this.nextShard.delete(key);
     // One pending record per gate (job, stored schedule, shard).
+    const runs = new Map(inflight.map((r) => [r.key, r.value]));
     for (const r of queued) {
       const job = s.defined.get(jobOfKey(r.key));
       if (!job || s.paused.has(job.spec.name)) continue;
       const p = JSON.parse(r.value) as OccurrenceId & { data?: unknown; source: RunSource };
+      const occ: OccurrenceId = {
+        job: p.job,
+        scheduleId: p.scheduleId ?? undefined,
+        fireTime: p.fireTime,
+        shard: p.shard ?? undefined,
+      };
+      const run = runs.get(keys.inflight(occ));
       candidates.push({
-        occ: {
-          job: p.job,
-          scheduleId: p.scheduleId ?? undefined,
-          fireTime: p.fireTime,
-          shard: p.shard ?? undefined,
-        },
+        occ,
         source: p.source,
         data: p.data,
         attempt: 1,
@@ -69,6 +81,7 @@ export class Requests {
         consumes: r.key,
         consumesValue: r.value,
         fromPending: true,
+        ...(run !== undefined && { deadRun: JSON.parse(run) as InflightRecord }),
       });
     }
     await this.claims.claimAndRun(candidates);

@@ -1,0 +1,67 @@
+import type { Lease, WriteOp } from '../store/types.js';
+import { decodeHistory, encodeHistory, occFields } from './history.js';
+import { keys, type OccurrenceId } from './keys.js';
+import type { NodeState } from './node-state.js';
+import type { InflightRecord } from './run-records.js';
+
+/** The history entry that records a dead run's attempt as abandoned (at store time `now`). */
+export function abandonedEntry(occ: OccurrenceId, rec: InflightRecord, now: number, error?: string): string {
+  return encodeHistory({
+    ...occFields(occ),
+    node: rec.node,
+    attempt: rec.attempt,
+    token: rec.token,
+    source: rec.source,
+    status: 'abandoned',
+    startedAt: new Date(rec.startedAt ?? rec.fireTime),
+    finishedAt: new Date(now),
+    ...(error !== undefined && { error }),
+  });
+}
+
+/** Whether the attempt's history says it ended (then its in-flight record is only left to clean up). */
+export async function attemptEnded(s: NodeState, occ: OccurrenceId, attempt: number): Promise<boolean> {
+  const last = await s.store.get(keys.history(occ, attempt));
+  const status = last === null ? undefined : decodeHistory(last).status;
+  return status === 'succeeded' || status === 'failed' || status === 'timed-out' || status === 'skipped';
+}
+
+/**
+ * A queued run (the gate's pending record) of a fire time that another node also ran through its
+ * own cursor — that start does not consume the pending record — and whose run died: its in-flight
+ * record is still there (recovery had not taken it yet: a poll claims queued runs before its
+ * recovery pass), its lease lapsed, and this claim won the occurrence. The new run is then a
+ * recovery like recover.ts's: the next attempt number, and the dead attempt recorded abandoned
+ * in the same batch as the new in-flight record (which replaces the dead one's, so recovery never
+ * sees it twice). Before, it ran as attempt 1 again with a higher token and the dead attempt
+ * stayed "running" in the history (simulator seeds 1443, 2487, 2715 of 3,000).
+ *
+ * `rec` is the in-flight record the poll read; undefined is returned when it is not older than
+ * this claim or its attempt ended (final history: only left to clean up). One look-up, only when
+ * such a record was there.
+ */
+export async function deadAttempt(
+  s: NodeState,
+  occ: OccurrenceId,
+  rec: InflightRecord,
+  lease: Lease,
+): Promise<{ attempt: number; startWrites: WriteOp[] } | undefined> {
+  // Tokens only grow: a record with our token or a higher one is not of a run before this claim.
+  if (rec.token >= lease.token || (await attemptEnded(s, occ, rec.attempt))) return undefined;
+  return {
+    attempt: rec.attempt + 1,
+    startWrites: [
+      {
+        op: 'put',
+        key: keys.history(occ, rec.attempt),
+        value: abandonedEntry(
+          occ,
+          rec,
+          lease.acquiredAt,
+          `node ${rec.node} stopped renewing its lease; its queued run was claimed by ${s.node}`,
+        ),
+        ttlMs: s.retentionMs,
+      },
+    ],
+  };
+}
