@@ -24,6 +24,7 @@ import { createScheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { StoredSchedule } from '../src/scheduler/types.js';
 import { dropPrefixed } from './cleanup.js';
+import { nodeCpuUs, serverCpuReader } from './cpu.js';
 import { machineLine, publish, runMain } from './report.js';
 import { ROOT } from './run-backend.js';
 import { otherSchedule } from './scale/workload.js';
@@ -68,6 +69,24 @@ interface Timing {
   /** Seconds for the first upsert (new ids) and the second (same ids, every row replaced). */
   insert: number;
   replace: number;
+  /** CPU µs of this process and of the server, both upserts together (server NaN when not ours). */
+  nodeUs: number;
+  serverUs: number;
+}
+
+/** Times `write` twice (new ids, then replace), with this process's and the server's CPU time. */
+async function twice(url: string, write: () => Promise<void>): Promise<Timing> {
+  const serverCpu = serverCpuReader(url);
+  const [node0, server0] = [nodeCpuUs(), serverCpu?.() ?? Number.NaN];
+  const timed = async () => {
+    const t0 = performance.now();
+    await write();
+    return (performance.now() - t0) / 1000;
+  };
+  const insert = await timed();
+  const replace = await timed();
+  // Read before the pool closes: a connection's server process takes its CPU time with it.
+  return { insert, replace, nodeUs: nodeCpuUs() - node0, serverUs: (serverCpu?.() ?? Number.NaN) - server0 };
 }
 
 /** The schedules to upsert, and when each fires next (built before any timing). */
@@ -89,16 +108,10 @@ async function measureOncely(url: string): Promise<Timing> {
   try {
     const scheduler = createScheduler({ store, node: 'bench-upsert' });
     const { list } = schedules(Date.now());
-    const timed = async () => {
-      const t0 = performance.now();
-      await scheduler.schedules.upsert(list);
-      return (performance.now() - t0) / 1000;
-    };
-    const insert = await timed();
-    const replace = await timed();
+    const timing = await twice(url, () => scheduler.schedules.upsert(list));
     const stored = await store.count(keys.schedulePrefix);
     if (stored !== count) throw new Error(`oncely stored ${stored} schedules, expected ${count}`);
-    return { insert, replace };
+    return timing;
   } finally {
     await store.close();
     await dropPrefixed('postgres', url, p);
@@ -127,8 +140,7 @@ async function measureFloor(url: string): Promise<Timing> {
     );
     await pool.query(`CREATE INDEX ${table}_expires_at ON ${table} (expires_at)`);
     const { list, nextAt } = schedules(Date.now());
-    const timed = async () => {
-      const t0 = performance.now();
+    const timing = await twice(url, async () => {
       // Rows are built inside the timing, as oncely builds its own.
       const rows = floorRows(list, nextAt);
       const statements: { text: string; values: string[] }[] = [];
@@ -149,21 +161,21 @@ async function measureFloor(url: string): Promise<Timing> {
           while (next < statements.length) await pool.query(statements[next++]!);
         }),
       );
-      return (performance.now() - t0) / 1000;
-    };
-    const insert = await timed();
-    const replace = await timed();
+    });
     // The replaced schedules' due rows stay (new `v`, new key), as oncely's blind writes leave them.
     const { rows } = await pool.query(
       `SELECT count(*)::int AS n FROM ${table} WHERE left("key", 4) = 'sch|'`,
     );
     if (rows[0].n !== count) throw new Error(`floor stored ${rows[0].n} schedules, expected ${count}`);
-    return { insert, replace };
+    return timing;
   } finally {
     await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
     await pool.end();
   }
 }
+
+/** CPU µs per schedule upserted (two upserts per measurement). */
+const cpu = (us: number) => (Number.isFinite(us) ? (us / (2 * count)).toFixed(1) : '—');
 
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -194,7 +206,8 @@ async function main(): Promise<void> {
       const last = (t: Timing[], name: string) => {
         const x = t[r];
         return x
-          ? `${name} ${formatRate(count / x.insert)}/s new, ${formatRate(count / x.replace)}/s replace`
+          ? `${name} ${formatRate(count / x.insert)}/s new, ${formatRate(count / x.replace)}/s replace, ` +
+              `CPU µs/schedule ${cpu(x.nodeUs)} node + ${cpu(x.serverUs)} server`
           : '';
       };
       console.log(
@@ -205,10 +218,13 @@ async function main(): Promise<void> {
     await server.stop();
   }
   if (!runOncely || !runFloor) return;
-  const rate = (t: Timing[], k: keyof Timing) => median(t.map((x) => count / x[k]));
-  const ratio = (k: keyof Timing) => median(oncely.map((o, i) => o[k] / floor[i]![k]));
-  const row = (label: string, k: keyof Timing) =>
+  type Phase = 'insert' | 'replace';
+  const rate = (t: Timing[], k: Phase) => median(t.map((x) => count / x[k]));
+  const ratio = (k: Phase) => median(oncely.map((o, i) => o[k] / floor[i]![k]));
+  const row = (label: string, k: Phase) =>
     `| ${label} | ${formatRate(rate(oncely, k))} | ${formatRate(rate(floor, k))} | ${formatRatio(ratio(k))} |`;
+  const cpuOf = (t: Timing[]) =>
+    `${cpu(median(t.map((x) => x.nodeUs)))} + ${cpu(median(t.map((x) => x.serverUs)))}`;
   const body = [
     `Run ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${args.quick ? ' (--quick smoke run)' : ''}: ` +
       `${count.toLocaleString('en-US')} schedules, ${rounds} rounds, PostgreSQL ${version} (${server.origin}).`,
@@ -221,12 +237,15 @@ async function main(): Promise<void> {
       `and values) into a table of the same shape with plain multi-row \`INSERT … ON CONFLICT DO UPDATE\`, ` +
       `${FLOOR_ROWS.toLocaleString('en-US')} rows per statement, ${FLOOR_IN_FLIGHT} in flight, building its rows inside ` +
       "the timing. Fresh tables every round; rates are medians over rounds; ratio = oncely's time ÷ the floor's in " +
-      'the same round, median (1.00 = as fast).',
+      'the same round, median (1.00 = as fast). CPU per schedule: this Node process (`process.cpuUsage`) + the ' +
+      "server's processes (their threads' run time from /proc, read before the pool closes), over both upserts, median.",
     '',
     '| upsert | oncely schedules/s | floor schedules/s | ratio |',
     '|---|--:|--:|--:|',
     row('new ids', 'insert'),
     row('same ids again (replace)', 'replace'),
+    '',
+    `CPU µs per schedule (node + server): oncely ${cpuOf(oncely)}, floor ${cpuOf(floor)}.`,
   ].join('\n');
   publish(ROOT, HEADING, body, args.quick);
 }

@@ -66,6 +66,24 @@ function toEpochMs(at: Date | string | number, what: string): number {
  * pattern croner accepts (5 or 6 fields, seconds first when 6; `L`, `W`, `#`; names), a known time
  * zone (default UTC), a positive interval, a valid instant. `what` names the job in messages.
  */
+/** croner 11's year table for a `*` year: one entry per year 0..9999, all 1. */
+const ALL_YEARS: readonly number[] = Object.freeze(new Array<number>(10_000).fill(1));
+
+/**
+ * croner 11.0.1 (pinned) gives every pattern its own 10,000-entry year table (~80 KB), all ones
+ * when the year field is `*` — always, in '5-or-6-parts' mode — and reads it only when the year is
+ * not `*` (`starYear`). A bulk upsert or a due-index page holds thousands of patterns at once (per
+ * user at their own minute, in their own zone: 100,000 schedules held ~470 MB of them), so those
+ * patterns share one frozen table: a croner that wrote to it would throw rather than let one
+ * pattern change another's.
+ */
+function shareYearTable(cron: Cron): void {
+  const pattern = (cron as unknown as { _states?: { pattern?: { starYear?: unknown; year?: unknown } } })
+    ._states?.pattern;
+  if (pattern?.starYear === true && Array.isArray(pattern.year) && pattern.year.length === ALL_YEARS.length)
+    pattern.year = ALL_YEARS;
+}
+
 export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrigger {
   if (trigger === null || typeof trigger !== 'object')
     throw invalidArgument(`${what}: expected { cron } | { every } | { at }`);
@@ -93,6 +111,7 @@ export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrig
     } catch (err) {
       throw invalidArgument(`${what}: cron ${JSON.stringify(t.cron)} is invalid: ${(err as Error).message}`);
     }
+    shareYearTable(pattern);
     return { kind: 'cron', cron: t.cron, timezone, pattern };
   }
   if (t.every !== undefined) {

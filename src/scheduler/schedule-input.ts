@@ -12,7 +12,8 @@ export type StoredScheduleRecord = StoredSchedule & { v: string };
 
 /** A validated schedule, ready to write. */
 export interface ValidSchedule {
-  schedule: StoredSchedule;
+  id: string;
+  job: string;
   trigger: CompiledTrigger;
   /** `JSON.stringify(schedule)` minus the closing brace (the version is appended per write). */
   json: string;
@@ -82,7 +83,7 @@ export function validateSchedules(input: readonly unknown[]): ValidSchedule[] {
       requireWellFormed(json, 'the schedule as JSON');
     });
     byId.delete(id);
-    byId.set(id, { schedule: JSON.parse(json) as StoredSchedule, trigger, json: json.slice(0, -1) });
+    byId.set(id, { id, job, trigger, json: json.slice(0, -1) });
   });
   return [...byId.values()];
 }

@@ -60,6 +60,18 @@ export interface Schedules {
   count: (options?: { job?: string }) => Promise<number>;
 }
 
+/**
+ * The job of a stored schedule record when it is not `entry`'s job (the schedule moves), else
+ * `undefined`. Records are written id first, job second (schedule-input.ts): a record that starts
+ * so is of that job without parsing it; any other is parsed.
+ */
+function jobOf(value: string, entry: ValidSchedule): string | undefined {
+  if (value.startsWith(`{"id":${JSON.stringify(entry.id)},"job":${JSON.stringify(entry.job)},`))
+    return undefined;
+  const { job } = JSON.parse(value) as { job: string };
+  return job === entry.job ? undefined : job;
+}
+
 function publicView(record: StoredScheduleRecord): StoredSchedule {
   const { v: _v, ...schedule } = record;
   return schedule;
@@ -84,60 +96,66 @@ export function createSchedules(state: NodeState): Schedules {
       if (list.length === 0) return;
       const now = await store.now();
       const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
-      const batches: { ops: WriteOp[]; ids: { id: string; job: string }[] }[] = [];
-      for (let i = 0; i < list.length; i += SCHEDULES_PER_BATCH) {
-        // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
-        // and is dropped when a node meets it.
-        // The change signal goes with the only batch, or once after all of them: one key in every
-        // batch would make concurrent batches wait for each other's row lock on it.
-        const ops: WriteOp[] = list.length <= SCHEDULES_PER_BATCH ? [changed()] : [];
-        const ids: { id: string; job: string }[] = [];
-        for (const { schedule, trigger, json } of list.slice(i, i + SCHEDULES_PER_BATCH)) {
-          ids.push({ id: schedule.id, job: schedule.job });
-          const v = state.newId();
+      const base = `${state.newId()}.`;
+      // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
+      // and is dropped when a node meets it.
+      // The change signal goes with the only batch, or once after all of them: one key in every
+      // batch would make concurrent batches wait for each other's row lock on it.
+      const batches = Math.ceil(list.length / SCHEDULES_PER_BATCH);
+      /** Batch `b`'s writes, built when it is sent (all of them at once would outlive the young heap). */
+      const opsOf = (b: number): WriteOp[] => {
+        const ops: WriteOp[] = batches === 1 ? [changed()] : [];
+        for (
+          let at = b * SCHEDULES_PER_BATCH;
+          at < Math.min((b + 1) * SCHEDULES_PER_BATCH, list.length);
+          at++
+        ) {
+          const { id, job, trigger, json } = list[at]!;
+          // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
+          const v = `${base}${at.toString(36)}`;
           ops.push(
-            { op: 'put', key: keys.schedule(schedule.id), value: `${json},"v":${JSON.stringify(v)}}` },
-            { op: 'put', key: keys.scheduleOfJob(schedule.job, schedule.id), value: '' },
+            { op: 'put', key: keys.schedule(id), value: `${json},"v":"${v}"}` },
+            { op: 'put', key: keys.scheduleOfJob(job, id), value: '' },
           );
           if (!nextOf.has(trigger)) nextOf.set(trigger, nextFireTimes(trigger, now, 1)[0]);
           const next = nextOf.get(trigger);
           if (next !== undefined)
-            ops.push({
-              op: 'put',
-              key: keys.dueEntry(next, schedule.id, v),
-              value: JSON.stringify({ job: schedule.job }),
-            });
+            ops.push({ op: 'put', key: keys.dueEntry(next, id, v), value: JSON.stringify({ job }) });
         }
-        batches.push({ ops, ids });
-      }
-      let at = 0;
+        return ops;
+      };
+      let sent = 0;
       let failed: unknown;
       const worker = async () => {
-        while (at < batches.length && failed === undefined) {
-          const { ops, ids } = batches[at++]!;
+        while (sent < batches && failed === undefined) {
+          const b = sent++;
+          const from = b * SCHEDULES_PER_BATCH;
+          const entries = list.slice(from, from + SCHEDULES_PER_BATCH);
           try {
             // A schedule moved to another job leaves its entry in the old job's index (count and
             // list by job would still show it there): one read per batch finds those, and the
             // batch deletes them — in another call after it when they do not fit. Two upserts of
             // one id racing between jobs can still leave one behind (list by job then skips it).
-            const before = await store.getMany(ids.map((x) => keys.schedule(x.id)));
+            const before = await store.getMany(entries.map((x) => keys.schedule(x.id)));
             const moved: WriteOp[] = [];
             before.forEach((value, i) => {
-              if (value === null || value === undefined) return;
-              const old = (JSON.parse(value) as { job: string }).job;
-              if (old !== ids[i]!.job) moved.push({ op: 'delete', key: keys.scheduleOfJob(old, ids[i]!.id) });
+              const old = value === null || value === undefined ? undefined : jobOf(value, entries[i]!);
+              if (old !== undefined)
+                moved.push({ op: 'delete', key: keys.scheduleOfJob(old, entries[i]!.id) });
             });
+            const ops = opsOf(b);
             const together = ops.length + moved.length <= MAX_BATCH;
-            await store.apply(together ? [...ops, ...moved] : ops);
+            if (together) ops.push(...moved);
+            await store.apply(ops);
             if (!together) await store.apply(moved);
           } catch (err) {
             failed ??= err;
           }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, batches.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, batches) }, worker));
       // Also after a failure: what did land should reach the nodes at their next poll.
-      if (batches.length > 1) {
+      if (batches > 1) {
         try {
           await store.apply([changed()]);
         } catch (err) {
