@@ -182,6 +182,26 @@ describe('fireTimes: cron', () => {
       expect(fromMiddle).toBe(all[i]);
     }
   });
+
+  it('patterns share one frozen year table (croner gives each its own 80 KB one), and fire as before', () => {
+    type Inner = { _states: { pattern: { year: number[]; starYear: boolean } } };
+    const year = (t: ReturnType<typeof compileTrigger>) =>
+      t.kind === 'cron' ? (t.pattern as unknown as Inner)._states.pattern.year : undefined;
+    const a = compileTrigger({ cron: '30 9 * * *', timezone: 'Asia/Kolkata' });
+    const b = compileTrigger({ cron: '0 0 29 2 *', timezone: 'UTC' });
+    expect(year(a)).toBe(year(b));
+    expect(Object.isFrozen(year(a))).toBe(true);
+    expect(year(a)).toHaveLength(10_000);
+    expect(iso({ cron: '30 9 * * *', timezone: 'Asia/Kolkata' }, '2026-03-01T03:00:00Z', 2)).toEqual([
+      '2026-03-01T04:00:00.000Z',
+      '2026-03-02T04:00:00.000Z',
+    ]);
+    // A leap day: the next one is 2028's, found by walking the (shared) years.
+    expect(iso({ cron: '0 0 29 2 *' }, '2026-01-01T00:00:00Z', 2)).toEqual([
+      '2028-02-29T00:00:00.000Z',
+      '2032-02-29T00:00:00.000Z',
+    ]);
+  });
 });
 
 describe('trigger validation', () => {

@@ -145,6 +145,35 @@ describe('schedules API', () => {
     expect(await s.schedules.count()).toBe(2);
   });
 
+  it('a moved schedule written another way (job not second in its JSON) still leaves its old job', async () => {
+    const st = await memory();
+    const { s } = node(st);
+    const [a, b] = [unique('from'), unique('to')];
+    // As an older writer might have stored it: the same record, keys in another order.
+    const oddRecord = () =>
+      st.apply([
+        {
+          op: 'put',
+          key: keys.schedule('odd'),
+          value: JSON.stringify({ job: a, id: 'odd', every: '1m', v: 'x' }),
+        },
+        { op: 'put', key: keys.scheduleOfJob(a, 'odd'), value: '' },
+      ]);
+    await oddRecord();
+    await s.schedules.upsert([{ id: 'odd', job: a, every: '2m' }]);
+    expect(await s.schedules.count({ job: a })).toBe(1);
+    await oddRecord();
+    await s.schedules.upsert([{ id: 'odd', job: b, every: '1m' }]);
+    expect(await s.schedules.count({ job: a })).toBe(0);
+    expect((await s.schedules.list({ job: b })).map((x) => x.id)).toEqual(['odd']);
+    // Upserted twice to one job: still one index entry, and a fresh version each time.
+    const version = async () => (JSON.parse((await st.get(keys.schedule('odd')))!) as { v: string }).v;
+    const before = await version();
+    await s.schedules.upsert({ id: 'odd', job: b, every: '1m' });
+    expect(await version()).not.toBe(before);
+    expect(await s.schedules.count({ job: b })).toBe(1);
+  });
+
   it('100,001 schedules in one call: count, paging without duplicates, the last still runs (SQLite)', async () => {
     const st = await sqlite();
     const job = unique('bulk');
