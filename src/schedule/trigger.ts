@@ -61,11 +61,6 @@ function toEpochMs(at: Date | string | number, what: string): number {
   return ms;
 }
 
-/**
- * Validates a trigger once (at `define`, not at the first fire): one trigger kind only, a cron
- * pattern croner accepts (5 or 6 fields, seconds first when 6; `L`, `W`, `#`; names), a known time
- * zone (default UTC), a positive interval, a valid instant. `what` names the job in messages.
- */
 /** croner 11's year table for a `*` year: one entry per year 0..9999, all 1. */
 const ALL_YEARS: readonly number[] = Object.freeze(new Array<number>(10_000).fill(1));
 
@@ -84,6 +79,11 @@ function shareYearTable(cron: Cron): void {
     pattern.year = ALL_YEARS;
 }
 
+/**
+ * Validates a trigger once (at `define`, not at the first fire): one trigger kind only, a cron
+ * pattern croner accepts (5 or 6 fields, seconds first when 6; `L`, `W`, `#`; names), a known time
+ * zone (default UTC), a positive interval, a valid instant. `what` names the job in messages.
+ */
 export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrigger {
   if (trigger === null || typeof trigger !== 'object')
     throw invalidArgument(`${what}: expected { cron } | { every } | { at }`);
