@@ -13,6 +13,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
+import { encodeHistory } from '../src/scheduler/history.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { Store, WriteOp } from '../src/store/types.js';
@@ -139,4 +140,60 @@ describe('a pending run consumed while a newer fire time queues behind it', () =
     },
     30_000,
   );
+});
+
+describe('a queued run of a fire time that already ran', () => {
+  // The pending record outlives its fire time's run when that run came another way (a node that
+  // lagged claimed it on time through its own cursor, which does not consume the record). Within
+  // the run's "done" hold every claim of the record is refused; here the hold has ended — as an
+  // hour or more later — and only the run's history is left.
+  it.each([
+    'succeeded',
+    'skipped',
+  ] as const)('is consumed, not run again, when the occurrence has a %s history record', async (status) => {
+    const store = await openStore(`memory:${testPrefix('stale')}`);
+    const job = `stale-${randomId(5)}`;
+    const fireTime = Math.floor(((await store.now()) - 2 * 3_600_000) / 1_000) * 1_000;
+    const occ = { job, scheduleId: undefined, fireTime, shard: undefined };
+    const pendingKey = keys.pending(job, undefined, undefined);
+    await store.put(pendingKey, JSON.stringify({ job, fireTime, source: 'schedule' }));
+    await store.put(
+      keys.history(occ, 1),
+      encodeHistory({
+        job,
+        fireTime: new Date(fireTime),
+        node: 'gone',
+        attempt: 1,
+        token: 1,
+        source: 'schedule',
+        status,
+        startedAt: new Date(fireTime),
+        finishedAt: new Date(fireTime + 10),
+      }),
+    );
+    const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
+    cleanup.push(() => s.stop());
+    const ran: number[] = [];
+    s.define(job, { overlap: 'queue' }, (ctx) => {
+      ran.push(ctx.fireTime.getTime());
+    });
+    await s.start();
+    let pending: string | null = 'not read yet';
+    const poll = setInterval(() => {
+      void store.get(pendingKey).then((v) => {
+        pending = v;
+      });
+    }, 20);
+    try {
+      await until(() => pending === null || ran.length > 0, 5_000, 'the stale pending record consumed');
+    } finally {
+      clearInterval(poll);
+    }
+    // A few more polls: nothing runs it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await s.stop();
+    expect(ran).toEqual([]);
+    const history = await s.history({ job, limit: 10 });
+    expect(history.map((h) => h.status)).toEqual([status]);
+  }, 15_000);
 });

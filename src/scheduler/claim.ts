@@ -1,7 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
-import { deadAttempt } from './dead-attempt.js';
+import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { type Candidate, consumeOps, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
@@ -226,6 +226,19 @@ export class Claims {
     // record is consumed only as read: one rewritten meanwhile is a newer fire time queued
     // behind this very run, and stays (consumeOps). A due entry moves on in that batch too (its
     // `advance`).
+    // A queued run whose fire time already ran to its end (or was recorded skipped): consumed
+    // (as read) and settled "done", never run again (dead-attempt.ts, occurrenceEnded).
+    if (c.fromPending && (await occurrenceEnded(s, c.occ))) {
+      const done = {
+        op: 'release' as const,
+        key: lease.key,
+        token: lease.token,
+        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+      };
+      const frees = gate ? [free(gate)] : [];
+      await settle(s, `stale queued run of ${c.occ.job}`, [...consumeOps(c), done, ...frees], lease, sentAt);
+      return 'won';
+    }
     // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
     // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts).
     const dead = c.deadRun === undefined ? undefined : await deadAttempt(s, c.occ, c.deadRun, lease);

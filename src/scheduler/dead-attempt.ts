@@ -19,6 +19,21 @@ export function abandonedEntry(occ: OccurrenceId, rec: InflightRecord, now: numb
   });
 }
 
+/** History statuses that close an occurrence: it ran (or was skipped) and is never run again. */
+const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
+
+/**
+ * Whether any attempt of the occurrence has a final history record (one scan of its history).
+ * A queued run (the gate's pending record) of such an occurrence is stale: its fire time was run
+ * some other way — a node that lagged claimed it on time through its own cursor, say — and that
+ * run does not consume the pending record. Within the run's "done" hold the claim is refused;
+ * after it (an hour or more later) only this look-up keeps the record from running it again.
+ */
+export async function occurrenceEnded(s: NodeState, occ: OccurrenceId): Promise<boolean> {
+  const records = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
+  return records.some((r) => FINAL.has(decodeHistory(r.value).status));
+}
+
 /** Whether the attempt's history says it ended (then its in-flight record is only left to clean up). */
 export async function attemptEnded(s: NodeState, occ: OccurrenceId, attempt: number): Promise<boolean> {
   const last = await s.store.get(keys.history(occ, attempt));

@@ -90,6 +90,9 @@ export const keys = {
   history: (o: OccurrenceId, attempt: number) =>
     `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|${String(attempt).padStart(4, '0')}`,
   historyPrefix: (job: string) => `hist|${esc(job)}|`,
+  /** Every attempt's history record of one occurrence. */
+  occurrenceHistoryPrefix: (o: OccurrenceId) =>
+    `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|`,
   node: (node: string) => `node|${esc(node)}`,
   nodePrefix: 'node|',
   schedule: (id: string) => `sch|${esc(id)}`,
