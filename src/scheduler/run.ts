@@ -111,8 +111,6 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   const { spec, node, clock, logger, emit, writes } = deps;
   const occLock = lockFor(deps, claim.lease, claim.sentAt);
   const gateLock = claim.gate ? lockFor(deps, claim.gate, claim.sentAt) : undefined;
-  // One keep-alive for the claim and its gate: both leases have the same length and are renewed
-  // together (one keep-alive per run halves the timers and signals 1,000 simultaneous runs cost).
   // Aborted when the leases could not be kept, or when stop() gives up: the run must end. One
   // controller per run, aborted directly by both (no listeners to add and remove per run).
   const haltController = new AbortController();
@@ -125,6 +123,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
     haltController.abort(reason);
     haltAttempt?.(reason);
   };
+  // One keep-alive for the claim and its gate: both leases have the same length and are renewed
+  // together (one keep-alive per run halves the timers and signals 1,000 simultaneous runs cost).
   const keeper = new KeepAlive(gateLock ? renewTogether(occLock, gateLock) : occLock, {
     leaseMs: spec.lockAtMostForMs,
     renew: true,
