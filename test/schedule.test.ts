@@ -304,3 +304,48 @@ describe('fireSpan: the fire times of an interval, summarised', () => {
     expect(span).toEqual({ first: 1000, count: 600_000, tail: [599_999_000, 600_000_000] });
   });
 });
+
+describe('remembered next fire times', () => {
+  it('answers any instant from the spans it remembers exactly as croner does', async () => {
+    const { nextFireTimes } = await import('../src/schedule/fire-times.js');
+    const { compileShared } = await import('../src/schedule/shared-triggers.js');
+    for (const t of [
+      { cron: '30 2 * * *', timezone: 'Europe/Berlin' },
+      { cron: '*/15 * * * *', timezone: 'Australia/Lord_Howe' },
+      { cron: '0 9 29 2 *' },
+      { cron: '15 * * * * *', timezone: 'America/New_York' },
+    ] as const) {
+      const memo = compileShared(t, 'test');
+      // Asked out of order and repeatedly, around DST changes and fire times (±1 ms).
+      const start = Date.UTC(2026, 2, 28);
+      let seed = 11;
+      const instants: number[] = [];
+      for (let i = 0; i < 400; i++) {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        instants.push(start + (seed % (3 * 86_400_000)));
+      }
+      const exact = instants.flatMap((a) =>
+        fireTimes(t, { after: a, count: 2 })
+          .slice(0, 1)
+          .map((d) => d.getTime()),
+      );
+      instants.push(...exact, ...exact.map((f) => f - 1), ...exact.map((f) => f + 1));
+      for (const after of [...instants, ...instants.slice().reverse()]) {
+        // count 2 goes to croner without the memo: the oracle.
+        expect([after, nextFireTimes(memo, after, 1)[0]]).toEqual([
+          after,
+          fireTimes(t, { after, count: 2 })[0]?.getTime(),
+        ]);
+      }
+    }
+  });
+
+  it('compiles each distinct trigger once for the whole process, and still refuses bad ones every time', async () => {
+    const { compileShared } = await import('../src/schedule/shared-triggers.js');
+    const a = compileShared({ cron: '7 7 * * *', timezone: 'Asia/Kolkata' }, 'a');
+    expect(compileShared({ cron: '7 7 * * *', timezone: 'Asia/Kolkata' }, 'b')).toBe(a);
+    expect(compileShared({ cron: '7 7 * * *', timezone: 'UTC' }, 'c')).not.toBe(a);
+    for (let i = 0; i < 2; i++)
+      expect(() => compileShared({ cron: '61 * * * *' }, `bad ${i}`)).toThrow(new RegExp(`bad ${i}`));
+  });
+});

@@ -51,24 +51,35 @@ export function nextFireTimes(trigger: CompiledTrigger, after: number, count: nu
     case 'cron': {
       if (count !== 1) return trigger.pattern.nextRuns(count, new Date(after)).map((d) => d.getTime());
       // Croner in a time zone costs milliseconds per call, and a fan-out asks the same question
-      // for every schedule sharing a trigger (100,000 users at 09:00 in five zones: five answers).
-      let memo = nextMemo.get(trigger);
-      if (!memo) {
-        memo = new Map();
-        nextMemo.set(trigger, memo);
+      // for every schedule sharing a trigger (100,000 users at 09:00 in five zones: five answers),
+      // as does a bulk upsert for every schedule written before the trigger's next fire time.
+      let spans = nextMemo.get(trigger);
+      if (!spans) {
+        spans = [];
+        nextMemo.set(trigger, spans);
       }
-      let next = memo.get(after);
+      let next: number | undefined;
+      for (const span of spans) {
+        if (span.from <= after && after < span.next) {
+          next = span.next;
+          break;
+        }
+      }
       if (next === undefined) {
-        next = trigger.pattern.nextRun(new Date(after))?.getTime() ?? Number.NaN;
-        if (memo.size >= NEXT_MEMO_SIZE) memo.clear();
-        memo.set(after, next);
+        next = trigger.pattern.nextRun(new Date(after))?.getTime() ?? Number.POSITIVE_INFINITY;
+        if (spans.length >= NEXT_MEMO_SIZE) spans.shift();
+        spans.push({ from: after, next });
       }
-      return Number.isNaN(next) ? [] : [next];
+      return next === Number.POSITIVE_INFINITY ? [] : [next];
     }
   }
 }
 
-/** How many `after` instants per cron trigger {@link nextFireTimes} remembers the next fire time of. */
-const NEXT_MEMO_SIZE = 64;
-/** Pure function of (trigger, after): safe to remember; per compiled trigger, dropped with it. */
-const nextMemo = new WeakMap<CompiledTrigger, Map<number, number>>();
+/** How many spans per cron trigger {@link nextFireTimes} remembers. */
+const NEXT_MEMO_SIZE = 16;
+/**
+ * Per compiled cron trigger, spans `[from, next)` in which the next fire time is `next` (the first
+ * one strictly after `from`, so the first one after any instant of the span too; +∞: none left).
+ * Pure: safe to remember, dropped with the trigger.
+ */
+const nextMemo = new WeakMap<CompiledTrigger, { from: number; next: number }[]>();

@@ -132,9 +132,17 @@ export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrig
  * defined (`define`, `schedules.upsert`), not where a stored one is read back.
  */
 export function requireFires(trigger: CompiledTrigger, what = 'trigger'): CompiledTrigger {
-  if (trigger.kind === 'cron' && trigger.pattern.nextRun() === null)
+  if (trigger.kind !== 'cron' || fires.has(trigger)) return trigger;
+  if (trigger.pattern.nextRun() === null)
     throw invalidArgument(
       `${what}: cron ${JSON.stringify(trigger.cron)} never fires (no date matches every field, e.g. February 30th)`,
     );
+  fires.add(trigger);
   return trigger;
 }
+
+/**
+ * Cron triggers seen to fire. Whether a 5- or 6-field pattern ever fires does not depend on when
+ * it is asked (it has no year), so a shared compiled trigger is checked once.
+ */
+const fires = new WeakSet<CompiledTrigger>();

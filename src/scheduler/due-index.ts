@@ -1,4 +1,5 @@
-import { compileTrigger, type Trigger } from '../schedule/trigger.js';
+import { compileShared } from '../schedule/shared-triggers.js';
+import type { CompiledTrigger, Trigger } from '../schedule/trigger.js';
 import type { StoredRecord, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import type { DueEntry } from './due-entry.js';
@@ -46,8 +47,6 @@ export class DueIndex {
   private retryMs: number;
   /** Fire times this node expects an entry at (a move it saw being planned), by schedule id. */
   private readonly expected = new Map<string, { at: number; tries: number }>();
-  /** Compiled triggers by their fields (many schedules share a few triggers). */
-  private readonly compiled = new Map<string, ReturnType<typeof compileTrigger>>();
   /** Schedules whose trigger did not compile here, by `id|v`: reported once. */
   private readonly bad = new Set<string>();
 
@@ -98,7 +97,6 @@ export class DueIndex {
       if (seen.has(id) || (x.at <= now && ++x.tries > EXPECT_TRIES)) this.expected.delete(id);
       else if (x.at <= now) x.at = now + s.pollMs;
     }
-    if (this.compiled.size > 10_000) this.compiled.clear();
   }
 
   /** The entry was offered in full: expect its next entry at the time it moves on to. */
@@ -179,19 +177,15 @@ export class DueIndex {
         return;
       }
       const { id: _i, job: _j, data: _d, v: _v, ...t } = schedule;
-      const tsig = JSON.stringify([t.cron, t.every, t.at, t.timezone, Object.keys(t).length]);
-      let trigger = this.compiled.get(tsig);
-      if (!trigger) {
-        try {
-          trigger = compileTrigger(t as Trigger, `schedule ${JSON.stringify(p.id)}`);
-          this.compiled.set(tsig, trigger);
-        } catch (err) {
-          // Written around upsert's validation: reported once, its entry dropped.
-          this.bad.add(sig);
-          s.emit('error', { error: err, during: `schedule ${p.id}` });
-          stale.push({ op: 'delete', key: p.key });
-          return;
-        }
+      let trigger: CompiledTrigger;
+      try {
+        trigger = compileShared(t as Trigger, `schedule ${JSON.stringify(p.id)}`);
+      } catch (err) {
+        // Written around upsert's validation: reported once, its entry dropped.
+        this.bad.add(sig);
+        s.emit('error', { error: err, during: `schedule ${p.id}` });
+        stale.push({ op: 'delete', key: p.key });
+        return;
       }
       out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt });
     });

@@ -1,6 +1,7 @@
 import { invalidArgument, OncelyError } from '../core/errors.js';
 import { didYouMean } from '../core/options.js';
-import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
+import { compileShared } from '../schedule/shared-triggers.js';
+import { type CompiledTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
 import { requireWellFormed } from '../store/validate.js';
 import { validateJobName } from './job-options.js';
 import { jsonText } from './json-data.js';
@@ -36,9 +37,6 @@ export function validateScheduleId(id: unknown): string {
  */
 export function validateSchedules(input: readonly unknown[]): ValidSchedule[] {
   const byId = new Map<string, ValidSchedule>();
-  // A bulk upsert mostly repeats a few triggers (every user's 09:00 in a few zones): each is
-  // compiled once (a croner pattern costs time and memory).
-  const compiled = new Map<string, CompiledTrigger>();
   input.forEach((raw, i) => {
     const where = (field: string) => `schedules.upsert: entry ${i}: ${field}`;
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
@@ -65,17 +63,9 @@ export function validateSchedules(input: readonly unknown[]): ValidSchedule[] {
     let trigger!: CompiledTrigger;
     const triggerField = ['cron', 'every', 'at'].find((k) => s[k] !== undefined) ?? 'cron | every | at';
     field(triggerField, () => {
-      const signature = JSON.stringify([
-        rest.cron,
-        rest.every,
-        rest.at,
-        rest.timezone,
-        Object.keys(rest).length,
-      ]);
-      const known = compiled.get(signature);
+      // Each distinct trigger is compiled once per process (shared-triggers.ts).
       const what = `schedule ${JSON.stringify(id)}`;
-      trigger = known ?? requireFires(compileTrigger(rest as Trigger, what), what);
-      if (!known) compiled.set(signature, trigger);
+      trigger = requireFires(compileShared(rest as Trigger, what), what);
     });
     let json = '';
     field('data', () => {
