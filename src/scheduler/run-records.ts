@@ -1,7 +1,12 @@
 import type { SpanContext } from '@opentelemetry/api';
-import type { Lease, WriteOp } from '../store/types.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { Lease, Store, WriteOp } from '../store/types.js';
+import type { JobSpec } from './job-options.js';
 import type { OccurrenceId } from './keys.js';
-import type { RunSource } from './types.js';
+import type { Tracing } from './tracing.js';
+import type { JobHandler, RunSource, SchedulerEvents } from './types.js';
+import type { WriteBatcher } from './write-batch.js';
 
 /** A claimed occurrence, ready to run: the store granted `lease` (and `gate` for fleet-wide overlap control). */
 export interface Claim {
@@ -35,4 +40,41 @@ export interface InflightRecord {
   /** Store time of the claim and the lease length: the lease cannot end before claimedAt + leaseMs. */
   claimedAt: number;
   leaseMs: number;
+}
+
+/** What a run needs from its node (runs.ts builds it for each run; run.ts uses it). */
+export interface RunDeps {
+  store: Store;
+  /** Coalesces the run's writes with other runs' into few `apply` calls. */
+  writes: WriteBatcher;
+  node: string;
+  clock: Clock;
+  /** Uniform in [0, 1): retry jitter. */
+  random: () => number;
+  logger: Logger;
+  spec: JobSpec;
+  handler: JobHandler;
+  emit: <K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]) => void;
+  historyRetentionMs: number;
+  /** How long a finished occurrence stays claimed ("done") after its fire time. */
+  doneHoldMs: number;
+  /** The write that raises the occurrence's high-water mark when it starts, if it needs one. */
+  highWater: (occ: OccurrenceId) => WriteOp | undefined;
+  /** Aborted when stop() gives up waiting: the run is abandoned and left for recovery. */
+  stopSignal: AbortSignal;
+  /**
+   * Calls `fn` with the reason when `stopSignal` aborts (at once if it has), until the returned
+   * function is called: one listener for all runs rather than one per run.
+   */
+  onStop: (fn: (reason: unknown) => void) => () => void;
+  /** After stopSignal, how long a handler may take to end before its claim is freed for recovery. */
+  handlerSettleMs: number;
+  /** The current "store answers again" signal: a write waiting to retry goes at once. */
+  storeBack: () => AbortSignal;
+  /** Called once no handler of this run will run any more: only its finish is left (frees its slot). */
+  handlerEnded?: () => void;
+  /** Called when the first attempt's start record could not be stored before the lease ended. */
+  notStarted?: () => void;
+  /** Spans (undefined without `@opentelemetry/api`). */
+  tracing?: Tracing | undefined;
 }

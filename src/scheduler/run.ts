@@ -1,57 +1,17 @@
 import type { Span } from '@opentelemetry/api';
 import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT, type LinkedSignal, linkSignals } from '../core/signals.js';
 import { KeepAlive } from '../lock/keep-alive.js';
-import type { Store, WriteOp } from '../store/types.js';
+import type { WriteOp } from '../store/types.js';
 import { doneUntil } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
-import type { JobSpec } from './job-options.js';
-import { keys, type OccurrenceId } from './keys.js';
+import { keys } from './keys.js';
 import { lockFor, renewTogether } from './run-leases.js';
-import type { Claim, InflightRecord } from './run-records.js';
-import type { Tracing } from './tracing.js';
-import type { HistoryEntry, JobContext, JobHandler, RunEvent, RunStatus, SchedulerEvents } from './types.js';
-import type { WriteBatcher } from './write-batch.js';
+import type { Claim, InflightRecord, RunDeps } from './run-records.js';
+import type { HistoryEntry, JobContext, RunEvent, RunStatus } from './types.js';
 
-export type { Claim, InflightRecord } from './run-records.js';
-
-export interface RunDeps {
-  store: Store;
-  /** Coalesces the run's writes with other runs' into few `apply` calls. */
-  writes: WriteBatcher;
-  node: string;
-  clock: Clock;
-  /** Uniform in [0, 1): retry jitter. */
-  random: () => number;
-  logger: Logger;
-  spec: JobSpec;
-  handler: JobHandler;
-  emit: <K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]) => void;
-  historyRetentionMs: number;
-  /** How long a finished occurrence stays claimed ("done") after its fire time. */
-  doneHoldMs: number;
-  /** The write that raises the occurrence's high-water mark when it starts, if it needs one. */
-  highWater: (occ: OccurrenceId) => WriteOp | undefined;
-  /** Aborted when stop() gives up waiting: the run is abandoned and left for recovery. */
-  stopSignal: AbortSignal;
-  /**
-   * Calls `fn` with the reason when `stopSignal` aborts (at once if it has), until the returned
-   * function is called: one listener for all runs rather than one per run.
-   */
-  onStop: (fn: (reason: unknown) => void) => () => void;
-  /** After stopSignal, how long a handler may take to end before its claim is freed for recovery. */
-  handlerSettleMs: number;
-  /** The current "store answers again" signal: a write waiting to retry goes at once. */
-  storeBack: () => AbortSignal;
-  /** Called once no handler of this run will run any more: only its finish is left (frees its slot). */
-  handlerEnded?: () => void;
-  /** Called when the first attempt's start record could not be stored before the lease ended. */
-  notStarted?: () => void;
-  /** Spans (undefined without `@opentelemetry/api`). */
-  tracing?: Tracing | undefined;
-}
+export type { Claim, InflightRecord, RunDeps } from './run-records.js';
 
 /** Store-time estimate: the lease's grant time plus local monotonic time elapsed since its request. */
 function storeTimeNow(claim: Claim, clock: Clock): number {
