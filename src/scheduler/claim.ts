@@ -241,7 +241,7 @@ export class Claims {
     }
     // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
     // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts).
-    const dead = c.deadRun === undefined ? undefined : await deadAttempt(s, c.occ, c.deadRun, lease);
+    const dead = c.deadRun === undefined ? undefined : deadAttempt(s, c.occ, c.deadRun, lease);
     const startWrites: WriteOp[] = [
       ...(dead?.startWrites ?? []),
       ...(c.startWrites ?? []),

@@ -37,8 +37,7 @@ export async function occurrenceEnded(s: NodeState, occ: OccurrenceId): Promise<
 /** Whether the attempt's history says it ended (then its in-flight record is only left to clean up). */
 export async function attemptEnded(s: NodeState, occ: OccurrenceId, attempt: number): Promise<boolean> {
   const last = await s.store.get(keys.history(occ, attempt));
-  const status = last === null ? undefined : decodeHistory(last).status;
-  return status === 'succeeded' || status === 'failed' || status === 'timed-out' || status === 'skipped';
+  return last !== null && FINAL.has(decodeHistory(last).status);
 }
 
 /**
@@ -52,17 +51,18 @@ export async function attemptEnded(s: NodeState, occ: OccurrenceId, attempt: num
  * stayed "running" in the history (simulator seeds 1443, 2487, 2715 of 3,000).
  *
  * `rec` is the in-flight record the poll read; undefined is returned when it is not older than
- * this claim or its attempt ended (final history: only left to clean up). One look-up, only when
- * such a record was there.
+ * this claim. Called only once {@link occurrenceEnded} said no attempt of the occurrence ended, so
+ * it reads nothing itself.
  */
-export async function deadAttempt(
+export function deadAttempt(
   s: NodeState,
   occ: OccurrenceId,
   rec: InflightRecord,
   lease: Lease,
-): Promise<{ attempt: number; startWrites: WriteOp[] } | undefined> {
+): { attempt: number; startWrites: WriteOp[] } | undefined {
   // Tokens only grow: a record with our token or a higher one is not of a run before this claim.
-  if (rec.token >= lease.token || (await attemptEnded(s, occ, rec.attempt))) return undefined;
+  // Its attempt did not end: the caller found no final history for the occurrence (occurrenceEnded).
+  if (rec.token >= lease.token) return undefined;
   return {
     attempt: rec.attempt + 1,
     startWrites: [
