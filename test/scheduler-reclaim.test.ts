@@ -67,7 +67,7 @@ describe('a dead run claimed again from its pending record', () => {
     const occ = { job, scheduleId: undefined, fireTime: F, shard: undefined };
     expect(await store.get(keys.inflight(occ))).not.toBeNull();
     // F is also the gate's queued run (as it is when it was queued behind a replay before A ran it).
-    const pendingKey = keys.pending(job, undefined, undefined);
+    const pendingKey = keys.pending(job, undefined, undefined, F);
     await store.put(pendingKey, JSON.stringify({ job, fireTime: F, source: 'schedule' }));
     // A's lease lapses (1 s, not renewed: A is cut off).
     for (const deadline = Date.now() + 5_000; (await store.inspect(keys.occurrence(occ))) !== null; ) {

@@ -25,7 +25,7 @@ class WatchedServer extends MemoryStore {
   }
   override async apply(ops: readonly WriteOp[]): Promise<boolean[]> {
     for (const op of ops)
-      if (op.op === 'put' && op.key === keys.pending('tick', undefined, undefined))
+      if (op.op === 'put' && op.key.startsWith(`${keys.pendingOfGate('tick', undefined, undefined)}|`))
         this.queued.push({
           fireTime: (JSON.parse(op.value) as { fireTime: number }).fireTime,
           at: this.storeNow() - EPOCH,

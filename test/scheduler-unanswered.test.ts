@@ -13,6 +13,7 @@ import { OncelyError } from '../src/core/errors.js';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import { keys } from '../src/scheduler/keys.js';
 import type { LeaseRequest, Store } from '../src/store/types.js';
 import { testPrefix } from './harness/backends.js';
 import { recordEvents } from './harness/events.js';
@@ -114,5 +115,59 @@ describe('claims whose acquire got no answer', () => {
 
   it('a request the store never executed is offered again and runs once', async () => {
     await scenario('request-lost', 1);
+  }, 30_000);
+});
+
+describe('a lost reply to a claim of an occurrence this node already ran', () => {
+  // A node may offer one occurrence twice — its queued (pending) run, then its own cursor — and
+  // win the first. The store refuses the second (the first grant holds the occurrence "done"
+  // after the run), and if that refusal's reply is lost, the lease the node finds when it asks
+  // is its own first grant. Adopting it ran the occurrence a second time under the same token
+  // (simulator seed 2915 of 3,000); a grant already on record is not adopted.
+  it('is not adopted: the occurrence runs once', async () => {
+    const store = await openStore(`memory:${testPrefix('used')}`);
+    const job = unique('used');
+    /** Acquires naming the target occurrence so far; the second one's reply is lost. */
+    let target: string | undefined;
+    let seen = 0;
+    let lost = false;
+    const faultyStore = new Proxy(store, {
+      get(t, prop, receiver) {
+        const value = Reflect.get(t, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop !== 'acquire') return value.bind(t);
+        return async (requests: LeaseRequest[]) => {
+          const hit = target !== undefined && requests.some((r) => r.key === target);
+          const leases = await t.acquire(requests);
+          if (hit && ++seen === 2) {
+            lost = true;
+            throw new OncelyError('STORE_UNAVAILABLE', 'test: reply lost');
+          }
+          return leases;
+        };
+      },
+    }) as Store;
+    const s = createScheduler({ store: faultyStore, node: `n-${randomId(4)}`, pollInterval: '200ms' });
+    s.define(job, { every: '1s', lockAtMostFor: '30s', misfireThreshold: '10s' }, () => {});
+    const events = recordEvents(s);
+    cleanup.push(() => s.stop());
+    await s.start();
+    await until(() => events.started.length >= 1, 10_000, 'a first run');
+    // The next fire time that is still > 700 ms away is also queued as the gate's pending run, so
+    // a poll claims it a little early (kept, and run at its fire time), before the node's cursor.
+    const now = await store.now();
+    let F = Math.ceil(now / 1_000) * 1_000;
+    if (F - now < 700) F += 1_000;
+    const occ = { job, scheduleId: undefined, fireTime: F, shard: undefined };
+    target = keys.occurrence(occ);
+    await store.put(
+      keys.pending(job, undefined, undefined, F),
+      JSON.stringify({ job, fireTime: F, source: 'schedule' }),
+    );
+    await until(() => lost, 5_000, 'the second claim of the fire time, its reply lost');
+    await until(() => events.started.some((e) => e.fireTime.getTime() >= F + 2_000), 8_000, 'later runs');
+    await s.stop();
+    const runs = events.started.filter((e) => e.fireTime.getTime() === F);
+    expect(runs).toHaveLength(1);
   }, 30_000);
 });

@@ -20,7 +20,7 @@ export function abandonedEntry(occ: OccurrenceId, rec: InflightRecord, now: numb
 }
 
 /** History statuses that close an occurrence: it ran (or was skipped) and is never run again. */
-const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
+export const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
 
 /**
  * Whether any attempt of the occurrence has a final history record (one scan of its history).
@@ -31,13 +31,13 @@ const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  */
 export async function occurrenceEnded(s: NodeState, occ: OccurrenceId): Promise<boolean> {
   const records = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
-  return records.some((r) => FINAL.has(decodeHistory(r.value).status));
+  return records.some((r) => FINAL_STATUSES.has(decodeHistory(r.value).status));
 }
 
 /** Whether the attempt's history says it ended (then its in-flight record is only left to clean up). */
 export async function attemptEnded(s: NodeState, occ: OccurrenceId, attempt: number): Promise<boolean> {
   const last = await s.store.get(keys.history(occ, attempt));
-  return last !== null && FINAL.has(decodeHistory(last).status);
+  return last !== null && FINAL_STATUSES.has(decodeHistory(last).status);
 }
 
 /**

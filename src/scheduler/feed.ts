@@ -55,7 +55,7 @@ export class Feed {
     const pending = byKind('pending');
     s.pendingSeen = pending.length > 0;
     const inflight = byKind('run');
-    await this.requests.claimRequests(byKind('trig'), pending, inflight);
+    await this.requests.claimRequests(byKind('trig'), pending, inflight, now);
     await this.recovery.recover(inflight, now);
     if (now >= s.nextSweepAt) {
       // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible

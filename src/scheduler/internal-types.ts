@@ -64,6 +64,11 @@ export interface Candidate {
   /** Comes from a pending (overlap queue) record (the one `consumes` names). */
   fromPending?: true;
   /**
+   * (A pending record's run) a later fire time is queued behind the same gate: once won, this one
+   * is recorded skipped for overlap rather than run (Overlap.superseded). Never set with `deadRun`.
+   */
+  superseded?: true;
+  /**
    * (A pending record's run) the in-flight record of its occurrence, read in the same poll: a
    * run of this fire time that started by another path — its start does not consume the pending
    * record — and, if this claim wins the occurrence, died (dead-attempt.ts).

@@ -23,7 +23,11 @@
  *            ctl|srev                                   rewritten by every upsert/remove of stored schedules:
  *                                                       the change signal every poll sees (due-index.ts)
  *            ctl|trig|<job>|<id>                        a manual trigger request
- *            ctl|pending|<job>|<shard>|<schedule>       the one queued occurrence per gate (overlap queue)
+ *            ctl|pending|<job>|<shard>|<schedule>|<fireTime>  a queued occurrence of a gate (overlap queue): one
+ *                                                       record per fire time, so queueing never overwrites; the
+ *                                                       reader runs a gate's latest and records the older ones
+ *                                                       skipped (requests.ts). Earlier builds wrote one record
+ *                                                       per gate, without `|<fireTime>`: still read, not written
  *            ctl|run|<job>|<schedule>|<fireTime>|<shard> a claimed run not finished yet ("in flight"):
  *                                                       read by recovery, and shown by history() as running
  *
@@ -63,6 +67,10 @@ export function gateScope(o: OccurrenceId): string | undefined {
   return o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? undefined : o.scheduleId;
 }
 
+function pendingOfGate(job: string, scope: string | undefined, shard: number | undefined): string {
+  return `ctl|pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`;
+}
+
 export const keys = {
   occurrence: (o: OccurrenceId) => `occ|${occParts(o)}`,
   inflight: (o: OccurrenceId) => `ctl|run|${occParts(o)}`,
@@ -83,9 +91,16 @@ export const keys = {
   pause: (job: string) => `ctl|pause|${esc(job)}`,
   pausePrefix: 'ctl|pause|',
   highWater: (job: string, scheduleId: string | undefined) => `hwm|${esc(job)}|${esc(scheduleId ?? '')}`,
-  /** The one queued occurrence (overlap queue) of a gate's stream: same scope as {@link keys.runGate}. */
-  pending: (job: string, scope: string | undefined, shard: number | undefined) =>
-    `ctl|pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`,
+  /**
+   * A queued occurrence (overlap queue) of a gate's stream (same scope as {@link keys.runGate}), one
+   * per fire time: two fire times queued behind one long run are two records, never one overwriting
+   * the other (which lost the first fire time without a trace).
+   */
+  pending: (job: string, scope: string | undefined, shard: number | undefined, fireTime: number) =>
+    `${pendingOfGate(job, scope, shard)}|${timeKey(fireTime)}`,
+  /** The key of a gate's one queued occurrence as earlier builds wrote it (read, not written). */
+  pendingOfGate: (job: string, scope: string | undefined, shard: number | undefined) =>
+    pendingOfGate(job, scope, shard),
   pendingPrefix: (job: string) => `ctl|pending|${esc(job)}|`,
   history: (o: OccurrenceId, attempt: number) =>
     `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|${String(attempt).padStart(4, '0')}`,

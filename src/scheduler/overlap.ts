@@ -1,4 +1,4 @@
-import type { Lease } from '../store/types.js';
+import type { Lease, WriteOp } from '../store/types.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import { type Candidate, consumeOps, type Job } from './internal-types.js';
@@ -45,7 +45,9 @@ export class Overlap {
     // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
     // after the current run ends", as ElasticJob's misfire flag): one pending run per gate, claimed
     // by whichever node sees the gate free first. One batch: the pending record, the occurrence
-    // freed for it, the mark, and the trigger request it replaces.
+    // freed for it, the mark, and the trigger request it replaces. The record is the fire time's
+    // own (keys.pending): a second fire time queued behind the same run writes a second record,
+    // and the reader runs the latest and records the older skipped (Overlap.superseded).
     // A candidate that came from the pending record leaves the record as it is, still queued:
     // putting back what it read (the same occurrence, data and source) could clobber what another
     // node wrote since — a newer fire time queued behind the gate's run, whose occurrence was
@@ -60,7 +62,7 @@ export class Overlap {
             : [
                 {
                   op: 'put' as const,
-                  key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+                  key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
                   value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
                 },
                 ...consumeOps(c),
@@ -75,8 +77,40 @@ export class Overlap {
       );
       return;
     }
-    // Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending
-    // run is consumed (or every poll would re-read it; a pending record only as read) — one batch.
+    // A fire time that started elsewhere and whose run died (its in-flight record is there, its
+    // lease lapsed — this claim won it): a node whose cursor lagged claims it afresh. Recording it
+    // skipped would close it with a final history after a run that never finished, and recovery
+    // would then only clean up (simulator seeds 1124, 2110 of 3,000). Freed instead, for recovery
+    // (recover.ts) to re-run it or record it abandoned. One look-up, only on the skip path.
+    if ((await s.store.get(keys.inflight(c.occ))) !== null) {
+      await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
+      return;
+    }
+    await this.skip(job, c, lease, sentAt, advance);
+  }
+
+  /**
+   * A queued run with a later one queued behind the same gate (requests.ts): the gate keeps one
+   * pending run, the latest, so this one is recorded skipped for overlap — on record, never
+   * silently dropped. The mark was raised when it was queued.
+   */
+  async superseded(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
+    await this.skip(job, c, lease, sentAt, []);
+  }
+
+  /**
+   * Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending run
+   * is consumed (or every poll would re-read it; a pending record only as read) — one batch.
+   */
+  private async skip(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    sentAt: number,
+    advance: WriteOp[],
+  ): Promise<void> {
+    const s = this.state;
+    const what = `overlap handling of ${c.occ.job}`;
     const at = new Date(lease.acquiredAt);
     await settle(
       s,

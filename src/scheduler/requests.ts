@@ -1,10 +1,13 @@
 import type { StoredRecord } from '../store/types.js';
 import type { Claims } from './claim.js';
 import { type Candidate, shardsOf } from './internal-types.js';
-import { jobOfKey, keys, type OccurrenceId } from './keys.js';
+import { gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
 import type { InflightRecord } from './run-records.js';
 import type { RunSource } from './types.js';
+
+/** A pending record's value (overlap.ts writes it). */
+type PendingValue = OccurrenceId & { data?: unknown; source: RunSource };
 
 /** Turns what a poll read — trigger requests and queued runs — into claims. */
 export class Requests {
@@ -23,12 +26,14 @@ export class Requests {
   /**
    * Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines;
    * `inflight`: the in-flight records the same poll read (a queued run may find one of a dead run
-   * of its own fire time, see Candidate.deadRun).
+   * of its own fire time, see Candidate.deadRun; a gate with a dead run waits for its recovery);
+   * `now`: the poll's estimate of the store clock.
    */
   async claimRequests(
     requests: StoredRecord[],
     queued: StoredRecord[],
     inflight: StoredRecord[],
+    now: number,
   ): Promise<void> {
     const s = this.state;
     const candidates: Candidate[] = [];
@@ -59,28 +64,56 @@ export class Requests {
       }
     }
     for (const key of this.nextShard.keys()) if (!read.has(key)) this.nextShard.delete(key);
-    // One pending record per gate (job, stored schedule, shard).
+    // Queued runs, one pending record per fire time (keys.pending). A gate keeps one: its latest
+    // fire time is offered to run (it waits while the gate is held); older ones are offered to be
+    // recorded skipped (superseded) — each still claimed first, so a fire time that some node runs
+    // or settles meanwhile is never both run and skipped. An older one whose occurrence has an
+    // in-flight record (it started elsewhere, maybe died) is offered as a run instead: its claim
+    // recovers or settles it (claim.ts), never skips it.
     const runs = new Map(inflight.map((r) => [r.key, r.value]));
+    const latest = new Map<string, number>();
+    const queuedRuns: { r: StoredRecord; occ: OccurrenceId; p: PendingValue; gate: string }[] = [];
     for (const r of queued) {
       const job = s.defined.get(jobOfKey(r.key));
       if (!job || s.paused.has(job.spec.name)) continue;
-      const p = JSON.parse(r.value) as OccurrenceId & { data?: unknown; source: RunSource };
+      const p = JSON.parse(r.value) as PendingValue;
       const occ: OccurrenceId = {
         job: p.job,
         scheduleId: p.scheduleId ?? undefined,
         fireTime: p.fireTime,
         shard: p.shard ?? undefined,
       };
+      const gate = keys.runGate(occ.job, gateScope(occ), occ.shard);
+      latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, occ.fireTime));
+      queuedRuns.push({ r, occ, p, gate });
+    }
+    // Gates with a run in flight that looks dead (its lease could have ended, and it is not running
+    // here): its recovery (recover.ts, later in this poll) takes the gate before the gate's queued
+    // runs. Offered first, a queued run would take the gate again each time it frees (a run that
+    // ends re-reads the queue at once) and, under a steady queue, the dead run would wait forever
+    // (simulator, overlap 'queue' with runs longer than the interval). A live run holds the gate
+    // anyway, so holding its queue back costs nothing.
+    const recovering = new Set<string>();
+    for (const r of inflight) {
+      const rec = JSON.parse(r.value) as InflightRecord;
+      if (rec.claimedAt + rec.leaseMs > now || s.runningHere.has(keys.occurrenceOfInflight(r.key))) continue;
+      recovering.add(keys.runGate(rec.job, gateScope(rec as OccurrenceId), rec.shard));
+    }
+    for (const { r, occ, p, gate } of queuedRuns) {
       const run = runs.get(keys.inflight(occ));
+      const superseded = occ.fireTime < latest.get(gate)! && run === undefined;
+      // Its own dead run is the one exception: this claim is that run's recovery (dead-attempt.ts).
+      if (!superseded && run === undefined && recovering.has(gate)) continue;
       candidates.push({
         occ,
         source: p.source,
         data: p.data,
         attempt: 1,
-        gate: true,
+        gate: !superseded,
         consumes: r.key,
         consumesValue: r.value,
         fromPending: true,
+        ...(superseded && { superseded: true as const }),
         ...(run !== undefined && { deadRun: JSON.parse(run) as InflightRecord }),
       });
     }

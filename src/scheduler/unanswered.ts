@@ -1,9 +1,12 @@
 import type { Lease } from '../store/types.js';
+import { FINAL_STATUSES } from './dead-attempt.js';
+import { decodeHistory } from './history.js';
 import { type Candidate, rewind, sourceKey } from './internal-types.js';
-import { gateScope, keys } from './keys.js';
+import { gateScope, keys, type OccurrenceId } from './keys.js';
 import { emitMisfired } from './misfire.js';
 import type { NodeState } from './node-state.js';
 import { REPLAY_MARK } from './overlap.js';
+import type { InflightRecord } from './run-records.js';
 
 /** Claims whose acquire got no answer that are remembered at most (the oldest are dropped first). */
 const MAX_UNANSWERED = 10_000;
@@ -35,9 +38,14 @@ export type Resolution =
  * how late it is), a due entry is read again (it moves on only when a run starts), and trigger
  * requests, pending runs and recoveries are re-read from the store anyway.
  *
- * Races: a node id is unique per scheduler, so "held by this node" means granted to this node; a
- * lease adopted after it expired is refused by the store when the run records its start (the start
- * batch holds the lease), exactly as a slow grant would be.
+ * Races: a node id is unique per scheduler, so "held by this node" means granted to this node —
+ * but not necessarily by the unanswered acquire: a node may offer one occurrence twice (its queued
+ * run and its own cursor in the same poll, say), win the first, run it, and lose the reply of the
+ * second, which the store refused. The lease it then finds is the first grant's, kept "done" after
+ * its run: adopting it ran the occurrence a second time under the same token (simulator seed 2915
+ * of 3,000). So a grant whose token is already on record for the occurrence is not adopted
+ * ({@link grantUsed}). A lease adopted after it expired is refused by the store when the run
+ * records its start (the start batch holds the lease), exactly as a slow grant would be.
  */
 export class Unanswered {
   private readonly pending = new Map<string, Pending>();
@@ -79,7 +87,12 @@ export class Unanswered {
   private async resolveOne(key: string, { c, sentAt }: Pending): Promise<Resolution> {
     const s = this.state;
     const lease = await s.store.inspect(key);
-    if (lease !== null && lease.owner === s.node && !s.runningHere.has(key)) {
+    if (
+      lease !== null &&
+      lease.owner === s.node &&
+      !s.runningHere.has(key) &&
+      !(await grantUsed(s, c.occ, lease.token))
+    ) {
       let gate: Lease | null | undefined;
       // A takeover asks for its gate only once it has the occurrence (claim.ts): not here.
       if (c.gate && !c.takeover) {
@@ -151,16 +164,34 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
  * takes it), or is the queued run of its overlap gate.
  */
 async function accounted(s: NodeState, c: Candidate): Promise<boolean> {
-  const [history, inflight, pending] = await s.store.getMany([
+  const [history, inflight, pending, legacy] = await s.store.getMany([
     keys.history(c.occ, 1),
     keys.inflight(c.occ),
-    keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard),
+    keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
+    keys.pendingOfGate(c.occ.job, gateScope(c.occ), c.occ.shard),
   ]);
-  if ((history ?? null) !== null || (inflight ?? null) !== null) return true;
-  if (pending === undefined || pending === null) return false;
+  if ((history ?? null) !== null || (inflight ?? null) !== null || (pending ?? null) !== null) return true;
+  if (legacy === undefined || legacy === null) return false;
   try {
-    return (JSON.parse(pending) as { fireTime?: number }).fireTime === c.occ.fireTime;
+    return (JSON.parse(legacy) as { fireTime?: number }).fireTime === c.occ.fireTime;
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether this lease of the occurrence was already used: its token is on an in-flight or history
+ * record of the occurrence (the grant was run, or recorded skipped), or an attempt of it ended.
+ * Two reads; only for a lost grant that turned out to be this node's.
+ */
+async function grantUsed(s: NodeState, occ: OccurrenceId, token: number): Promise<boolean> {
+  const [inflight, history] = await Promise.all([
+    s.store.get(keys.inflight(occ)),
+    s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 }),
+  ]);
+  if (inflight !== null && (JSON.parse(inflight) as InflightRecord).token === token) return true;
+  return history.some((r) => {
+    const entry = decodeHistory(r.value);
+    return entry.token === token || FINAL_STATUSES.has(entry.status);
+  });
 }

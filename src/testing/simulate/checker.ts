@@ -41,7 +41,8 @@ export interface CheckedJob {
  * Per job, only when `checkLiveness` (a node stayed healthy all along; faults stopped before the
  * settle period):
  * - `lost-fire-time`: a fire time in the window is handled by nobody: no run, no overlap
- *   `skipped` event, and no misfire `skipped` span covering it. (A misfire `run` announcement
+ *   `skipped` event or `skipped` history record applied by the store (its node may have crashed
+ *   before it heard back), and no misfire `skipped` span covering it. (A misfire `run` announcement
  *   does not count: the replay itself must start. Run-once skipping older missed fire times in
  *   favour of the latest is a `skipped` span, so it is not "lost".)
  * - `unfinished`: (jobs with `mustFinish`) an occurrence that started but was never recorded as
@@ -57,7 +58,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
   }
   // Successes as the store applied them (a node may die before it hears back).
   const succeeded = history.stored;
-  const skipped = new Set<string>();
+  const skipped = new Set<string>(history.storedSkipped);
   const misfireSpans = new Map<string, [number, number][]>();
   for (const o of history.outcomes) {
     if (o.kind === 'skipped') {

@@ -63,6 +63,11 @@ export class History {
   /** Per occurrence: the `succeeded` history records the store applied (token, virtual ms). */
   readonly stored = new Map<string, { token: number; at: number }[]>();
   /**
+   * Occurrences the store holds a `skipped` history record of: on record as skipped even when the
+   * node that wrote it crashed before it could emit its `skipped` event.
+   */
+  readonly storedSkipped = new Set<string>();
+  /**
    * Tokens whose finish batch found their occurrence lease gone (its release refused): the lease
    * lapsed before the outcome was stored, so a recovery may legitimately run the occurrence again.
    */
@@ -94,13 +99,17 @@ export class History {
     this.line(inv.node, `abort    ${inv.occ} token=${inv.token} (${reason})`);
   }
 
-  /** A write batch the store applied: succeeded history records, and refused finish releases. */
+  /** A write batch the store applied: succeeded and skipped history records, and refused finish releases. */
   applied(node: string, ops: readonly WriteOp[], results: readonly boolean[]): void {
     ops.forEach((op, i) => {
       if (op.op === 'put' && op.key.startsWith('hist|')) {
         const entry = decodeHistory(op.value);
-        if (entry.status !== 'succeeded') return;
         const occ = occKey(entry.job, entry.fireTime.getTime(), entry.shard, entry.scheduleId);
+        if (entry.status === 'skipped' && !this.storedSkipped.has(occ)) {
+          this.storedSkipped.add(occ);
+          this.line(node, `stored   ${occ} skipped token=${entry.token}`);
+        }
+        if (entry.status !== 'succeeded') return;
         const list = this.stored.get(occ) ?? [];
         list.push({ token: entry.token, at: this.now() });
         this.stored.set(occ, list);
