@@ -49,6 +49,7 @@ import { redactSecret } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import { loadDriver } from './driver.js';
+import type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 import { checkRedisOptions } from './redis/options.js';
 import type { LuaScript } from './redis/script.js';
 import { SCRIPTS } from './redis/scripts.js';
@@ -60,25 +61,7 @@ import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBo
 /** Schema version this code writes and understands (the `{prefix}schema` key). */
 const SCHEMA_VERSION = 1;
 
-/**
- * The one method oncely needs from a Redis client: ioredis' `call(command, ...args)`. An ioredis
- * `Redis` or `Cluster` satisfies it as it is. Command names are passed in lower case, the form
- * ioredis looks up to find key arguments, so a client `keyPrefix` and Cluster slot routing apply.
- */
-export interface RedisClientLike {
-  call(command: string, ...args: (string | number)[]): Promise<unknown>;
-}
-
-export interface RedisStoreOptions {
-  /** An existing client (ioredis `Redis` or `Cluster`). It stays yours: `close()` never quits it. */
-  client?: RedisClientLike;
-  /** `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS); the store owns this client. */
-  url?: string;
-  /** Key prefix, letters/digits/`_` (default `oncely_`); keys are `{prefix}…`. */
-  prefix?: string;
-  /** With `url`: connect timeout, and the bound on each command (default 10 s). */
-  connectTimeoutMs?: number;
-}
+export type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 
 /**
  * A store on Redis: leases are keys with PXAT expiry, tokens come from one INCR counter, and

@@ -1,8 +1,8 @@
 import { invalidArgument } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
-import type { RedisClientLike, RedisStoreOptions } from '../redis.js';
 import { onlyWith, stringOption, timeoutOption } from '../store-options.js';
 import { validatePrefix } from '../validate.js';
+import type { RedisClientLike, RedisStoreOptions } from './client.js';
 
 const KNOWN = ['client', 'url', 'prefix', 'connectTimeoutMs'];
 

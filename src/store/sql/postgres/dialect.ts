@@ -12,24 +12,14 @@ import { pgApply } from './apply.js';
 import { pgArrayLiteral } from './array-literal.js';
 import { PG_NOW } from './clock.js';
 import { pgExtend } from './extend.js';
+import type { PgPoolLike } from './pool.js';
 import { pgPut, pgPutStatement } from './put.js';
 import { pgRelease, pgReleaseStatement } from './release.js';
 import { PG_SCHEMA_TOO_NEW, pgMigration } from './schema.js';
 import { pgShedlock } from './shedlock/index.js';
 import { pgSweep } from './sweep.js';
 
-/**
- * What oncely needs from a PostgreSQL connection pool: `pg.Pool` (or a `pg.Client`) fits. Queries
- * are sent as `{ name?, text, values? }` configs; `end` is only ever called on a pool we created.
- */
-export interface PgPoolLike {
-  query(config: {
-    text: string;
-    values?: unknown[];
-    name?: string;
-  }): Promise<{ rows: Row[]; rowCount: number | null }>;
-  end?(): Promise<void>;
-}
+export type { PgPoolLike } from './pool.js';
 
 /** SQLSTATEs meaning the schema is missing or unexpected: undefined table/column/object. */
 const SCHEMA_CODES = new Set(['42P01', '42703', '42704', PG_SCHEMA_TOO_NEW]);

@@ -5,7 +5,7 @@ import { checkShedlockLayout, columnsOf } from '../../shedlock/layout.js';
 import type { ShedlockOps } from '../../shedlock/ops.js';
 import type { ShedlockTableName } from '../../shedlock/table-name.js';
 import type { Tables } from '../../tables.js';
-import type { PgPoolLike } from '../dialect.js';
+import type { PgPoolLike } from '../pool.js';
 import { pgShedlockAcquire } from './acquire.js';
 import { pgShedlockExtend } from './extend.js';
 import { pgShedlockRelease } from './release.js';

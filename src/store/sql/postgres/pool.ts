@@ -1,0 +1,14 @@
+import type { Row } from '../dialect.js';
+
+/**
+ * What oncely needs from a PostgreSQL connection pool: `pg.Pool` (or a `pg.Client`) fits. Queries
+ * are sent as `{ name?, text, values? }` configs; `end` is only ever called on a pool we created.
+ */
+export interface PgPoolLike {
+  query(config: {
+    text: string;
+    values?: unknown[];
+    name?: string;
+  }): Promise<{ rows: Row[]; rowCount: number | null }>;
+  end?(): Promise<void>;
+}
