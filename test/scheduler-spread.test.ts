@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import { keys } from '../src/scheduler/keys.js';
 import type { NodeState } from '../src/scheduler/node-state.js';
 import { hash32, SPREAD_GRACE_MS, Spread, spreadGrace } from '../src/scheduler/spread.js';
 import type { Store } from '../src/store/types.js';
@@ -77,6 +78,14 @@ function nodes(
     return s;
   });
   return { list, runs };
+}
+
+async function untilAsync(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
 }
 
 const spreadOf = (s: Scheduler) => (s as unknown as { state: NodeState }).state.spread;
@@ -233,6 +242,73 @@ describe('spread: nodes in one process (memory store)', () => {
     // Each ran its own share on time: nothing waited for a grace.
     const late = runs.filter((r) => r.startedAt - r.fireTime >= SPREAD_GRACE_MS);
     expect(late.length).toBeLessThan(40);
+  }, 40_000);
+
+  it('trigger() of a job with 8 shard items on 4 live nodes: 2 items each, none twice; the request is consumed', async () => {
+    const store = await openStore(`memory:${unique('spread')}`);
+    const job = unique('manual');
+    const { list, runs } = nodes(store, 4, (s, runs) =>
+      s.define(job, { shards: 8, overlap: 'allow' }, recorder(s, runs)),
+    );
+    await Promise.all(list.map((s) => s.start()));
+    await allLive(list, job, 4);
+    for (let n = 1; n <= 3; n++) {
+      await list[n % 4]!.trigger(job);
+      await until(() => runs.length === 8 * n, 10_000, `the 8 items of trigger ${n}`);
+    }
+    // Consumed once every item is on record (within a poll or two after the grace).
+    await untilAsync(
+      async () => (await store.scan(keys.triggerPrefix)).length === 0,
+      10_000,
+      'requests consumed',
+    );
+    await sleep(SPREAD_GRACE_MS + 500);
+    noneTwice(runs);
+    expect(runs).toHaveLength(24);
+    for (const id of new Set(runs.map((r) => r.scheduleId))) {
+      const of = runs.filter((r) => r.scheduleId === id);
+      expect(of.map((r) => r.shard).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(
+        list.map((s) => of.filter((r) => r.node === s.node).length),
+        `request ${id}`,
+      ).toEqual([2, 2, 2, 2]);
+      // Each node ran its own items at once, not after the grace.
+      expect(of.filter((r) => r.startedAt - r.fireTime >= SPREAD_GRACE_MS)).toEqual([]);
+    }
+  }, 40_000);
+
+  it('trigger() with a frozen node: its items run elsewhere after the grace, none twice, none missing', async () => {
+    const base = await openStore(`memory:${unique('spread')}`);
+    const stores: (Store & { dead: boolean })[] = [];
+    const job = unique('manual-frozen');
+    const { list, runs } = nodes(
+      () => {
+        const st = killable(base);
+        stores.push(st);
+        return st;
+      },
+      4,
+      (s, runs) => s.define(job, { shards: 8, overlap: 'allow' }, recorder(s, runs)),
+    );
+    await Promise.all(list.map((s) => s.start()));
+    await allLive(list, job, 4);
+    const victim = list[3]!;
+    stores[3]!.dead = true;
+    await list[0]!.trigger(job);
+    await until(() => runs.length === 8, 10_000, 'all 8 items');
+    await untilAsync(
+      async () => (await base.scan(keys.triggerPrefix)).length === 0,
+      10_000,
+      'request consumed',
+    );
+    await sleep(SPREAD_GRACE_MS + 500);
+    noneTwice(runs);
+    expect(runs.map((r) => r.shard).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(runs.some((r) => r.node === victim.node)).toBe(false);
+    // The victim's two items waited for the grace; the others' ran at once.
+    expect(
+      runs.filter((r) => r.startedAt - r.fireTime >= SPREAD_GRACE_MS - 50).length,
+    ).toBeGreaterThanOrEqual(2);
   }, 40_000);
 
   it('a node that froze: its shard items are taken over after the grace, none twice, none missing', async () => {

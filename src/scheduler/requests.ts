@@ -1,9 +1,10 @@
 import type { StoredRecord } from '../store/types.js';
 import type { Claims } from './claim.js';
-import { type Candidate, shardsOf } from './internal-types.js';
+import type { Candidate } from './internal-types.js';
 import { gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
 import type { InflightRecord } from './run-records.js';
+import { TriggerRequests } from './trigger-requests.js';
 import type { RunSource } from './types.js';
 
 /** A pending record's value (overlap.ts writes it). */
@@ -11,17 +12,14 @@ type PendingValue = OccurrenceId & { data?: unknown; source: RunSource };
 
 /** Turns what a poll read — trigger requests and queued runs — into claims. */
 export class Requests {
-  /**
-   * Per trigger request of a sharded job whose shards did not all fit in the free slots: the next
-   * shard to offer. The rest are offered at the next polls; the request is consumed by a claim
-   * of the last group, and offering starts over if it is still there after that (a claim given up).
-   */
-  private readonly nextShard = new Map<string, number>();
+  private readonly triggers: TriggerRequests;
 
   constructor(
     private readonly state: NodeState,
     private readonly claims: Claims,
-  ) {}
+  ) {
+    this.triggers = new TriggerRequests(state);
+  }
 
   /**
    * Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines;
@@ -36,34 +34,8 @@ export class Requests {
     now: number,
   ): Promise<void> {
     const s = this.state;
-    const candidates: Candidate[] = [];
-    let left = s.freeSlots();
-    const read = new Set<string>();
-    for (const r of requests) {
-      const req = JSON.parse(r.value) as { id: string; job: string; requestedAt: number; data?: unknown };
-      const job = s.defined.get(req.job);
-      if (!job) continue;
-      read.add(r.key);
-      const shards = shardsOf(job);
-      const from = this.nextShard.get(r.key) ?? 0;
-      const to = Math.min(shards.length, from + Math.max(0, left));
-      if (to === from) continue;
-      left -= to - from;
-      const last = to === shards.length;
-      if (last) this.nextShard.delete(r.key);
-      else this.nextShard.set(r.key, to);
-      for (const shard of shards.slice(from, to)) {
-        candidates.push({
-          occ: { job: req.job, scheduleId: `manual:${req.id}`, fireTime: req.requestedAt, shard },
-          source: 'manual',
-          data: req.data,
-          attempt: 1,
-          gate: job.spec.overlap !== 'allow',
-          ...(last && { consumes: r.key }),
-        });
-      }
-    }
-    for (const key of this.nextShard.keys()) if (!read.has(key)) this.nextShard.delete(key);
+    // Manual trigger requests first (trigger-requests.ts), then queued runs.
+    const candidates: Candidate[] = await this.triggers.candidates(requests, now, s.freeSlots());
     // Queued runs, one pending record per fire time (keys.pending). A gate keeps one: its latest
     // fire time is offered to run (it waits while the gate is held); older ones are offered to be
     // recorded skipped (superseded) — each still claimed first, so a fire time that some node runs
