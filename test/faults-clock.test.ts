@@ -17,8 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
 import { createScheduler } from '../src/scheduler/index.js';
+import { expectedOccurrences } from '../src/testing/index.js';
 import { type ServerBackend, serverBackend, testPrefix } from './harness/backends.js';
 import { spawnTsx, type TsxChild } from './harness/child.js';
+import { expectHistoryHolds, runsFromLines } from './harness/history.js';
 import { until } from './harness/scheduler-suite.js';
 
 const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -141,6 +143,14 @@ for (const backend of ['postgres', 'redis'] as const satisfies readonly ServerBa
             for (let shard = 0; shard < 4; shard++) expect(recorded).toContain(occurrence(t, shard));
           for (const n of ['fast', 'slow', 'right'])
             expect(history.filter((h) => h.node === n).length, n).toBeGreaterThan(0);
+          // The history checker over the nodes' own run lines (finish times on the store clock).
+          const first = Math.ceil((from + 1_000) / 1_000) * 1_000;
+          const checked = expectHistoryHolds({
+            ...runsFromLines(children.flatMap((c) => c.lines)),
+            jobs: [{ job, leaseMs: 3_000 }],
+            expected: expectedOccurrences(job, { every: '1s' }, { from: first, to: to - 1_000, shards: 4 }),
+          });
+          expect(checked.recoveries).toBe(0);
         } finally {
           for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL');
           await store.close();
