@@ -1,14 +1,18 @@
 /**
  * examples/nest, run as a user runs it: two replicas of the example application (compiled oncely
- * from dist/: CI builds first) on one SQLite file. Each fire time is reported by one replica, and
- * both shut down on SIGTERM.
+ * from dist/: CI builds first) on one SQLite file. Each fire time is reported by one replica, the
+ * history checker finds nothing wrong in what they recorded, and both shut down on SIGTERM.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/index.js';
+import { createScheduler } from '../src/scheduler/index.js';
+import { recordsFromHistory } from '../src/testing/index.js';
 import { spawnTsx, type TsxChild } from './harness/child.js';
+import { expectHistoryHolds } from './harness/history.js';
 
 const main = fileURLToPath(new URL('../examples/nest/main.ts', import.meta.url));
 const tsconfig = fileURLToPath(new URL('../examples/nest/tsconfig.json', import.meta.url));
@@ -47,6 +51,20 @@ describe('examples/nest', () => {
       const fireTimes = reports.filter((r) => r.kind === kind).map((r) => r.fireTime);
       expect(fireTimes.length, kind).toBeGreaterThan(0);
       expect(new Set(fireTimes).size, `${kind}: a fire time reported twice`).toBe(fireTimes.length);
+    }
+    // The history checker over what the replicas recorded of the @ClusterJob (the @Once method is
+    // a lock per fire time and keeps no history).
+    const store = await openStore(env.ONCELY_STORE);
+    try {
+      const history = await createScheduler({ store }).history({ job: 'cleanup', limit: 1_000 });
+      expect(history.length).toBeGreaterThan(0);
+      const checked = expectHistoryHolds({
+        records: recordsFromHistory(history),
+        jobs: [{ job: 'cleanup', leaseMs: 30_000 }],
+      });
+      expect(checked.occurrences).toBe(history.length);
+    } finally {
+      await store.close();
     }
   }, 40_000);
 });

@@ -132,6 +132,17 @@ async function scenario(base: Store) {
   expect(await base.scan(gatePrefix)).toEqual([]);
 }
 
+/** One node with `job` defined `overlap: 'queue'` and no trigger; `ran`: the fire times it ran. */
+function queueNode(store: Store, job: string): { s: Scheduler; ran: number[] } {
+  const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
+  cleanup.push(() => s.stop());
+  const ran: number[] = [];
+  s.define(job, { overlap: 'queue' }, (ctx) => {
+    ran.push(ctx.fireTime.getTime());
+  });
+  return { s, ran };
+}
+
 describe('a pending run consumed while a newer fire time queues behind it', () => {
   it('memory: the newer fire time survives and is accounted for once', async () => {
     await scenario(await openStore(`memory:${testPrefix('pend')}`));
@@ -178,12 +189,7 @@ describe('a queued run of a fire time that already ran', () => {
         finishedAt: new Date(fireTime + 10),
       }),
     );
-    const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
-    cleanup.push(() => s.stop());
-    const ran: number[] = [];
-    s.define(job, { overlap: 'queue' }, (ctx) => {
-      ran.push(ctx.fireTime.getTime());
-    });
+    const { s, ran } = queueNode(store, job);
     await s.start();
     let pending: string | null = 'not read yet';
     const poll = setInterval(() => {
@@ -227,12 +233,7 @@ describe('fire times queued behind one gate', () => {
         keys.pending(job, undefined, undefined, f),
         JSON.stringify({ job, fireTime: f, source: 'schedule' }),
       );
-    const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
-    cleanup.push(() => s.stop());
-    const ran: number[] = [];
-    s.define(job, { overlap: 'queue' }, (ctx) => {
-      ran.push(ctx.fireTime.getTime());
-    });
+    const { s, ran } = queueNode(store, job);
     const events = recordEvents(s);
     await s.start();
     await until(() => events.skipped.length === 2 && ran.length === 1, 5_000, 'one run and two skips');
@@ -258,12 +259,7 @@ describe('fire times queued behind one gate', () => {
     const fireTime = Math.floor(((await store.now()) - 5_000) / 1_000) * 1_000;
     const legacyKey = keys.pendingOfGate(job, undefined, undefined);
     await store.put(legacyKey, JSON.stringify({ job, fireTime, source: 'schedule' }));
-    const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
-    cleanup.push(() => s.stop());
-    const ran: number[] = [];
-    s.define(job, { overlap: 'queue' }, (ctx) => {
-      ran.push(ctx.fireTime.getTime());
-    });
+    const { s, ran } = queueNode(store, job);
     await s.start();
     await until(() => ran.length > 0, 5_000, 'the queued run');
     for (const deadline = Date.now() + 5_000; (await store.get(legacyKey)) !== null; ) {

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
-import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
+import { createScheduler, type JobOptions, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { NodeState } from '../src/scheduler/node-state.js';
 import { hash32, SPREAD_GRACE_MS, Spread, spreadGrace } from '../src/scheduler/spread.js';
@@ -88,6 +88,16 @@ async function untilAsync(condition: () => Promise<boolean>, timeoutMs: number, 
   }
 }
 
+/** Waits until no trigger request is left (consumed once every item is on record), then a grace more. */
+async function consumedAndSettled(store: Store): Promise<void> {
+  await untilAsync(
+    async () => (await store.scan(keys.triggerPrefix)).length === 0,
+    10_000,
+    'requests consumed',
+  );
+  await sleep(SPREAD_GRACE_MS + 500);
+}
+
 const spreadOf = (s: Scheduler) => (s as unknown as { state: NodeState }).state.spread;
 
 /** Waits until every node's live list for `job` has `count` nodes. */
@@ -110,6 +120,22 @@ const recorder =
       startedAt: Date.now(),
     });
   };
+
+/** 4 nodes on one memory store, each through its own `killable` view of it (set `dead` to freeze one). */
+async function freezableNodes(job: string, options: JobOptions) {
+  const base = await openStore(`memory:${unique('spread')}`);
+  const stores: (Store & { dead: boolean })[] = [];
+  const { list, runs } = nodes(
+    () => {
+      const st = killable(base);
+      stores.push(st);
+      return st;
+    },
+    4,
+    (s, runs) => s.define(job, options, recorder(s, runs)),
+  );
+  return { base, stores, list, runs };
+}
 
 function noneTwice(runs: Run[]): void {
   const seen = new Map<string, number>();
@@ -257,12 +283,7 @@ describe('spread: nodes in one process (memory store)', () => {
       await until(() => runs.length === 8 * n, 10_000, `the 8 items of trigger ${n}`);
     }
     // Consumed once every item is on record (within a poll or two after the grace).
-    await untilAsync(
-      async () => (await store.scan(keys.triggerPrefix)).length === 0,
-      10_000,
-      'requests consumed',
-    );
-    await sleep(SPREAD_GRACE_MS + 500);
+    await consumedAndSettled(store);
     noneTwice(runs);
     expect(runs).toHaveLength(24);
     for (const id of new Set(runs.map((r) => r.scheduleId))) {
@@ -278,30 +299,15 @@ describe('spread: nodes in one process (memory store)', () => {
   }, 40_000);
 
   it('trigger() with a frozen node: its items run elsewhere after the grace, none twice, none missing', async () => {
-    const base = await openStore(`memory:${unique('spread')}`);
-    const stores: (Store & { dead: boolean })[] = [];
     const job = unique('manual-frozen');
-    const { list, runs } = nodes(
-      () => {
-        const st = killable(base);
-        stores.push(st);
-        return st;
-      },
-      4,
-      (s, runs) => s.define(job, { shards: 8, overlap: 'allow' }, recorder(s, runs)),
-    );
+    const { base, stores, list, runs } = await freezableNodes(job, { shards: 8, overlap: 'allow' });
     await Promise.all(list.map((s) => s.start()));
     await allLive(list, job, 4);
     const victim = list[3]!;
     stores[3]!.dead = true;
     await list[0]!.trigger(job);
     await until(() => runs.length === 8, 10_000, 'all 8 items');
-    await untilAsync(
-      async () => (await base.scan(keys.triggerPrefix)).length === 0,
-      10_000,
-      'request consumed',
-    );
-    await sleep(SPREAD_GRACE_MS + 500);
+    await consumedAndSettled(base);
     noneTwice(runs);
     expect(runs.map((r) => r.shard).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(runs.some((r) => r.node === victim.node)).toBe(false);
@@ -312,18 +318,8 @@ describe('spread: nodes in one process (memory store)', () => {
   }, 40_000);
 
   it('a node that froze: its shard items are taken over after the grace, none twice, none missing', async () => {
-    const base = await openStore(`memory:${unique('spread')}`);
-    const stores: (Store & { dead: boolean })[] = [];
     const job = unique('frozen');
-    const { list, runs } = nodes(
-      () => {
-        const st = killable(base);
-        stores.push(st);
-        return st;
-      },
-      4,
-      (s, runs) => s.define(job, { every: '1s', shards: 8, overlap: 'allow' }, recorder(s, runs)),
-    );
+    const { stores, list, runs } = await freezableNodes(job, { every: '1s', shards: 8, overlap: 'allow' });
     // A quarter of the 1 s interval: 250 ms.
     const grace = spreadGrace(1_000);
     await Promise.all(list.map((s) => s.start()));

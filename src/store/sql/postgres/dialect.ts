@@ -1,7 +1,7 @@
 import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
-import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type { Dialect, GrantedRow, QueryResult, SqlSyntax, SqlValue, Statement } from '../dialect.js';
 import type { ShedlockOps } from '../shedlock/ops.js';
 import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
