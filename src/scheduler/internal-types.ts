@@ -114,13 +114,15 @@ export function shardsOf(job: Job): (number | undefined)[] {
  * The write that consumes what a candidate stands for (nothing when it stands for nothing).
  *
  * A pending record is deleted only if it still holds the value this node read (compare-and-
- * delete). Race: while this candidate's claim is being settled (its start batch waits in the
- * write batcher), another node may claim the next fire time on time, find the gate held by this
- * run and queue that fire time behind it by rewriting the one pending record of the gate; a blind
- * delete would then remove the newer fire time's only trace — its occurrence is released and its
- * high-water mark raised with the queueing, so nothing would run or record it. With the compare
- * the newer record survives and is claimed at a later poll. A trigger request's key is unique to
- * its request and never rewritten, so it is deleted plainly.
+ * delete). Race (from when a gate had one pending record, rewritten by each queueing): while this
+ * candidate's claim is being settled (its start batch waits in the write batcher), another node
+ * may claim the next fire time on time, find the gate held by this run and queue that fire time
+ * behind it; a blind delete of a rewritten record would remove the newer fire time's only trace —
+ * its occurrence is released and its high-water mark raised with the queueing, so nothing would
+ * run or record it. Records are per fire time now (keys.pending), so the newer one has a key of
+ * its own; the compare still keeps a record rewritten for the same fire time (a different source
+ * or data) from being deleted unread. A trigger request's key is unique to its request and never
+ * rewritten, so it is deleted plainly.
  */
 export function consumeOps(c: Candidate): WriteOp[] {
   if (c.consumes === undefined) return [];

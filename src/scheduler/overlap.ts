@@ -43,11 +43,12 @@ export class Overlap {
         REPLAY_MARK,
       ) === true;
     // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
-    // after the current run ends", as ElasticJob's misfire flag): one pending run per gate, claimed
-    // by whichever node sees the gate free first. One batch: the pending record, the occurrence
-    // freed for it, the mark, and the trigger request it replaces. The record is the fire time's
-    // own (keys.pending): a second fire time queued behind the same run writes a second record,
-    // and the reader runs the latest and records the older skipped (Overlap.superseded).
+    // after the current run ends", as ElasticJob's misfire flag): one pending run per gate (the
+    // latest queued), claimed by whichever node sees the gate free first. One batch: the pending
+    // record, the occurrence freed for it, the mark, and the trigger request it replaces. The
+    // record is the fire time's own (keys.pending): a second fire time queued behind the same run
+    // writes a second record, and the reader runs the latest and records the older skipped
+    // (Overlap.superseded).
     // A candidate that came from the pending record leaves the record as it is, still queued:
     // putting back what it read (the same occurrence, data and source) could clobber what another
     // node wrote since — a newer fire time queued behind the gate's run, whose occurrence was
