@@ -116,14 +116,20 @@ export class Claims {
    * one: won at least a lease after the fire time (a run claimed at the fire time, granted up to
    * MAX_EARLY_WAIT_MS early, cannot have lost its lease sooner). A node whose cursor lagged (a
    * partition, a pause) claims such a fire time afresh once the dead run's lease lapsed; without
-   * this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000).
-   * On-time claims — nearly all of them — read nothing. A recovery knows its attempt already.
+   * this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
+   * the gate held, recorded it skipped over the dead run (1124; overlap.ts). On-time claims —
+   * nearly all of them — read nothing. A recovery knows its attempt already.
    */
   private async lateDeadRun(job: Job, c: Candidate, lease: Lease): Promise<InflightRecord | undefined> {
     if (c.source === 'recover') return undefined;
     if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return undefined;
     const rec = await this.state.store.get(keys.inflight(c.occ));
     return rec === null ? undefined : (JSON.parse(rec) as InflightRecord);
+  }
+
+  /** The dead run this claim follows, if any: the one its poll read (a queued run's), else {@link lateDeadRun}. */
+  private deadRunBefore(job: Job, c: Candidate, lease: Lease): Promise<InflightRecord | undefined> {
+    return c.deadRun !== undefined ? Promise.resolve(c.deadRun) : this.lateDeadRun(job, c, lease);
   }
 
   /** The overlap gate request of a candidate. */
@@ -231,7 +237,7 @@ export class Claims {
       return 'won';
     }
     if (gate === null) {
-      await this.overlap.overlapped(job, c, lease, sentAt);
+      await this.overlap.overlapped(job, c, lease, sentAt, () => this.deadRunBefore(job, c, lease));
       return 'won';
     }
     // The high-water mark is raised with the run's in-flight record: until then the held claim is
@@ -264,7 +270,7 @@ export class Claims {
     // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts). Likewise a
     // claim won a whole lease after the fire time (a node whose cursor lagged, a replay): a run of
     // this fire time may have started and died meanwhile (lateDeadRun).
-    const deadRun = c.deadRun ?? (await this.lateDeadRun(job, c, lease));
+    const deadRun = await this.deadRunBefore(job, c, lease);
     const dead = deadRun === undefined ? undefined : deadAttempt(s, c.occ, deadRun, lease);
     const startWrites: WriteOp[] = [
       ...(dead?.startWrites ?? []),

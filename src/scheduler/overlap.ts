@@ -4,6 +4,7 @@ import { encodeHistory, occFields } from './history.js';
 import { type Candidate, consumeOps, type Job } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
+import type { InflightRecord } from './run-records.js';
 import { settle } from './settle.js';
 
 /** Appended to the owner of an overlap gate taken by a misfire replay. */
@@ -20,7 +21,13 @@ export class Overlap {
    * The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one
    * pending run). Each outcome is one batch, retried while the claim holds if the store fails.
    */
-  async overlapped(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
+  async overlapped(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    sentAt: number,
+    deadRun: () => Promise<InflightRecord | undefined>,
+  ): Promise<void> {
     const s = this.state;
     const what = `overlap handling of ${c.occ.job}`;
     if ((c.source === 'misfire' && job.spec.misfire === 'catch-up') || c.source === 'recover') {
@@ -82,8 +89,10 @@ export class Overlap {
     // lease lapsed — this claim won it): a node whose cursor lagged claims it afresh. Recording it
     // skipped would close it with a final history after a run that never finished, and recovery
     // would then only clean up (simulator seeds 1124, 2110 of 3,000). Freed instead, for recovery
-    // (recover.ts) to re-run it or record it abandoned. One look-up, only on the skip path.
-    if ((await s.store.get(keys.inflight(c.occ))) !== null) {
+    // (recover.ts) to re-run it or record it abandoned. `deadRun` reads the in-flight record only
+    // for a claim won a whole lease after the fire time (claim.ts, lateDeadRun): an on-time skip
+    // reads nothing.
+    if ((await deadRun()) !== undefined) {
       await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
       return;
     }
