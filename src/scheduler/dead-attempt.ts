@@ -3,6 +3,7 @@ import { decodeHistory, encodeHistory, occFields } from './history.js';
 import { keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
 import type { InflightRecord } from './run-records.js';
+import type { HistoryEntry } from './types.js';
 
 /** The history entry that records a dead run's attempt as abandoned (at store time `now`). */
 export function abandonedEntry(occ: OccurrenceId, rec: InflightRecord, now: number, error?: string): string {
@@ -30,8 +31,13 @@ export const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed
  * after it (an hour or more later) only this look-up keeps the record from running it again.
  */
 export async function occurrenceEnded(s: NodeState, occ: OccurrenceId): Promise<boolean> {
+  return (await occurrenceHistory(s, occ)).some((e) => FINAL_STATUSES.has(e.status));
+}
+
+/** Every attempt's history entry of the occurrence (one scan; at most 100 attempts). */
+export async function occurrenceHistory(s: NodeState, occ: OccurrenceId): Promise<HistoryEntry[]> {
   const records = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
-  return records.some((r) => FINAL_STATUSES.has(decodeHistory(r.value).status));
+  return records.map((r) => decodeHistory(r.value));
 }
 
 /** Whether the attempt's history says it ended (then its in-flight record is only left to clean up). */

@@ -35,14 +35,20 @@ export class Requests {
   ): Promise<void> {
     const s = this.state;
     // Manual trigger requests first (trigger-requests.ts), then queued runs.
-    const candidates: Candidate[] = await this.triggers.candidates(requests, now, s.freeSlots());
+    const manual = await this.triggers.candidates(requests, now, s.freeSlots());
+    await this.claims.claimAndRun([...manual, ...this.queuedRuns(queued, inflight, now)]);
+  }
+
+  /** Candidates for the queued runs a poll read (see claimRequests). */
+  private queuedRuns(queued: StoredRecord[], inflight: StoredRecord[], now: number): Candidate[] {
+    const s = this.state;
+    const out: Candidate[] = [];
     // Queued runs, one pending record per fire time (keys.pending). A gate keeps one: its latest
     // fire time is offered to run (it waits while the gate is held); older ones are offered to be
     // recorded skipped (superseded) — each still claimed first, so a fire time that some node runs
     // or settles meanwhile is never both run and skipped. An older one whose occurrence has an
     // in-flight record (it started elsewhere, maybe died) is offered as a run instead: its claim
     // recovers or settles it (claim.ts), never skips it.
-    const runs = new Map(inflight.map((r) => [r.key, r.value]));
     const latest = new Map<string, number>();
     const queuedRuns: { r: StoredRecord; occ: OccurrenceId; p: PendingValue; gate: string }[] = [];
     for (const r of queued) {
@@ -59,6 +65,9 @@ export class Requests {
       latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, occ.fireTime));
       queuedRuns.push({ r, occ, p, gate });
     }
+    if (queuedRuns.length === 0) return [];
+    // The in-flight records, read once (only when something is queued: a poll may read many).
+    const runs = new Map(inflight.map((r) => [r.key, JSON.parse(r.value) as InflightRecord]));
     // Gates with a run in flight that looks dead (its lease could have ended, and it is not running
     // here): its recovery (recover.ts, later in this poll) takes the gate before the gate's queued
     // runs. Offered first, a queued run would take the gate again each time it frees (a run that
@@ -66,9 +75,8 @@ export class Requests {
     // (simulator, overlap 'queue' with runs longer than the interval). A live run holds the gate
     // anyway, so holding its queue back costs nothing.
     const recovering = new Set<string>();
-    for (const r of inflight) {
-      const rec = JSON.parse(r.value) as InflightRecord;
-      if (rec.claimedAt + rec.leaseMs > now || s.runningHere.has(keys.occurrenceOfInflight(r.key))) continue;
+    for (const [key, rec] of runs) {
+      if (rec.claimedAt + rec.leaseMs > now || s.runningHere.has(keys.occurrenceOfInflight(key))) continue;
       recovering.add(keys.runGate(rec.job, gateScope(rec as OccurrenceId), rec.shard));
     }
     for (const { r, occ, p, gate } of queuedRuns) {
@@ -76,7 +84,7 @@ export class Requests {
       const superseded = occ.fireTime < latest.get(gate)! && run === undefined;
       // Its own dead run is the one exception: this claim is that run's recovery (dead-attempt.ts).
       if (!superseded && run === undefined && recovering.has(gate)) continue;
-      candidates.push({
+      out.push({
         occ,
         source: p.source,
         data: p.data,
@@ -86,9 +94,9 @@ export class Requests {
         consumesValue: r.value,
         fromPending: true,
         ...(superseded && { superseded: true as const }),
-        ...(run !== undefined && { deadRun: JSON.parse(run) as InflightRecord }),
+        ...(run !== undefined && { deadRun: run }),
       });
     }
-    await this.claims.claimAndRun(candidates);
+    return out;
   }
 }

@@ -1,8 +1,8 @@
 import type { StoredRecord } from '../store/types.js';
-import { MAX_BATCH } from '../store/validate.js';
 import { type Candidate, type Job, shardsOf } from './internal-types.js';
-import { keys, type OccurrenceId } from './keys.js';
+import type { OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
+import { accountedFor } from './on-record.js';
 import { SPREAD_GRACE_MS } from './spread.js';
 
 /** A trigger request as `trigger()` writes it (`ctl|trig|<job>|<id>`). */
@@ -24,8 +24,8 @@ interface TriggerRequest {
  * (spread.ts, ElasticJob's average allocation: 8 items on 4 nodes, 2 each) — a node offers the
  * items it goes first for at once, the others after the grace. Several nodes then work one
  * request, so no single start batch may consume it: the request stays until every item is on
- * record — an in-flight record (running, or dead and left to recovery), a history record, or a
- * queued run — and is then deleted as read (compare-and-delete) by a node that has offered every
+ * record (on-record.ts: an in-flight record, running or dead and left to recovery; a history record;
+ * a queued run) and is then deleted as read (compare-and-delete) by a node that has offered every
  * item itself. An item found on no record then (its claimant died before its start record, or
  * its claim is still being started) is offered again: a claim that is still held is refused, one
  * whose lease lapsed is won and run. Each node offers each item once per request otherwise, so
@@ -93,8 +93,8 @@ export class TriggerRequests {
   }
 
   /**
-   * Deletes the request (as read) once every item is on record; an item on no record is offered
-   * again at the next poll. Reads three records per item, in batches of MAX_BATCH keys.
+   * Deletes the request (as read) once every item is on record (on-record.ts); an item on no
+   * record is offered again at the next poll.
    */
   private async consumeIfDone(
     r: StoredRecord,
@@ -102,18 +102,11 @@ export class TriggerRequests {
     occ: (shard: number) => OccurrenceId,
     offered: Set<number>,
   ): Promise<void> {
-    const s = this.state;
     const items = shardsOf(job) as number[];
-    const wanted = items.flatMap((shard) => {
-      const o = occ(shard);
-      return [keys.inflight(o), keys.history(o, 1), keys.pending(o.job, undefined, shard, o.fireTime)];
-    });
-    const found: (string | null)[] = [];
-    for (let i = 0; i < wanted.length; i += MAX_BATCH - (MAX_BATCH % 3))
-      found.push(...(await s.store.getMany(wanted.slice(i, i + MAX_BATCH - (MAX_BATCH % 3)))));
-    const missing = items.filter((_, i) => found.slice(3 * i, 3 * i + 3).every((v) => (v ?? null) === null));
+    const accounted = await accountedFor(this.state, items.map(occ));
+    const missing = items.filter((_, i) => !accounted[i]);
     if (missing.length === 0) {
-      await s.store.apply([{ op: 'delete', key: r.key, ifValue: r.value }]);
+      await this.state.store.apply([{ op: 'delete', key: r.key, ifValue: r.value }]);
       this.offered.delete(r.key);
       return;
     }

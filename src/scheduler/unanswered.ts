@@ -1,10 +1,10 @@
 import type { Lease } from '../store/types.js';
-import { FINAL_STATUSES } from './dead-attempt.js';
-import { decodeHistory } from './history.js';
+import { FINAL_STATUSES, occurrenceHistory } from './dead-attempt.js';
 import { type Candidate, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys, type OccurrenceId } from './keys.js';
 import { emitMisfired } from './misfire.js';
 import type { NodeState } from './node-state.js';
+import { accountedFor } from './on-record.js';
 import { REPLAY_MARK } from './overlap.js';
 import type { InflightRecord } from './run-records.js';
 
@@ -146,7 +146,8 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
       return;
     }
   }
-  if (await accounted(s, c)) return;
+  // Handled after all (on-record.ts): it has a history, in-flight or queued record.
+  if ((await accountedFor(s, [c.occ]))[0]) return;
   const run = job.spec.recover && job.spec.misfire !== 'skip';
   emitMisfired(s, c.occ, run ? 'run' : 'skipped', F, F, 1);
   if (!run) return;
@@ -159,39 +160,12 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
 }
 
 /**
- * Whether a fire time nobody holds was handled after all: it has a history record (run, or
- * skipped — also a run whose finish came after its lease lapsed), an in-flight record (recovery
- * takes it), or is the queued run of its overlap gate.
- */
-async function accounted(s: NodeState, c: Candidate): Promise<boolean> {
-  const [history, inflight, pending, legacy] = await s.store.getMany([
-    keys.history(c.occ, 1),
-    keys.inflight(c.occ),
-    keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
-    keys.pendingOfGate(c.occ.job, gateScope(c.occ), c.occ.shard),
-  ]);
-  if ((history ?? null) !== null || (inflight ?? null) !== null || (pending ?? null) !== null) return true;
-  if (legacy === undefined || legacy === null) return false;
-  try {
-    return (JSON.parse(legacy) as { fireTime?: number }).fireTime === c.occ.fireTime;
-  } catch {
-    return false;
-  }
-}
-
-/**
  * Whether this lease of the occurrence was already used: its token is on an in-flight or history
  * record of the occurrence (the grant was run, or recorded skipped), or an attempt of it ended.
  * Two reads; only for a lost grant that turned out to be this node's.
  */
 async function grantUsed(s: NodeState, occ: OccurrenceId, token: number): Promise<boolean> {
-  const [inflight, history] = await Promise.all([
-    s.store.get(keys.inflight(occ)),
-    s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 }),
-  ]);
+  const [inflight, history] = await Promise.all([s.store.get(keys.inflight(occ)), occurrenceHistory(s, occ)]);
   if (inflight !== null && (JSON.parse(inflight) as InflightRecord).token === token) return true;
-  return history.some((r) => {
-    const entry = decodeHistory(r.value);
-    return entry.token === token || FINAL_STATUSES.has(entry.status);
-  });
+  return history.some((e) => e.token === token || FINAL_STATUSES.has(e.status));
 }
