@@ -62,6 +62,24 @@ describe('checkHistory', () => {
     }
   });
 
+  it('passes a recovery after a success stored only once its lease had lapsed, and only then', () => {
+    const a = start('a', 1, 1, T);
+    const recovered = start('b', 2, 2, T + 3000, 'recover');
+    // The handler ended at T + 50; its outcome reached the store after the lease (chaos soak).
+    const success = finish(a, 'succeeded', T + 50);
+    const lapsed = { ...success, leaseLapsed: true };
+    const kinds = (records: RunRecord[]) =>
+      checkHistory({ records, jobs }).violations.map((v) => (v.kind === 'duplicate' ? v.duplicate : v.kind));
+    expect(kinds([a, success, recovered])).toEqual(['recovery-without-expiry']);
+    expect(kinds([a, lapsed, recovered])).toEqual([]);
+    // Reported twice (the node's event without the mark, the store's history with it): lapsed.
+    expect(kinds([a, success, lapsed, recovered])).toEqual([]);
+    expect(kinds([a, lapsed, success, recovered])).toEqual([]);
+    // A lapsed success does not excuse a recovery before the lease could have expired, nor a fresh run.
+    expect(kinds([a, lapsed, start('b', 2, 2, T + 1000, 'recover')])).toEqual(['recovery-without-expiry']);
+    expect(kinds([a, lapsed, start('b', 1, 2, T + 3000)])).toEqual(['sequential-after-success']);
+  });
+
   it('flags a start whose token is not above an earlier start of the same occurrence', () => {
     const r = checkHistory({ records: [start('a', 1, 5, T), start('b', 2, 4, T + 4000, 'recover')], jobs });
     expect(r.violations.map((v) => v.kind)).toContain('stale-token');

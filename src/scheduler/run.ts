@@ -8,6 +8,7 @@ import { doneUntil } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import { keys } from './keys.js';
 import { lockFor, renewTogether } from './run-leases.js';
+import { persist, recordLapse } from './run-persist.js';
 import type { Claim, InflightRecord, RunDeps } from './run-records.js';
 import type { HistoryEntry, JobContext, RunEvent, RunStatus } from './types.js';
 
@@ -22,30 +23,6 @@ function storeTimeNow(claim: Claim, clock: Clock): number {
 function errorText(err: unknown): string {
   const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return text.length > 4000 ? `${text.slice(0, 1000)}\n…\n${text.slice(-2990)}` : text;
-}
-
-/**
- * Retries `write` with back-off (100 ms doubling to 2 s) until it succeeds or `signal` aborts.
- * Returns whether it succeeded. Reports the first failure and every tenth after it.
- */
-async function persist(
-  deps: RunDeps,
-  what: string,
-  write: () => Promise<unknown>,
-  signal: AbortSignal,
-): Promise<boolean> {
-  for (let failures = 0; ; failures++) {
-    if (signal.aborted) return false;
-    try {
-      await write();
-      return true;
-    } catch (err) {
-      if (failures % 10 === 0) deps.emit('error', { error: err, during: what });
-      const wake = linkSignals([signal, deps.storeBack()]);
-      await deps.clock.sleep(Math.min(2_000, 100 * 2 ** Math.min(failures, 5)), wake.signal);
-      wake.dispose();
-    }
-  }
 }
 
 /**
@@ -138,7 +115,9 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   let retriesLeft = spec.retries;
   let outcome: 'not-started' | 'finished' | 'abandoned' = 'not-started';
   let final: HistoryEntry | undefined;
-  let announce = () => {};
+  /** The in-flight record as this run last wrote it: the finish deletes exactly that one. */
+  let inflightValue: string | undefined;
+  let announce = (_leaseLapsed: boolean) => {};
   // The current attempt's `oncely.run` span (tracing.ts), ended with the attempt's outcome.
   const tracing = deps.tracing;
   let span: Span | undefined;
@@ -161,6 +140,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         ...(claim.data !== undefined && { data: claim.data }),
       };
       const first = attempt === claim.attempt;
+      const value = JSON.stringify(inflight);
       const highWater = first ? deps.highWater(claim.occ) : undefined;
       const recorded = await persist(
         deps,
@@ -168,7 +148,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         () =>
           writes.submit([
             ...(first ? (claim.startWrites ?? []) : []),
-            { op: 'put', key: inflightKey, value: JSON.stringify(inflight) },
+            { op: 'put', key: inflightKey, value },
             ...(highWater ? [highWater] : []),
           ]),
         halt,
@@ -180,6 +160,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         else deps.notStarted?.();
         return;
       }
+      inflightValue = value;
       const entry = {
         ...base,
         attempt,
@@ -289,7 +270,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       if (status === 'succeeded') {
         final = { ...entry, status, finishedAt, ...(output !== undefined && { output }) };
         const at = { attempt, source };
-        announce = () => emit('succeeded', { ...base, ...at, durationMs });
+        announce = (leaseLapsed) =>
+          emit('succeeded', { ...base, ...at, durationMs, ...(leaseLapsed && { leaseLapsed }) });
         outcome = 'finished';
         return;
       }
@@ -306,7 +288,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       };
       if (!willRetry) {
         final = failed;
-        announce = () => emit('failed', event);
+        announce = (leaseLapsed) => emit('failed', { ...event, ...(leaseLapsed && { leaseLapsed }) });
         outcome = 'finished';
         return;
       }
@@ -333,21 +315,33 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       // Done: one batch, retried until stored (the keep-alive goes on meanwhile, so the claim
       // does not lapse while the store is briefly away); then no late node can take the
       // occurrence again (it stays claimed, and late nodes also consult the high-water mark).
+      // The in-flight record is deleted only as this run wrote it: if the lease lapsed first, a
+      // recovery may have put its own there, which must stay for as long as that run lives.
+      const occRelease = releases(true);
       const ops: WriteOp[] = [
         ...(final ? [historyPut(final)] : []),
-        { op: 'delete', key: inflightKey },
-        ...releases(true),
+        { op: 'delete', key: inflightKey, ...(inflightValue !== undefined && { ifValue: inflightValue }) },
+        ...occRelease,
       ];
       const finishSpan = span && tracing?.finish(span, final?.status ?? 'succeeded');
+      let results: boolean[] = [];
       const stored = await persist(
         deps,
         `finish of ${claim.occ.job}`,
-        () => writes.submit(ops),
+        async () => {
+          results = await writes.submit(ops);
+        },
         deps.stopSignal,
       );
+      // The store refused the occurrence's release: its lease had lapsed before the outcome was
+      // stored (a stalled link, a long pause), so another node may have recovered it — the
+      // documented at-least-once case. Said in the history entry and the event, so that nobody
+      // (operator, history checker) reads the recovery as a run after a success.
+      const leaseLapsed = stored && results[ops.length - occRelease.length] === false;
+      if (leaseLapsed) await recordLapse(deps, claim, final, historyPut);
       if (finishSpan) tracing?.finishEnded(finishSpan, stored);
       await keeper.stop();
-      if (stored) announce();
+      if (stored) announce(leaseLapsed);
     } else {
       await keeper.stop();
       // Abandoned (stop, lease lost) or never started: record it and free the occurrence at once

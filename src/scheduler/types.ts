@@ -87,6 +87,11 @@ export interface HistoryEntry {
   error?: string;
   /** What a succeeded handler returned, when it returned a string (its last 4,000 characters). */
   output?: string;
+  /**
+   * The outcome was stored only after the run's lease had lapsed (a stalled link, a long pause):
+   * another node may have recovered the occurrence meanwhile — the documented at-least-once case.
+   */
+  leaseLapsed?: boolean;
 }
 
 export interface RunEvent {
@@ -103,13 +108,18 @@ export interface RunEvent {
 export interface SchedulerEvents {
   /** `startedAt`: store-time estimate of the handler's start (fire time to start = lateness). */
   started: RunEvent & { startedAt: Date };
-  succeeded: RunEvent & { durationMs: number };
-  /** `durationMs`: how long the attempt's handler ran (monotonic clock). */
+  /**
+   * Emitted once the outcome is stored. `leaseLapsed`: it was stored only after the run's lease had
+   * lapsed, so another node may have recovered the occurrence (at-least-once); absent otherwise.
+   */
+  succeeded: RunEvent & { durationMs: number; leaseLapsed?: boolean };
+  /** `durationMs`: how long the attempt's handler ran (monotonic clock). `leaseLapsed`: as for `succeeded`. */
   failed: RunEvent & {
     error: unknown;
     status: 'failed' | 'timed-out';
     willRetry: boolean;
     durationMs: number;
+    leaseLapsed?: boolean;
   };
   skipped: { job: string; scheduleId?: string; fireTime: Date; shard?: number; reason: 'overlap' };
   /**

@@ -7,7 +7,8 @@
  * - At most one run, except the documented second runs: a retry (`source: 'retry'`, after a
  *   failed or timed-out attempt, attempt + 1) and a recovery (`source: 'recover'`, attempt + 1, a
  *   higher token, and only once the earlier run's lease can have expired — `leaseMs` after its
- *   start — or it was recorded abandoned). Anything else is a duplicate, classed by kind.
+ *   start — or it was recorded abandoned; never after a success, unless that success was stored
+ *   only after its lease lapsed, `leaseLapsed`). Anything else is a duplicate, classed by kind.
  * - Tokens grow: in the order runs started, each token is higher than every earlier one.
  * - No fire time lost: every expected occurrence has a start or a recorded skip (overlap skip,
  *   misfire skip), unless it fell due while no node was healthy.
@@ -30,6 +31,11 @@ export interface RunRecord {
   event: 'start' | 'finish';
   /** For `finish`: how the run ended. */
   status?: RunStatus;
+  /**
+   * For `finish`: the outcome was stored only after the run's lease had lapsed (the scheduler's
+   * `leaseLapsed`), so a recovery after it is legal even when it succeeded — at-least-once.
+   */
+  leaseLapsed?: boolean;
   /** When it happened, epoch ms (one clock for all records: the store's, or one host's). */
   at: number;
 }
@@ -156,19 +162,25 @@ export function checkHistory(input: CheckInput): CheckResult {
   };
 
   const byOccurrence = new Map<string, { starts: RunRecord[]; finishes: RunRecord[] }>();
-  const seen = new Set<string>();
+  const seen = new Map<string, RunRecord>();
   for (const r of input.records) {
-    // The same run may be reported twice (a node's event and the store's history): keep one.
+    // The same run may be reported twice (a node's event and the store's history): keep one,
+    // lapsed if either report says so.
     const id = `${occurrenceKey(r)}|${r.event}|${r.token}|${r.attempt}|${r.node}`;
-    if (seen.has(id)) continue;
-    seen.add(id);
+    const kept = seen.get(id);
+    if (kept) {
+      if (r.leaseLapsed) kept.leaseLapsed = true;
+      continue;
+    }
+    const own = { ...r };
+    seen.set(id, own);
     const key = occurrenceKey(r);
     let group = byOccurrence.get(key);
     if (!group) {
       group = { starts: [], finishes: [] };
       byOccurrence.set(key, group);
     }
-    (r.event === 'start' ? group.starts : group.finishes).push(r);
+    (own.event === 'start' ? group.starts : group.finishes).push(own);
   }
 
   for (const [key, { starts, finishes }] of byOccurrence) {
@@ -233,7 +245,8 @@ function checkRuns(
     if (next.source === 'recover' && nextAttempt) {
       const abandoned = endedBefore && prevEnd.status === 'abandoned';
       const expired = next.at >= prev.at + leaseMs - tolerance;
-      const succeededFirst = endedBefore && prevEnd.status === 'succeeded';
+      // A success stored only after its lease lapsed did not close the occurrence in time.
+      const succeededFirst = endedBefore && prevEnd.status === 'succeeded' && !prevEnd.leaseLapsed;
       if ((abandoned || expired) && !succeededFirst) {
         result.recoveries += 1;
         continue;

@@ -22,7 +22,13 @@ export function recordsFromHistory(entries: readonly HistoryEntry[]): RunRecord[
     if (e.status === 'skipped') continue;
     out.push({ ...base, event: 'start', at: e.startedAt.getTime() });
     if (e.finishedAt && e.status !== 'running')
-      out.push({ ...base, event: 'finish', status: e.status, at: e.finishedAt.getTime() });
+      out.push({
+        ...base,
+        event: 'finish',
+        status: e.status,
+        at: e.finishedAt.getTime(),
+        ...(e.leaseLapsed && { leaseLapsed: true }),
+      });
   }
   return out;
 }
