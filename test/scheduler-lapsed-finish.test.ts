@@ -27,7 +27,10 @@ afterEach(async () => {
 });
 
 /** `store` as node A sees it: the first occurrence it claims loses its link once the handler ran. */
-function stallingLink(store: Store, stall: { key?: string; held?: true; letGo: Promise<void> }): Store {
+function stallingLink(
+  store: Store,
+  stall: { key?: string | undefined; held?: true; letGo: Promise<void> },
+): Store {
   return new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
@@ -62,7 +65,7 @@ function stallingLink(store: Store, stall: { key?: string; held?: true; letGo: P
 it('memory: a finish stored after its lease lapsed is marked, and leaves the recovery its in-flight record', async () => {
   const base = new MemoryStore();
   let letGo!: () => void;
-  const stall: { key?: string; held?: true; letGo: Promise<void> } = {
+  const stall: { key?: string | undefined; held?: true; letGo: Promise<void> } = {
     letGo: new Promise<void>((resolve) => {
       letGo = resolve;
     }),
@@ -102,7 +105,7 @@ it('memory: a finish stored after its lease lapsed is marked, and leaves the rec
   await until(() => eventsA.succeeded.length > 0, 10_000, "A's late finish to be stored");
   expect(eventsA.succeeded[0]).toMatchObject({ token: started.token, attempt: 1, leaseLapsed: true });
   // The recovery's in-flight record is still there (before the fix, A's finish deleted it).
-  const occ = { job, scheduleId: started.scheduleId, fireTime: started.fireTime.getTime() };
+  const occ = { job, scheduleId: started.scheduleId, fireTime: started.fireTime.getTime(), shard: undefined };
   const inflight = await base.get(keys.inflight(occ));
   expect(inflight && (JSON.parse(inflight) as { token: number }).token).toBe(recovery.token);
 
