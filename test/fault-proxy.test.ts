@@ -39,12 +39,15 @@ async function eventually(check: () => Promise<boolean>, ms: number): Promise<bo
   }
 }
 
-/** Redis bounds every command by connectTimeoutMs (its commandTimeout); the PostgreSQL and MySQL/MariaDB pools do not. */
+/**
+ * Redis (its commandTimeout) and PostgreSQL (pg's query_timeout on openStore's own pool) bound every
+ * call by connectTimeoutMs; the MySQL/MariaDB pool does not.
+ */
 const CLIENT_TIMEOUT_MS = 1_500;
 
 for (const backend of ['postgres', 'redis', 'mysql'] as const satisfies readonly ServerBackend[]) {
   const target = serverBackend(backend);
-  const hasCommandTimeout = backend === 'redis';
+  const hasCommandTimeout = backend !== 'mysql';
 
   describe.skipIf(target.skip)(`fault proxy in front of ${backend}`, () => {
     const prefix = testPrefix(`fp_${backend}`);
@@ -117,12 +120,12 @@ for (const backend of ['postgres', 'redis', 'mysql'] as const satisfies readonly
           true,
         );
         if (hasCommandTimeout) {
-          // Redis: the client's command timeout ends the call.
+          // Redis, PostgreSQL: the client's command / query timeout ends the call.
           const outcome = await settledWithin(call, CLIENT_TIMEOUT_MS + 5_000);
           expect(outcome).toMatchObject({ state: 'rejected', error: { code: 'STORE_UNAVAILABLE' } });
         } else {
-          // The PostgreSQL and MySQL pools (openStore) have no query timeout: today the call just waits for the
-          // lost reply. What must never happen is that it reports success.
+          // The MySQL pool (openStore) has no query timeout: today the call just waits for the lost
+          // reply. What must never happen is that it reports success.
           expect((await settledWithin(call, 1_000)).state).not.toBe('fulfilled');
         }
       } finally {

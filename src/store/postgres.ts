@@ -24,7 +24,10 @@ export interface PostgresStoreOptions {
   connectionString?: string;
   /** Table prefix (default `oncely_`): tables `<prefix>leases`, `<prefix>records`, … */
   prefix?: string;
-  /** With `connectionString`: how long to wait for a connection (default 10 s). */
+  /**
+   * With `connectionString`: how long to wait for a connection, and for any query's reply (default
+   * 10 s; a half-open connection then fails the call instead of hanging it, and is dropped).
+   */
   connectTimeoutMs?: number;
   /**
    * Prepare each statement once per connection under a name (default true). Turn off behind a
@@ -97,7 +100,17 @@ export class PostgresStore extends SqlStore {
     } else {
       checkPgUrlParams(connectionString!);
       const { Pool } = loadDriver<typeof pg>('pg', 'postgres:');
-      const own = new Pool({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
+      const own = new Pool({
+        connectionString,
+        connectionTimeoutMillis: connectTimeoutMs,
+        // A query never waits longer than this for its reply (a half-open connection: the socket
+        // stays open, the server never answers): it fails STORE_UNAVAILABLE and the pool drops that
+        // connection, so the caller's retry goes out on a fresh one. Without it, a run's finishing
+        // batch waited for good on a dead link. Whether the statement ran stays unknown, as for
+        // any lost reply. The migration, which may wait its turn behind other processes', has its own.
+        query_timeout: connectTimeoutMs,
+        keepAlive: true,
+      });
       // An idle connection that dies (server restart) must not crash the process; the next query
       // fails with STORE_UNAVAILABLE instead and the pool reconnects.
       own.on('error', () => {});

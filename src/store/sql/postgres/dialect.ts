@@ -19,6 +19,12 @@ import { PG_SCHEMA_TOO_NEW, pgMigration } from './schema.js';
 import { pgShedlock } from './shedlock/index.js';
 import { pgSweep } from './sweep.js';
 
+/**
+ * The migration's own bound: it waits for the advisory lock behind every other process migrating
+ * the same tables (a hundred nodes starting at once), which may take longer than a query should.
+ */
+const MIGRATION_TIMEOUT_MS = 120_000;
+
 export type { PgPoolLike } from './pool.js';
 
 /** SQLSTATEs meaning the schema is missing or unexpected: undefined table/column/object. */
@@ -102,7 +108,7 @@ export class PostgresDialect implements Dialect {
     if (await this.current()) return;
     try {
       // No values: pg sends a simple query, which may hold several statements (one transaction).
-      await this.pool.query({ text: pgMigration(this.tables) });
+      await this.pool.query({ text: pgMigration(this.tables), query_timeout: MIGRATION_TIMEOUT_MS });
     } catch (err) {
       if (sqlState(err) !== PG_SCHEMA_TOO_NEW) throw err;
       const { rows } = await this.pool.query({

@@ -9,6 +9,8 @@ export interface PgPoolLike {
     text: string;
     values?: unknown[];
     name?: string;
+    /** pg's own per-query bound (ms), over the pool's `query_timeout`. */
+    query_timeout?: number;
   }): Promise<{ rows: Row[]; rowCount: number | null }>;
   end?(): Promise<void>;
 }
