@@ -112,24 +112,34 @@ export class Claims {
   }
 
   /**
-   * The in-flight record of a run of this fire time that died, for a claim that may come after
-   * one: won at least a lease after the fire time (a run claimed at the fire time, granted up to
-   * MAX_EARLY_WAIT_MS early, cannot have lost its lease sooner). A node whose cursor lagged (a
-   * partition, a pause) claims such a fire time afresh once the dead run's lease lapsed; without
-   * this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
-   * the gate held, recorded it skipped over the dead run (1124; overlap.ts). On-time claims —
-   * nearly all of them — read nothing. A recovery knows its attempt already.
+   * What a claim that may come after a run of its fire time finds: won at least a lease after the
+   * fire time (a run claimed at the fire time, granted up to MAX_EARLY_WAIT_MS early, cannot have
+   * lost its lease sooner). A node whose cursor lagged (a partition, a pause), or whose claim was
+   * held back (queued for another node's spread grace, or unanswered through an outage), claims
+   * such a fire time afresh once the earlier run's lease lapsed. On-time claims — nearly all of
+   * them — read nothing; a recovery knows its attempt already.
+   *  - `deadRun`: that run's in-flight record — it died, and this claim is its recovery; without
+   *    this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
+   *    the gate held, recorded it skipped over the dead run (1124; overlap.ts);
+   *  - `ended`: no in-flight record, and an attempt has a final history record — the run ended,
+   *    but stored its outcome only after its lease lapsed, so the store refused its "done" hold
+   *    and the occurrence was free to win (chaos soak seed 149154046: a 40 s store outage during
+   *    a run; two nodes whose claims had waited through it ran its three shards again, attempt 1,
+   *    200 ms after the success was stored).
+   * The in-flight record is read first: the finishing batch deletes it and stores the outcome in
+   * one write, so a finish landing between the two reads shows as a dead run (a legal recovery,
+   * at-least-once), never as nothing at all.
    */
-  private async lateDeadRun(job: Job, c: Candidate, lease: Lease): Promise<InflightRecord | undefined> {
-    if (c.source === 'recover') return undefined;
-    if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return undefined;
+  private async lateLook(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+  ): Promise<{ deadRun?: InflightRecord; ended?: true }> {
+    if (c.source === 'recover') return {};
+    if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
     const rec = await this.state.store.get(keys.inflight(c.occ));
-    return rec === null ? undefined : (JSON.parse(rec) as InflightRecord);
-  }
-
-  /** The dead run this claim follows, if any: the one its poll read (a queued run's), else {@link lateDeadRun}. */
-  private deadRunBefore(job: Job, c: Candidate, lease: Lease): Promise<InflightRecord | undefined> {
-    return c.deadRun !== undefined ? Promise.resolve(c.deadRun) : this.lateDeadRun(job, c, lease);
+    if (rec !== null) return { deadRun: JSON.parse(rec) as InflightRecord };
+    return (await occurrenceEnded(this.state, c.occ)) ? { ended: true } : {};
   }
 
   /** The overlap gate request of a candidate. */
@@ -236,8 +246,22 @@ export class Claims {
       await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, hold], lease, sentAt);
       return 'won';
     }
+    // A queued run's in-flight record was read by its poll; any other claim looks now if it is late.
+    const after = c.deadRun !== undefined ? { deadRun: c.deadRun } : await this.lateLook(job, c, lease);
+    const done = () => ({
+      op: 'release' as const,
+      key: lease.key,
+      token: lease.token,
+      holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+    });
+    if (after.ended) {
+      // Ran to its end already (see lateLook): settled "done" again, never run or skipped over.
+      const frees = gate ? [free(gate)] : [];
+      await settle(s, `late claim of ${c.occ.job}`, [...consumeOps(c), done(), ...frees], lease, sentAt);
+      return 'won';
+    }
     if (gate === null) {
-      await this.overlap.overlapped(job, c, lease, sentAt, () => this.deadRunBefore(job, c, lease));
+      await this.overlap.overlapped(job, c, lease, sentAt, async () => after.deadRun);
       return 'won';
     }
     // The high-water mark is raised with the run's in-flight record: until then the held claim is
@@ -251,14 +275,14 @@ export class Claims {
     // A queued run whose fire time already ran to its end (or was recorded skipped): consumed
     // (as read) and settled "done", never run again (dead-attempt.ts, occurrenceEnded).
     if (c.fromPending && (await occurrenceEnded(s, c.occ))) {
-      const done = {
-        op: 'release' as const,
-        key: lease.key,
-        token: lease.token,
-        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
-      };
       const frees = gate ? [free(gate)] : [];
-      await settle(s, `stale queued run of ${c.occ.job}`, [...consumeOps(c), done, ...frees], lease, sentAt);
+      await settle(
+        s,
+        `stale queued run of ${c.occ.job}`,
+        [...consumeOps(c), done(), ...frees],
+        lease,
+        sentAt,
+      );
       return 'won';
     }
     // A queued run with a later one queued behind the same gate: recorded skipped, never run.
@@ -269,9 +293,8 @@ export class Claims {
     // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
     // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts). Likewise a
     // claim won a whole lease after the fire time (a node whose cursor lagged, a replay): a run of
-    // this fire time may have started and died meanwhile (lateDeadRun).
-    const deadRun = await this.deadRunBefore(job, c, lease);
-    const dead = deadRun === undefined ? undefined : deadAttempt(s, c.occ, deadRun, lease);
+    // this fire time may have started and died meanwhile (lateLook).
+    const dead = after.deadRun === undefined ? undefined : deadAttempt(s, c.occ, after.deadRun, lease);
     const startWrites: WriteOp[] = [
       ...(dead?.startWrites ?? []),
       ...(c.startWrites ?? []),

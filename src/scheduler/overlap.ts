@@ -90,7 +90,7 @@ export class Overlap {
     // skipped would close it with a final history after a run that never finished, and recovery
     // would then only clean up (simulator seeds 1124, 2110 of 3,000). Freed instead, for recovery
     // (recover.ts) to re-run it or record it abandoned. `deadRun` reads the in-flight record only
-    // for a claim won a whole lease after the fire time (claim.ts, lateDeadRun): an on-time skip
+    // for a claim won a whole lease after the fire time (claim.ts, lateLook): an on-time skip
     // reads nothing.
     if ((await deadRun()) !== undefined) {
       await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);

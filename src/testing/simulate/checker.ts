@@ -33,8 +33,9 @@ export interface CheckedJob {
  *   still going and has not been told to stop (its signal not aborted) — fencing plus invariant 4
  *   (a run whose lease could not be kept is aborted before the lease ends) forbid this.
  * - `rerun-after-success`: a run starts after the store applied another run's `succeeded` history
- *   record, unless that run's finish found its lease gone (release refused): the documented
- *   at-least-once recovery, when the lease lapsed before the outcome was stored.
+ *   record, unless that run's finish found its lease gone (release refused) and the new run is a
+ *   later attempt: the documented at-least-once recovery, when the lease lapsed before the outcome
+ *   was stored. A fresh run (the same attempt) after such a success is still a rerun.
  * - `token-order`: tokens never go down; an equal token is only a retry (same node incarnation,
  *   attempt + 1, after the previous attempt failed).
  * - `attempt-order`: a run with a higher token (a recovery) has a higher attempt number.
@@ -111,7 +112,10 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
       }
       for (const s of succeeded.get(occ) ?? []) {
         if (s.at >= b.startedAt || s.token === b.token) continue;
-        if (history.lapsed.has(s.token)) continue;
+        // A success stored after its lease lapsed excuses a recovery of it (a later attempt),
+        // never a fresh run of the fire time as attempt 1 again.
+        const ranAttempt = runs.find((x) => x.token === s.token)?.attempt ?? 1;
+        if (history.lapsed.has(s.token) && b.attempt > ranAttempt) continue;
         violations.push({
           kind: 'rerun-after-success',
           occ,
