@@ -87,8 +87,9 @@ describe('a dead run claimed again from its pending record', () => {
     await b.stop();
     const started = events.started.filter((e) => e.fireTime.getTime() === F);
     expect(started).toHaveLength(1);
-    // The pending record's run (not recovery's candidate), as the simulator found it.
-    expect(started[0]!.source).toBe('schedule');
+    // The pending record's run (it consumed the record), as the simulator found it; following a
+    // dead run, it is labelled that run's recovery.
+    expect(started[0]!.source).toBe('recover');
     expect(await store.get(pendingKey)).toBeNull();
     expect(started[0]!.token).toBeGreaterThan(first!.token);
     expect(started[0]!.attempt).toBe(first!.attempt + 1);

@@ -309,7 +309,10 @@ export class Claims {
         gate: gate ?? undefined,
         sentAt,
         attempt: dead?.attempt ?? c.attempt,
-        source: c.source,
+        // Following a dead run, the run is its recovery, and says so (history, events, a later
+        // recovery's in-flight record); a replay's end still wakes the next replay (`replay`).
+        source: dead ? 'recover' : c.source,
+        ...(c.source === 'misfire' && { replay: true as const }),
         data: c.data,
         ...(startWrites.length > 0 && { startWrites }),
         ...(claimSpan !== undefined && { claimSpan }),

@@ -17,6 +17,8 @@ export interface Claim {
   sentAt: number;
   attempt: number;
   source: RunSource;
+  /** Claimed as a misfire replay (its source may say `recover`, when it follows a dead run). */
+  replay?: true;
   data: unknown;
   /** Written together with the first in-flight record (recovery: the dead attempt's history). */
   startWrites?: WriteOp[];

@@ -92,11 +92,10 @@ export class Runs {
       // behind a misfire replay) may start at once, so read the pending runs now rather than at
       // the next poll; likewise when this node was full and may have left due work waiting.
       // Otherwise only the timer loop needs a look (a catch-up replay may be next).
-      if (wasFull || job.spec.overlap === 'queue' || claim.source === 'misfire' || s.pendingSeen)
-        s.nextPollAt = 0;
+      if (wasFull || job.spec.overlap === 'queue' || claim.replay || s.pendingSeen) s.nextPollAt = 0;
       // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
       // behind it may be claimable now.
-      if (claim.source === 'misfire' && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
+      if (claim.replay && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
       s.poke();
     });
     s.running.add(run);
