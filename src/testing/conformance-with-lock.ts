@@ -135,7 +135,9 @@ export function describeWithLock(ctx: SuiteContext): void {
       let abortedAt = 0;
       let lockedUntil = 0;
       const storeTime = await storeTimeAt(ctx.store);
-      await withLock(ctx.store, { name, lockAtMostFor: 400, keepAlive: false }, async (lock, signal) => {
+      // 3 s: the abort comes a tenth of the lease (300 ms) before its end, room enough for a busy
+      // machine's event-loop stalls (with 400 ms, a 280 ms stall in a full CI run made it late).
+      await withLock(ctx.store, { name, lockAtMostFor: 3_000, keepAlive: false }, async (lock, signal) => {
         lockedUntil = lock.lockedUntil.getTime();
         await new Promise<void>((resolve) =>
           signal.addEventListener('abort', () => resolve(), { once: true }),
