@@ -14,11 +14,11 @@
 import { afterEach, expect, it } from 'vitest';
 import { randomId } from '../src/core/ids.js';
 import { MemoryStore } from '../src/index.js';
-import { encodeHistory } from '../src/scheduler/history.js';
 import { createScheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
 import { recordEvents } from './harness/events.js';
 import { until } from './harness/scheduler-suite.js';
+import { putHistoryEntry } from './harness/stored-history.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -32,21 +32,13 @@ it('memory: a fire time that succeeded after its lease lapsed is not run again b
   const now = await store.now();
   const F = Math.floor(now / 3_600_000) * 3_600_000;
   const occ = { job, scheduleId: undefined, fireTime: F, shard: undefined };
-  await store.put(
-    keys.history(occ, 1),
-    encodeHistory({
-      job,
-      fireTime: new Date(F),
-      node: 'earlier-node',
-      attempt: 1,
-      token: 1,
-      source: 'schedule',
-      status: 'succeeded',
-      startedAt: new Date(F + 5),
-      finishedAt: new Date(F + 40_000),
-      leaseLapsed: true,
-    }),
-  );
+  await putHistoryEntry(store, occ, {
+    node: 'earlier-node',
+    status: 'succeeded',
+    startedAt: new Date(F + 5),
+    finishedAt: new Date(F + 40_000),
+    leaseLapsed: true,
+  });
   await store.put(keys.highWater(job, undefined), String(F - 1));
   const scheduler = createScheduler({ store, node: 'late-node', pollInterval: '100ms' });
   cleanup.push(() => scheduler.stop());

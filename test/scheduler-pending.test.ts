@@ -19,13 +19,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
-import { encodeHistory } from '../src/scheduler/history.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { Store, WriteOp } from '../src/store/types.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { recordEvents } from './harness/events.js';
 import { until } from './harness/scheduler-suite.js';
+import { putHistoryEntry } from './harness/stored-history.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -175,20 +175,7 @@ describe('a queued run of a fire time that already ran', () => {
     const occ = { job, scheduleId: undefined, fireTime, shard: undefined };
     const pendingKey = keys.pending(job, undefined, undefined, fireTime);
     await store.put(pendingKey, JSON.stringify({ job, fireTime, source: 'schedule' }));
-    await store.put(
-      keys.history(occ, 1),
-      encodeHistory({
-        job,
-        fireTime: new Date(fireTime),
-        node: 'gone',
-        attempt: 1,
-        token: 1,
-        source: 'schedule',
-        status,
-        startedAt: new Date(fireTime),
-        finishedAt: new Date(fireTime + 10),
-      }),
-    );
+    await putHistoryEntry(store, occ, { node: 'gone', status, finishedAt: new Date(fireTime + 10) });
     const { s, ran } = queueNode(store, job);
     await s.start();
     let pending: string | null = 'not read yet';
