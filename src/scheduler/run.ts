@@ -317,11 +317,11 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       // occurrence again (it stays claimed, and late nodes also consult the high-water mark).
       // The in-flight record is deleted only as this run wrote it: if the lease lapsed first, a
       // recovery may have put its own there, which must stay for as long as that run lives.
-      const occRelease = releases(true);
+      const frees = releases(true);
       const ops: WriteOp[] = [
         ...(final ? [historyPut(final)] : []),
         { op: 'delete', key: inflightKey, ...(inflightValue !== undefined && { ifValue: inflightValue }) },
-        ...occRelease,
+        ...frees,
       ];
       const finishSpan = span && tracing?.finish(span, final?.status ?? 'succeeded');
       let results: boolean[] = [];
@@ -333,11 +333,12 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         },
         deps.stopSignal,
       );
-      // The store refused the occurrence's release: its lease had lapsed before the outcome was
-      // stored (a stalled link, a long pause), so another node may have recovered it — the
-      // documented at-least-once case. Said in the history entry and the event, so that nobody
-      // (operator, history checker) reads the recovery as a run after a success.
-      const leaseLapsed = stored && results[ops.length - occRelease.length] === false;
+      // The store refused the occurrence's release (the first of `frees`): its lease had lapsed
+      // before the outcome was stored (a stalled link, a long pause), so another node may have
+      // recovered it — the documented at-least-once case. Said in the history entry and the
+      // event, so that nobody (operator, history checker) reads the recovery as a run after a
+      // success.
+      const leaseLapsed = stored && results[ops.length - frees.length] === false;
       if (leaseLapsed) await recordLapse(deps, claim, final, historyPut);
       if (finishSpan) tracing?.finishEnded(finishSpan, stored);
       await keeper.stop();
