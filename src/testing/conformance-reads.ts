@@ -264,16 +264,18 @@ export function describeReads(ctx: SuiteContext): void {
         if (swept.records === 0 && swept.leases === 0) break;
       }
       await putMany(ctx.store, p, 300);
-      await putMany(ctx.store, `${p}short/`, 5, 150);
+      // Short ttls of 1.5 s: long enough that none expires before the first count on a busy
+      // machine (150 ms did not, once, on etcd in a full CI run).
+      await putMany(ctx.store, `${p}short/`, 5, 1_500);
       // A ttl record overwritten without one lives on; a record overwritten with a ttl expires.
-      await ctx.store.put(`${p}renewed`, 'v', { ttlMs: 150 });
+      await ctx.store.put(`${p}renewed`, 'v', { ttlMs: 1_500 });
       await ctx.store.put(`${p}renewed`, 'v');
-      await ctx.store.put(`${p}00000`, 'v', { ttlMs: 150 });
+      await ctx.store.put(`${p}00000`, 'v', { ttlMs: 1_500 });
       await ctx.store.put(`${p}00001`, 'v', { ttlMs: 60_000 });
       expect(await ctx.store.delete(`${p}00002`)).toBe(true);
       expect(await ctx.store.apply([{ op: 'delete', key: `${p}00003` }])).toEqual([true]);
       expect(await ctx.store.count(p)).toBe(300 - 2 + 5 + 1);
-      await sleep(300);
+      await sleep(1_700);
       // Few expired records in the store, many live ones under the prefix.
       expect(await ctx.store.count(p)).toBe(300 - 2 - 1 + 1);
       expect(await ctx.store.count(`${p}short/`)).toBe(0);

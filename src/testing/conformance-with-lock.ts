@@ -88,7 +88,7 @@ export function describeWithLock(ctx: SuiteContext): void {
       let abortedAt = 0;
       let lockedUntil = 0;
       const storeTime = await storeTimeAt(ctx.store);
-      await withLock(failing, { name, lockAtMostFor: 500 }, async (lock, signal) => {
+      await withLock(failing, { name, lockAtMostFor: 2_000 }, async (lock, signal) => {
         lockedUntil = lock.lockedUntil.getTime();
         await new Promise<void>((resolve) =>
           signal.addEventListener('abort', () => resolve(), { once: true }),
@@ -114,7 +114,7 @@ export function describeWithLock(ctx: SuiteContext): void {
       let abortedAt = 0;
       let lockedUntil = 0;
       const storeTime = await storeTimeAt(ctx.store);
-      const r = await withLock(hung, { name, lockAtMostFor: 500 }, async (lock, signal) => {
+      const r = await withLock(hung, { name, lockAtMostFor: 2_000 }, async (lock, signal) => {
         lockedUntil = lock.lockedUntil.getTime();
         await new Promise<void>((resolve) =>
           signal.addEventListener('abort', () => resolve(), { once: true }),
