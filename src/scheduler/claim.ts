@@ -121,7 +121,8 @@ export class Claims {
    *  - `deadRun`: that run's in-flight record — it died, and this claim is its recovery; without
    *    this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
    *    the gate held, recorded it skipped over the dead run (1124; overlap.ts);
-   *  - `ended`: no in-flight record, and an attempt has a final history record — the run ended,
+   *  - `ended` (set once the history was read): no in-flight record, and an attempt has a final
+   *    history record — the run ended,
    *    but stored its outcome only after its lease lapsed, so the store refused its "done" hold
    *    and the occurrence was free to win (chaos soak seed 149154046: a 40 s store outage during
    *    a run; two nodes whose claims had waited through it ran its three shards again, attempt 1,
@@ -134,12 +135,12 @@ export class Claims {
     job: Job,
     c: Candidate,
     lease: Lease,
-  ): Promise<{ deadRun?: InflightRecord; ended?: true }> {
+  ): Promise<{ deadRun?: InflightRecord; ended?: boolean }> {
     if (c.source === 'recover') return {};
     if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
     const rec = await this.state.store.get(keys.inflight(c.occ));
     if (rec !== null) return { deadRun: JSON.parse(rec) as InflightRecord };
-    return (await occurrenceEnded(this.state, c.occ)) ? { ended: true } : {};
+    return { ended: await occurrenceEnded(this.state, c.occ) };
   }
 
   /** The overlap gate request of a candidate. */
@@ -248,20 +249,24 @@ export class Claims {
     }
     // A queued run's in-flight record was read by its poll; any other claim looks now if it is late.
     const after = c.deadRun !== undefined ? { deadRun: c.deadRun } : await this.lateLook(job, c, lease);
-    const done = () => ({
-      op: 'release' as const,
-      key: lease.key,
-      token: lease.token,
-      holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
-    });
-    if (after.ended) {
-      // Ran to its end already (see lateLook): settled "done" again, never run or skipped over.
+    // Consumed (as read) and settled "done", never run: the fire time already ran to its end.
+    const settleDone = (what: string) => {
+      const done = {
+        op: 'release' as const,
+        key: lease.key,
+        token: lease.token,
+        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+      };
       const frees = gate ? [free(gate)] : [];
-      await settle(s, `late claim of ${c.occ.job}`, [...consumeOps(c), done(), ...frees], lease, sentAt);
+      return settle(s, what, [...consumeOps(c), done, ...frees], lease, sentAt);
+    };
+    if (after.ended) {
+      // See lateLook: settled "done" again, never run or skipped over.
+      await settleDone(`late claim of ${c.occ.job}`);
       return 'won';
     }
     if (gate === null) {
-      await this.overlap.overlapped(job, c, lease, sentAt, async () => after.deadRun);
+      await this.overlap.overlapped(job, c, lease, sentAt, after.deadRun);
       return 'won';
     }
     // The high-water mark is raised with the run's in-flight record: until then the held claim is
@@ -274,15 +279,9 @@ export class Claims {
     // `advance`).
     // A queued run whose fire time already ran to its end (or was recorded skipped): consumed
     // (as read) and settled "done", never run again (dead-attempt.ts, occurrenceEnded).
-    if (c.fromPending && (await occurrenceEnded(s, c.occ))) {
-      const frees = gate ? [free(gate)] : [];
-      await settle(
-        s,
-        `stale queued run of ${c.occ.job}`,
-        [...consumeOps(c), done(), ...frees],
-        lease,
-        sentAt,
-      );
+    // (lateLook may have read the history already.)
+    if (c.fromPending && (after.ended ?? (await occurrenceEnded(s, c.occ)))) {
+      await settleDone(`stale queued run of ${c.occ.job}`);
       return 'won';
     }
     // A queued run with a later one queued behind the same gate: recorded skipped, never run.

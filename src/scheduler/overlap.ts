@@ -26,7 +26,7 @@ export class Overlap {
     c: Candidate,
     lease: Lease,
     sentAt: number,
-    deadRun: () => Promise<InflightRecord | undefined>,
+    deadRun: InflightRecord | undefined,
   ): Promise<void> {
     const s = this.state;
     const what = `overlap handling of ${c.occ.job}`;
@@ -89,10 +89,10 @@ export class Overlap {
     // lease lapsed — this claim won it): a node whose cursor lagged claims it afresh. Recording it
     // skipped would close it with a final history after a run that never finished, and recovery
     // would then only clean up (simulator seeds 1124, 2110 of 3,000). Freed instead, for recovery
-    // (recover.ts) to re-run it or record it abandoned. `deadRun` reads the in-flight record only
+    // (recover.ts) to re-run it or record it abandoned. `deadRun` is the in-flight record as read
     // for a claim won a whole lease after the fire time (claim.ts, lateLook): an on-time skip
     // reads nothing.
-    if ((await deadRun()) !== undefined) {
+    if (deadRun !== undefined) {
       await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
       return;
     }
