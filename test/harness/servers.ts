@@ -176,6 +176,13 @@ export async function startPostgres(): Promise<RunningServer> {
     'full_page_writes=off',
     '-c',
     'max_connections=300',
+    // A fast shutdown waits for "dead-end" backends, which PostgreSQL does not signal: one forked
+    // for a connection made while the server was starting or stopping waits for its startup
+    // packet for up to authentication_timeout (default 60 s). Through a stalled fault-proxy link
+    // that packet never comes, and a chaos "store restart" became a 40 s outage (restart()'s
+    // SIGINT, then SIGQUIT, then SIGKILL) — the 60 s CI chaos run then saw 29 occurrences.
+    '-c',
+    'authentication_timeout=5s',
   ]);
   let child = await spawnServer('PostgreSQL', cmd, args, { port, timeoutMs: 60_000 });
   const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
