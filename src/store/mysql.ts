@@ -3,8 +3,10 @@ import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { loadDriver } from './driver.js';
+import { BoundedMysqlPool, type RawMysqlPool } from './sql/mysql/bounded-pool.js';
 import { MysqlDialect } from './sql/mysql/dialect.js';
 import type { MysqlPoolLike } from './sql/mysql/driver.js';
+import { MYSQL_MIGRATION_TIMEOUT_MS } from './sql/mysql/schema.js';
 import { shedlockTableName } from './sql/shedlock/table-name.js';
 import { SqlStore } from './sql/sql-store.js';
 import { tableNames } from './sql/tables.js';
@@ -86,7 +88,15 @@ export class MysqlStore extends SqlStore {
       } catch (err) {
         throw invalidArgument(`MysqlStore uri is not a usable mysql:// URL: ${(err as Error).message}`);
       }
-      dialect = new MysqlDialect(own, tables, { ownsPool: true, multipleStatements: true, ...shedlockTable });
+      // Every call bounded by connectTimeoutMs (a half-open connection fails the call and is
+      // dropped); the migration, which may wait up to a minute for another process's, longer.
+      const bounded = new BoundedMysqlPool(own as unknown as RawMysqlPool, connectTimeoutMs);
+      dialect = new MysqlDialect(bounded, tables, {
+        ownsPool: true,
+        multipleStatements: true,
+        migrationPool: bounded.withBound(MYSQL_MIGRATION_TIMEOUT_MS),
+        ...shedlockTable,
+      });
     }
     super(dialect, urlPassword(uri));
   }

@@ -81,6 +81,8 @@ export class MysqlDialect implements Dialect {
       ownsPool: boolean;
       multipleStatements?: boolean;
       shedlockTable?: ShedlockTableName;
+      /** The pool the migration uses (openStore's: bounded longer, see BoundedMysqlPool); else `pool`. */
+      migrationPool?: MysqlPoolLike;
     },
   ) {
     this.extendStatement = mysqlExtend(tables);
@@ -231,7 +233,7 @@ export class MysqlDialect implements Dialect {
 
   async migrate(): Promise<void> {
     const t = this.tables;
-    const conn = await this.pool.getConnection();
+    const conn = await (this.options.migrationPool ?? this.pool).getConnection();
     try {
       const [locked] = await conn.query(
         mysqlInline('SELECT GET_LOCK(?, ?) AS ok', [mysqlLockName(t), MYSQL_MIGRATION_LOCK_SECONDS]),

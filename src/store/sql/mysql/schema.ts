@@ -18,6 +18,13 @@ import { SCHEMA_VERSION, type Tables } from '../tables.js';
  */
 export const MYSQL_MIGRATION_LOCK_SECONDS = 60;
 
+/**
+ * How long one statement of the migration may wait for its answer on openStore's own pool
+ * (BoundedMysqlPool): the GET_LOCK wait for another process's migration, plus a minute for a
+ * schema change on a busy server.
+ */
+export const MYSQL_MIGRATION_TIMEOUT_MS = (MYSQL_MIGRATION_LOCK_SECONDS + 60) * 1000;
+
 export function mysqlLockName(t: Tables): string {
   return `oncely:${t.prefix}`;
 }
