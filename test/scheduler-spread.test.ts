@@ -515,9 +515,12 @@ describe('spread: 4 node processes on PostgreSQL', () => {
           expect(x).toBeGreaterThanOrEqual(0.15);
           expect(x).toBeLessThanOrEqual(0.4);
         }
-        // Each took its own share at the fire time: few, if any, waited for a takeover grace.
+        // Each took its own share at the fire time: most started before any takeover grace was
+        // over. Not "few": four tsx processes on a busy 2-core CI machine, and one of them stalled
+        // past the grace leaves up to its whole share (~100) to a takeover — full CI runs saw 52
+        // and 74 of 400. Had the nodes not claimed their own shares at the fire time, all would be.
         const late = all.filter((l) => l.startedAt! - l.fireTime! >= SPREAD_GRACE_MS);
-        expect(late.length).toBeLessThan(40);
+        expect(late.length).toBeLessThan(120);
         // The history checker: each of the 400 occurrences started once, none lost.
         const checked = expectHistoryHolds({
           ...runsFromLines(procs.flatMap((p) => p.lines)),
