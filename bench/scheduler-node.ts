@@ -4,10 +4,9 @@
  * interface counted, `--jobs` jobs `every: --every` whose handlers record their lateness.
  *
  * Protocol (IPC): the parent sends the config; the child answers `ready` once `start()` returned;
- * `go` resets the call count (the measured window starts; starts are kept from `start()` on, as
- * the in-process case keeps them); `stop` stops the node and answers with what it saw: lateness
- * of each start (host time − fire time, ms), the occurrence keys it ran, and the store calls made
- * in the window.
+ * `go` starts the measured window (calls and starts before it are dropped); `stop` stops the
+ * node and answers with what it saw in the window: lateness of each start (host time − fire
+ * time, ms), the occurrence keys it ran, and the store calls it made.
  */
 import { openStore } from '../src/index.js';
 import { createScheduler } from '../src/scheduler/index.js';
@@ -62,7 +61,11 @@ async function run(c: NodeConfig): Promise<void> {
   await scheduler.start();
   process.on('message', (message: FromParent) => {
     if ('go' in message) {
+      // The window starts: what a node did before (a fire time while the slowest node was still
+      // starting) counts neither its calls nor its starts.
       counter.calls = 0;
+      lateness.length = 0;
+      keys.length = 0;
     } else if ('stop' in message) {
       const calls = counter.calls;
       void (async () => {

@@ -66,15 +66,47 @@ async function idleRate(url: string, prefix: string, seconds: number): Promise<n
   return rate;
 }
 
-async function runCase(
-  url: string,
-  prefix: string,
-  jobs: number,
-  every: string,
-  seconds: number,
-  concurrency: number,
+/** One measured case: three nodes on `url` under `prefix`, `jobs` jobs `every`, for `seconds`. */
+interface CaseSpec {
+  url: string;
+  prefix: string;
+  jobs: number;
+  every: string;
+  seconds: number;
+  concurrency: number;
+  /** Store calls per second of three idle nodes (idleRate), subtracted for the occurrence path. */
+  idlePerSecond: number;
+}
+
+/** A case's figures from the starts seen (lateness, runs per occurrence key) and the store calls made in `elapsed` s. */
+function summarize(
+  lateness: number[],
+  seen: Map<string, number>,
+  calls: number,
+  elapsed: number,
   idlePerSecond: number,
-): Promise<CaseResult> {
+): CaseResult {
+  return {
+    occurrences: seen.size,
+    duplicates: [...seen.values()].filter((v) => v > 1).length,
+    p50: quantile(lateness, 0.5),
+    p99: quantile(lateness, 0.99),
+    max: Math.max(...lateness),
+    roundTrips: calls / Math.max(1, seen.size),
+    idlePerSecond,
+    pathRoundTrips: Math.max(0, calls - idlePerSecond * elapsed) / Math.max(1, seen.size),
+  };
+}
+
+async function runCase({
+  url,
+  prefix,
+  jobs,
+  every,
+  seconds,
+  concurrency,
+  idlePerSecond,
+}: CaseSpec): Promise<CaseResult> {
   const counter = { calls: 0 };
   const stores: Store[] = [];
   const nodes: Scheduler[] = [];
@@ -101,29 +133,12 @@ async function runCase(
   const elapsed = (performance.now() - t0) / 1000;
   await Promise.all(nodes.map((s) => s.stop()));
   await Promise.all(stores.map((s) => s.close()));
-  const duplicates = [...seen.values()].filter((n) => n > 1).length;
-  return {
-    occurrences: seen.size,
-    duplicates,
-    p50: quantile(lateness, 0.5),
-    p99: quantile(lateness, 0.99),
-    max: Math.max(...lateness),
-    roundTrips: calls / Math.max(1, seen.size),
-    idlePerSecond,
-    pathRoundTrips: Math.max(0, calls - idlePerSecond * elapsed) / Math.max(1, seen.size),
-  };
+  return summarize(lateness, seen, calls, elapsed, idlePerSecond);
 }
 
 /** The result of runCase with each of the three nodes in a process of its own (bench/scheduler-node.ts). */
-async function runProcesses(
-  url: string,
-  prefix: string,
-  jobs: number,
-  every: string,
-  seconds: number,
-  concurrency: number,
-  idlePerSecond: number,
-): Promise<CaseResult> {
+async function runProcesses(spec: CaseSpec): Promise<CaseResult> {
+  const { url, prefix, jobs, every, concurrency } = spec;
   const children: ChildProcess[] = [];
   const reports: Promise<NodeReport>[] = [];
   const ready: Promise<void>[] = [];
@@ -152,7 +167,7 @@ async function runProcesses(
     await Promise.all(ready);
     for (const c of children) c.send({ go: true });
     const t0 = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    await new Promise((resolve) => setTimeout(resolve, spec.seconds * 1000));
     const elapsed = (performance.now() - t0) / 1000;
     for (const c of children) c.send({ stop: true });
     const all = await Promise.all(reports);
@@ -160,16 +175,7 @@ async function runProcesses(
     const seen = new Map<string, number>();
     for (const r of all) for (const k of r.keys) seen.set(k, (seen.get(k) ?? 0) + 1);
     const calls = all.reduce((sum, r) => sum + r.calls, 0);
-    return {
-      occurrences: seen.size,
-      duplicates: [...seen.values()].filter((v) => v > 1).length,
-      p50: quantile(lateness, 0.5),
-      p99: quantile(lateness, 0.99),
-      max: Math.max(...lateness),
-      roundTrips: calls / Math.max(1, seen.size),
-      idlePerSecond,
-      pathRoundTrips: Math.max(0, calls - idlePerSecond * elapsed) / Math.max(1, seen.size),
-    };
+    return summarize(lateness, seen, calls, elapsed, spec.idlePerSecond);
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill();
   }
@@ -198,30 +204,30 @@ async function main(): Promise<void> {
       process.stderr.write(`${backend}: idle…`);
       const idle = await idleRate(url, `bsi_${process.pid}_`, Math.min(seconds, 6));
       process.stderr.write(' one job…');
-      const one = await runCase(url, `bs1_${process.pid}_`, 1, '1s', seconds, 16, idle);
-      process.stderr.write(' 1,000 jobs…');
-      const many = await runCase(
+      const one = await runCase({
         url,
-        `bsk_${process.pid}_`,
-        1000,
-        '5s',
-        Math.max(6, Math.min(seconds, 11)),
-        1000,
-        idle,
-      );
+        prefix: `bs1_${process.pid}_`,
+        jobs: 1,
+        every: '1s',
+        seconds,
+        concurrency: 16,
+        idlePerSecond: idle,
+      });
+      process.stderr.write(' 1,000 jobs…');
+      const thousand = {
+        url,
+        jobs: 1000,
+        every: '5s',
+        seconds: Math.max(6, Math.min(seconds, 11)),
+        concurrency: 1000,
+        idlePerSecond: idle,
+      };
+      const many = await runCase({ ...thousand, prefix: `bsk_${process.pid}_` });
       // Three processes (a memory store lives in one process: not for it).
       let apart: CaseResult | undefined;
       if (backend !== 'memory') {
         process.stderr.write(' 1,000 jobs, 3 processes…');
-        apart = await runProcesses(
-          url,
-          `bsp_${process.pid}_`,
-          1000,
-          '5s',
-          Math.max(6, Math.min(seconds, 11)),
-          1000,
-          idle,
-        );
+        apart = await runProcesses({ ...thousand, prefix: `bsp_${process.pid}_` });
       }
       process.stderr.write(' done\n');
       const judged = apart ?? many;
