@@ -550,8 +550,14 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         .flatMap((n) => n.events.misfired)
         .filter((m) => m.action === 'skipped')
         .map((m) => [m.firstFireTime.getTime(), m.fireTime.getTime()] as const);
+      // A fire time that fell due during the last run, as the nodes were told to stop, is still
+      // queued when they have stopped: its pending record is in the store (it runs, or is
+      // recorded skipped, at the next start) — on record, not lost.
+      const queued = (await nodes[0]!.store.scan(keys.pendingPrefix(job))).map(
+        (r) => (JSON.parse(r.value) as { fireTime: number }).fireTime,
+      );
       const onRecord = (t: number) =>
-        skipped.includes(t) || misfireSkipped.some(([a, b]) => a <= t && t <= b);
+        skipped.includes(t) || queued.includes(t) || misfireSkipped.some(([a, b]) => a <= t && t <= b);
       for (const t of skipped) expect(ran.has(t), `fire time ${t} ran and was skipped`).toBe(false);
       for (let t = first; t <= last; t += 1000)
         expect(ran.has(t) || onRecord(t), `fire time ${t} neither ran nor was skipped`).toBe(true);
