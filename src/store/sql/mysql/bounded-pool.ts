@@ -18,36 +18,54 @@ function noAnswer(what: string, ms: number): Error {
 }
 
 /**
- * `work` on `conn`, given up after `ms`: the connection is then destroyed (mysql2 takes it out of
- * its pool and closes the socket), so a half-open connection — the server stopped answering, the
- * socket stays open — fails the call instead of hanging it, and is never handed to the next one.
- * mysql2's own per-query `timeout` would leave that connection in the pool with the command still
- * queued on it. A late answer after the timeout is ignored (its promise is caught).
+ * `work`'s answer if it comes within `ms`; else the call fails (STORE_UNAVAILABLE in SqlStore)
+ * after `onTimeout`, and an answer that still comes goes to `onLate` (a late pooled connection is
+ * released) or is dropped (a late query result, or its error).
  */
-function bounded<T>(
-  conn: PooledConnection,
+function within<T>(
+  work: Promise<T>,
   ms: number,
   what: string,
-  work: Promise<T>,
-  onTimeout?: () => void,
+  onTimeout: () => void,
+  onLate?: (value: T) => void,
 ): Promise<T> {
-  work.catch(() => {});
   return new Promise<T>((resolve, reject) => {
+    let late = false;
     const timer = setTimeout(() => {
-      onTimeout?.();
-      conn.destroy();
+      late = true;
+      onTimeout();
       reject(noAnswer(what, ms));
     }, ms);
     work.then(
       (value) => {
         clearTimeout(timer);
-        resolve(value);
+        if (late) onLate?.(value);
+        else resolve(value);
       },
       (err: unknown) => {
         clearTimeout(timer);
         reject(err);
       },
     );
+  });
+}
+
+/**
+ * `work` on `conn`, given up after `ms`: the connection is then destroyed (mysql2 takes it out of
+ * its pool and closes the socket), so a half-open connection — the server stopped answering, the
+ * socket stays open — fails the call instead of hanging it, and is never handed to the next one.
+ * mysql2's own per-query `timeout` would leave that connection in the pool with the command still
+ * queued on it.
+ */
+function bounded<T>(
+  conn: PooledConnection,
+  ms: number,
+  work: Promise<T>,
+  onTimeout?: () => void,
+): Promise<T> {
+  return within(work, ms, 'mysql query', () => {
+    onTimeout?.();
+    conn.destroy();
   });
 }
 
@@ -63,7 +81,7 @@ class BoundedConnection implements MysqlConnectionLike {
   query(sql: string, values?: unknown): Promise<[unknown, unknown]> {
     if (this.done) return Promise.reject(new Error('mysql connection already given up'));
     // Destroyed on a timeout: a later release() or destroy() by the caller does nothing.
-    return bounded(this.conn, this.ms, 'mysql query', this.conn.query(sql, values), () => {
+    return bounded(this.conn, this.ms, this.conn.query(sql, values), () => {
       this.done = true;
     });
   }
@@ -122,7 +140,7 @@ export class BoundedMysqlPool implements MysqlPoolLike {
     const conn = await this.connection();
     let timedOut = false;
     try {
-      return await bounded(conn, this.ms, 'mysql query', work(conn), () => {
+      return await bounded(conn, this.ms, work(conn), () => {
         timedOut = true;
       });
     } finally {
@@ -132,24 +150,12 @@ export class BoundedMysqlPool implements MysqlPoolLike {
 
   /** A pooled connection, waited for at most `ms` (a connection that comes later is released). */
   private connection(): Promise<PooledConnection> {
-    const pending = this.pool.getConnection();
-    return new Promise<PooledConnection>((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(noAnswer('mysql connection', this.ms));
-      }, this.ms);
-      pending.then(
-        (conn) => {
-          clearTimeout(timer);
-          if (late) conn.release();
-          else resolve(conn);
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      );
-    });
+    return within(
+      this.pool.getConnection(),
+      this.ms,
+      'mysql connection',
+      () => {},
+      (conn) => conn.release(),
+    );
   }
 }
