@@ -44,8 +44,9 @@ export class Requests {
     const s = this.state;
     const out: Candidate[] = [];
     // Queued runs, one pending record per fire time (keys.pending). A gate keeps one: its latest
-    // fire time is offered to run (it waits while the gate is held); older ones are offered to be
-    // recorded skipped (superseded) — each still claimed first, so a fire time that some node runs
+    // fire time is offered to run (it waits while the gate is held); older ones — older than the
+    // latest queued, or than a run of the gate in flight — are offered to be recorded skipped
+    // (superseded) — each still claimed first, so a fire time that some node runs
     // or settles meanwhile is never both run and skipped. An older one whose occurrence has an
     // in-flight record (it started elsewhere, maybe died) is offered as a run instead: its claim
     // recovers or settles it (claim.ts), never skips it.
@@ -75,22 +76,20 @@ export class Requests {
     // (simulator, overlap 'queue' with runs longer than the interval). A live run holds the gate
     // anyway, so holding its queue back costs nothing.
     const recovering = new Set<string>();
-    // The newest fire time in flight per gate: a queued run older than a run that already started
-    // was overtaken (an on-time claim of the next fire time took the gate the moment it freed,
-    // before the queued run's claim did) — recorded skipped like an older queued one, never run
-    // after the newer one, nor left queued behind it with no trace (etcd, scheduler suite:
-    // 1.3 s runs every 1 s, a fire time neither run nor recorded when the nodes stopped).
-    const newestRunning = new Map<string, number>();
     for (const [key, rec] of runs) {
       const gate = keys.runGate(rec.job, gateScope(rec as OccurrenceId), rec.shard);
-      newestRunning.set(gate, Math.max(newestRunning.get(gate) ?? Number.NEGATIVE_INFINITY, rec.fireTime));
+      // `latest` also counts the fire times in flight: a queued run older than a run that already
+      // started was overtaken (an on-time claim of the next fire time took the gate the moment it
+      // freed, before the queued run's claim did) — recorded skipped like an older queued one,
+      // never run after the newer one, nor left queued behind it with no trace (etcd, scheduler
+      // suite: 1.3 s runs every 1 s, a fire time neither run nor recorded when the nodes stopped).
+      latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, rec.fireTime));
       if (rec.claimedAt + rec.leaseMs > now || s.runningHere.has(keys.occurrenceOfInflight(key))) continue;
       recovering.add(gate);
     }
     for (const { r, occ, p, gate } of queuedRuns) {
       const run = runs.get(keys.inflight(occ));
-      const newer = Math.max(latest.get(gate)!, newestRunning.get(gate) ?? Number.NEGATIVE_INFINITY);
-      const superseded = occ.fireTime < newer && run === undefined;
+      const superseded = occ.fireTime < latest.get(gate)! && run === undefined;
       // Its own dead run is the one exception: this claim is that run's recovery (dead-attempt.ts).
       if (!superseded && run === undefined && recovering.has(gate)) continue;
       out.push({
