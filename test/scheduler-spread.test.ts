@@ -244,6 +244,25 @@ describe('spread: nodes in one process (memory store)', () => {
     }
   }, 40_000);
 
+  it('nodes started one after another all see each other at their next poll, not a heartbeat (5 s) later', async () => {
+    const store = await openStore(`memory:${unique('spread')}`);
+    const job = unique('join');
+    const list = Array.from({ length: 3 }, (_, i) => {
+      const s = createScheduler({ store, node: `s${i}-${randomId(4)}` }); // poll 1 s: heartbeat every 5 s
+      s.define(job, { every: '1h' }, () => {});
+      cleanup.push(() => s.stop());
+      return s;
+    });
+    const t0 = Date.now();
+    // The first node's first poll (inside start) reads the heartbeats before the others wrote theirs.
+    for (const s of list) await s.start();
+    expect(spreadOf(list[0]!).eligible(job)).toHaveLength(1);
+    await allLive(list, job, 3);
+    // Before 2026-11-28 the first node kept its list of one until its next heartbeat, 5 s after it
+    // started, and claimed every occurrence due meanwhile at the fire time (spread.ts).
+    expect(Date.now() - t0).toBeLessThan(4_000);
+  }, 20_000);
+
   it('400 stored schedules due at one instant: each of 4 nodes runs a fair share, none twice, none missing', async () => {
     const store = await openStore(`memory:${unique('spread')}`);
     const job = unique('due');

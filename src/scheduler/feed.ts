@@ -18,6 +18,9 @@ export class Feed {
   /** The control records passed MAX_CONTROL_RECORDS, reported once. */
   private overflowReported = false;
 
+  /** The last read of the heartbeats changed the live list: read them again at the next poll. */
+  private liveUnsettled = false;
+
   constructor(
     private readonly state: NodeState,
     private readonly requests: Requests,
@@ -45,13 +48,21 @@ export class Feed {
       epoch,
     );
     s.scheduleRevision = byKind('srev')[0]?.value;
-    if (now >= s.nextHeartbeatAt) {
-      // The other nodes' heartbeats are read when this node writes its own: the live list that
-      // spreads the work (spread.ts) changes at heartbeat granularity, for one scan per beat.
+    const beat = now >= s.nextHeartbeatAt;
+    if (beat) {
       await this.heartbeat(now);
       s.nextHeartbeatAt = now + this.heartbeatMs();
-      s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
     }
+    // The other nodes' heartbeats are read when this node writes its own: the live list that
+    // spreads the work (spread.ts) changes at heartbeat granularity, for one scan per beat. A read
+    // that found the list changed is followed by another at the next poll, until one finds it as
+    // it was: nodes started together each write their heartbeat at their own first poll, and one
+    // whose first read came before the others' writes took itself for alone — preferred itself for
+    // every occurrence and claimed them all at the fire time, as the others claimed their shares —
+    // until its next beat, up to 5 s later (three nodes started together, 1,000 jobs: the first
+    // fire time spread 89/423/488). A node that joins later is likewise settled on at once.
+    if (beat || this.liveUnsettled)
+      this.liveUnsettled = s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
     const pending = byKind('pending');
     s.pendingSeen = pending.length > 0;
     const inflight = byKind('run');

@@ -62,6 +62,8 @@ interface Beat {
 export class Spread {
   /** The other nodes' heartbeats as last read (undefined: not read yet — claim everything at once). */
   private others: Beat[] | undefined;
+  /** The live list of the last read, as a comparable text (ids and their jobs). */
+  private seen: string | undefined;
   /** Eligible node ids per job, sorted, memoised until the next read or change of this node's jobs. */
   private readonly eligibleMemo = new Map<string, string[]>();
   private ownJobs: ReadonlySet<string> = new Set();
@@ -69,8 +71,11 @@ export class Spread {
 
   constructor(private readonly node: string) {}
 
-  /** The heartbeats a poll just scanned (`node|`), read at store time `now`. */
-  update(records: StoredRecord[], now: number): void {
+  /**
+   * The heartbeats a poll just scanned (`node|`), read at store time `now`. Returns whether the
+   * live list (the other nodes and the jobs each defines) differs from the previous read's.
+   */
+  update(records: StoredRecord[], now: number): boolean {
     const others: Beat[] = [];
     for (const r of records) {
       let beat: Beat;
@@ -83,8 +88,15 @@ export class Spread {
       if (now - beat.lastSeen > 2 * (beat.beatMs ?? 5_000) + 1_000) continue;
       others.push(beat);
     }
+    const seen = others
+      .map((b) => `${JSON.stringify(b.id)}:${JSON.stringify(b.jobs ?? [])}`)
+      .sort()
+      .join(',');
+    const changed = seen !== this.seen;
+    this.seen = seen;
     this.others = others;
     this.eligibleMemo.clear();
+    return changed;
   }
 
   /** This node's own state: the jobs it defines, and whether it is stopping. */
