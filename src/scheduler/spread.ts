@@ -41,10 +41,10 @@ interface Beat {
  * wakes first.
  *
  * The live list: this node's poll scans the `node|` heartbeats each time it writes its own (every
- * five polls, at most 5 s), and again at the next poll after a scan that changed the list (feed.ts:
- * nodes started together settle on one list within a poll or two); a node is live for a job if its heartbeat is fresh, not marked
- * stopping, and lists the job among those it defines. This node always counts itself (unless
- * stopping), with the jobs it defines now.
+ * five polls, at most 5 s), and again at the next poll after a scan that changed the list
+ * (feed.ts: nodes started together settle on one list within a poll or two); a node is live for a
+ * job if its heartbeat is fresh, not marked stopping, and lists the job among those it defines.
+ * This node always counts itself (unless stopping), with the jobs it defines now.
  *
  * Preference, the same on every node that has the same list: an occurrence goes to the node of
  * highest rendezvous weight, hash(node, occurrence) — a join or leave moves only the occurrences
