@@ -189,6 +189,33 @@ describeSqlServerSpecifics<pg.Pool>(
       expect(rows[0].t).toEqual([...texts, null]);
       expect(rows[0].n).toEqual(['1', null, '-5', String(Number.MAX_SAFE_INTEGER)]);
       expect(pgArrayLiteral([])).toBe('{}');
+      // Texts JSON writes with only `\"` and `\\` escapes take the JSON path (the ones above with
+      // a control character or a lone surrogate the loop): backslash runs of every parity before
+      // a quote or a letter, JSON texts holding escapes of their own, and the word NULL.
+      const plain = [
+        'a\\nb',
+        '\\\\n',
+        '\\\\\\n',
+        '\\"x',
+        '\\\\"',
+        '{"a":"b\\"c\\\\d\\u0041\\n"}',
+        'NULL',
+        'null',
+        '',
+        '"',
+        '\\',
+        'x\\',
+        'é ✓ 𝄞',
+      ];
+      // (Which path wrote it shows in its NULL: `null` from JSON, `NULL` from the loop.)
+      expect(pgArrayLiteral([...plain, null]).endsWith(',null}')).toBe(true);
+      expect(pgArrayLiteral([...plain, 'line\nbreak', null]).endsWith(',NULL}')).toBe(true);
+      const json = await suite.pool.query('SELECT $1::text[] AS t, $2::text[] AS m', [
+        pgArrayLiteral([...plain, null]),
+        pgArrayLiteral([...plain, 'line\nbreak', null]),
+      ]);
+      expect(json.rows[0].t).toEqual([...plain, null]);
+      expect(json.rows[0].m).toEqual([...plain, 'line\nbreak', null]);
     });
 
     it('rejects a bad prefix and unknown options with INVALID_ARGUMENT', () => {

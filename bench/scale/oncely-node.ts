@@ -92,6 +92,13 @@ serveChild({
     scheduler.define(JOB, {}, (ctx) => {
       started(ctx.scheduleId ?? '?', ctx.fireTime.getTime());
     });
+    // A failing store call shows up here, not as a missing start: the first ones are printed (the
+    // orchestrator shows a child's last lines when its run fails, all of them with --verbose).
+    let errors = 0;
+    scheduler.on('error', ({ error, during }) => {
+      if (++errors <= 5) process.stderr.write(`scheduler error during ${during}: ${String(error)}\n`);
+      else if (errors === 6) process.stderr.write('scheduler errors: more follow, not printed\n');
+    });
     await scheduler.start();
     return {
       info: `concurrency ${config.concurrency}, other options default (poll 1 s, misfire run-once after 1 s)`,
