@@ -1,6 +1,6 @@
 /**
  * One scheduler node of `npm run bench:scheduler`'s multi-process case, as a child process (forked
- * by bench/scheduler.ts with `--import tsx`): `openStore(url)` with every call through the Store
+ * by bench/scheduler.ts with `--import tsx`; it loads the built package, dist/): `openStore(url)` with every call through the Store
  * interface counted, `--jobs` jobs `every: --every` whose handlers record their lateness.
  *
  * Protocol (IPC): the parent sends the config; the child answers `ready` once `start()` returned;
@@ -8,8 +8,7 @@
  * node and answers with what it saw in the window: lateness of each start (host time − fire
  * time, ms), the occurrence keys it ran, and the store calls it made.
  */
-import { openStore } from '../src/index.js';
-import { createScheduler } from '../src/scheduler/index.js';
+import { createScheduler, openStore } from '../dist/index.js';
 import { counted } from './counted-store.js';
 
 export interface NodeConfig {
