@@ -19,7 +19,7 @@ import {
 } from './driver.js';
 import { mysqlExtend } from './extend.js';
 import { mysqlInline } from './literal.js';
-import { mysqlPut } from './put.js';
+import { mysqlPut, mysqlPutRows } from './put.js';
 import { MysqlRegrant } from './regrant.js';
 import { mysqlRelease, mysqlReleaseNow } from './release.js';
 import {
@@ -93,6 +93,7 @@ export class MysqlDialect implements Dialect {
     const shared = new SharedStatements(tables, this.syntax);
     this.writeStatements = {
       put: this.putStatement,
+      putRows: (n) => mysqlPutRows(tables, n),
       delete: shared.delete,
       deleteIf: shared.deleteIf,
       release: this.releaseStatement,
@@ -218,8 +219,12 @@ export class MysqlDialect implements Dialect {
       return [true];
     }
     const batched = await this.multi();
-    const { parts, order } = mysqlApplyScript(this.writeStatements, ops);
-    return mysqlApplied(ops, order, await runScript(this.pool, parts, { batched, transaction: true }));
+    const script = mysqlApplyScript(this.writeStatements, ops);
+    return mysqlApplied(
+      ops,
+      script,
+      await runScript(this.pool, script.parts, { batched, transaction: true }),
+    );
   }
 
   async sweep(limit: number): Promise<SweepResult> {
