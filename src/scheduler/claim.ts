@@ -6,6 +6,7 @@ import { doneHold, doneUntil } from './high-water.js';
 import { type Candidate, consumeOps, type Job, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
+import { accountedFor } from './on-record.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
 import type { InflightRecord } from './run-records.js';
 import type { Runs } from './runs.js';
@@ -51,7 +52,7 @@ export class Claims {
   async claimAndRun(candidates: Candidate[]): Promise<void> {
     const s = this.state;
     if (candidates.length === 0 || s.stopping?.signal.aborted) return;
-    const batch = candidates.slice(0, Math.max(0, s.freeSlots()));
+    const batch = await this.withoutAccounted(candidates.slice(0, Math.max(0, s.freeSlots())));
     if (batch.length === 0) return;
     const { telemetry } = s;
     const tracing = telemetry.tracing;
@@ -109,6 +110,32 @@ export class Claims {
         }
       }),
     );
+  }
+
+  /**
+   * The batch without the takeovers (claims after another node's grace, spread.ts) of occurrences
+   * already on record — run or running elsewhere, recorded skipped, or queued behind their gate
+   * (on-record.ts: a few keys each, read in `getMany` batches). Each node took over every other
+   * node's share blindly after the grace: with 1,000 jobs due together on three nodes, every fire
+   * time cost each node ~666 more lease attempts, each refused under a row lock and then watched
+   * (watch.ts) for a look after the holder's lease. What is not on record (the preferred node dead,
+   * stuck or not yet started) is claimed as before; the claim decides. If the read fails, nothing
+   * is dropped: the claims go out and meet the store's answer (or its failure) as before.
+   */
+  private async withoutAccounted(batch: Candidate[]): Promise<Candidate[]> {
+    const takeovers = batch.filter((c) => c.takeover && c.settleOnly === undefined);
+    if (takeovers.length === 0) return batch;
+    let onRecord: boolean[];
+    try {
+      onRecord = await accountedFor(
+        this.state,
+        takeovers.map((c) => c.occ),
+      );
+    } catch {
+      return batch;
+    }
+    const drop = new Set(takeovers.filter((_, i) => onRecord[i]));
+    return drop.size === 0 ? batch : batch.filter((c) => !drop.has(c));
   }
 
   /**
