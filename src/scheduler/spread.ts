@@ -52,9 +52,10 @@ interface Beat {
  * with offset a hash of (job, schedule, fire time), ElasticJob's average allocation: 8 items on 4
  * nodes give exactly 2 each, and the remainder items rotate between occurrences.
  *
- * The preferred node claims at the fire time; every other node at the fire time plus
- * its grace ({@link spreadGrace}), if the occurrence is still unclaimed (its acquire is simply refused
- * otherwise). Nothing here decides who runs: the occurrence's lease does. Nodes may disagree on
+ * The preferred node claims at the fire time; every other node at the fire time plus its grace
+ * ({@link spreadGrace}), if the occurrence is not on record by then (claim.ts reads that first;
+ * one that is claimed but not yet on record is simply refused). Nothing here decides who runs:
+ * the occurrence's lease does. Nodes may disagree on
  * the live list for up to a heartbeat interval (a join, a leave, a crash): then two nodes may both
  * think they are preferred (the lease grants one; the other is refused), or none is (every one
  * claims after the grace). Either way no occurrence runs twice — that comes from the claims, never
