@@ -83,6 +83,8 @@ interface Options {
 
 /** Seeding rate assumed for planning before any was seen. */
 const DEFAULT_RATE = 200;
+/** How far ahead `--other 0` writes the due schedules once to measure the seeding rate. */
+const PROBE_AHEAD_MS = 6 * 3_600_000;
 /** After the fan-out, before the idle window: PostgreSQL publishes idle backends' counts within ~10 s. */
 const SETTLE_MS: Record<Backend, number> = { postgres: 11_000, redis: 3_000 };
 const MAX_REPLANS = 2;
@@ -333,8 +335,19 @@ async function runOne(
     const other = await seed('other', o.due, o.other, Date.now());
     result.seeded += other.done;
     result.seedMs += other.ms;
-    const rate = () =>
-      result.seeded > 0 && result.seedMs > 0 ? result.seeded / (result.seedMs / 1000) : DEFAULT_RATE;
+    // With `--other 0` nothing was seeded to plan the fire instant from, and the default rate is a
+    // slow system's (1,000,000 due were planned two hours ahead): the due schedules are written
+    // once for an instant hours away, which measures this system's rate, and again (by id, as a
+    // late plan rewrites them) for the fire instant.
+    let probe: { done: number; ms: number } | undefined;
+    if (o.other === 0 && o.due > 0) {
+      say(' measuring the seeding rate…');
+      probe = await seed('due', 0, o.due, ceilMinute(Date.now() + PROBE_AHEAD_MS));
+    }
+    const rate = () => {
+      const [n, ms] = result.seeded > 0 ? [result.seeded, result.seedMs] : [probe?.done ?? 0, probe?.ms ?? 0];
+      return n > 0 && ms > 0 ? n / (ms / 1000) : DEFAULT_RATE;
+    };
     const dueSeconds = () => (o.due / rate()) * 1.5;
     const startSeconds = 10 + (o.due + o.other) / 20_000;
     let fireAt = ceilMinute(Date.now() + (dueSeconds() + startSeconds + o.leadS) * 1000);
