@@ -256,7 +256,8 @@ describe('spread: nodes in one process (memory store)', () => {
     const t0 = Date.now();
     // The first node's first poll (inside start) reads the heartbeats before the others wrote theirs.
     for (const s of list) await s.start();
-    expect(spreadOf(list[0]!).eligible(job)).toHaveLength(1);
+    // (Its next poll comes a second after the first: checked only if the starts took less.)
+    if (Date.now() - t0 < 900) expect(spreadOf(list[0]!).eligible(job)).toHaveLength(1);
     await allLive(list, job, 3);
     // Before 2026-11-28 the first node kept its list of one until its next heartbeat, 5 s after it
     // started, and claimed every occurrence due meanwhile at the fire time (spread.ts).
