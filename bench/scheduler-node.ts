@@ -1,7 +1,8 @@
 /**
  * One scheduler node of `npm run bench:scheduler`'s multi-process case, as a child process (forked
- * by bench/scheduler.ts with `--import tsx`; it loads the built package, dist/): `openStore(url)` with every call through the Store
- * interface counted, `--jobs` jobs `every: --every` whose handlers record their lateness.
+ * by bench/scheduler.ts with `--import tsx`; it loads the built package, dist/): `openStore(url)`
+ * with every call through the Store interface counted, `--jobs` jobs `every: --every` whose
+ * handlers record their lateness.
  *
  * Protocol (IPC): the parent sends the config; the child answers `ready` once `start()` returned;
  * `go` starts the measured window (calls and starts before it are dropped); `stop` stops the

@@ -55,11 +55,11 @@ interface Beat {
  * The preferred node claims at the fire time; every other node at the fire time plus its grace
  * ({@link spreadGrace}), if the occurrence is not on record by then (claim.ts reads that first;
  * one that is claimed but not yet on record is simply refused). Nothing here decides who runs:
- * the occurrence's lease does. Nodes may disagree on
- * the live list for up to a heartbeat interval (a join, a leave, a crash): then two nodes may both
- * think they are preferred (the lease grants one; the other is refused), or none is (every one
- * claims after the grace). Either way no occurrence runs twice — that comes from the claims, never
- * from the hash — and a disagreement costs at most one grace of delay.
+ * the occurrence's lease does. Nodes may disagree on the live list for up to a heartbeat interval
+ * (a join, a leave, a crash): then two nodes may both think they are preferred (the lease grants
+ * one; the other is refused), or none is (every one claims after the grace). Either way no
+ * occurrence runs twice — that comes from the claims, never from the hash — and a disagreement
+ * costs at most one grace of delay.
  */
 export class Spread {
   /** The other nodes' heartbeats as last read (undefined: not read yet — claim everything at once). */
