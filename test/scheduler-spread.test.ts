@@ -177,6 +177,40 @@ describe('spread: preference', () => {
     }
   });
 
+  it('the rendezvous weight of a node is hash32(`<node>\\0<job>|<schedule>|<fireTime>`): the same preferred node as that string would give', () => {
+    // Kept exactly: nodes of different versions in one cluster must agree, and the simulator's
+    // recorded seeds replay the same claims only with the same preferences.
+    const ids = ['node-a', 'b', 'ünï|code', 'a-much-longer-node-id-with-a-host-name.example.org'];
+    const sp = new Spread('b');
+    sp.self(['j', 'k'], false);
+    sp.update(
+      ids.map((id) => ({
+        key: `node|${id}`,
+        value: JSON.stringify({ id, lastSeen: 0, jobs: ['j', 'k'], beatMs: 1000 }),
+      })) as never,
+      0,
+    );
+    const eligible = [...ids].sort();
+    for (let t = 0; t < 500; t++) {
+      const o = {
+        job: t % 2 ? 'j' : 'k',
+        scheduleId: t % 3 ? `s${t}` : undefined,
+        fireTime: 1_700_000_000_000 + t * 997,
+      };
+      const key = `${o.job}|${o.scheduleId ?? ''}|${o.fireTime}`;
+      let best = '';
+      let bestWeight = -1;
+      for (const id of eligible) {
+        const w = hash32(`${id}\u0000${key}`);
+        if (w > bestWeight) {
+          best = id;
+          bestWeight = w;
+        }
+      }
+      expect(sp.preferred({ ...o, shard: undefined })).toBe(best);
+    }
+  });
+
   it('grace: a quarter of the gap to the next fire time, at most 1 s', () => {
     expect(spreadGrace(undefined)).toBe(SPREAD_GRACE_MS);
     expect(spreadGrace(86_400_000)).toBe(SPREAD_GRACE_MS);

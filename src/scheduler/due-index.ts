@@ -18,6 +18,8 @@ const MAX_PAGES = 8;
 const SAFETY_MS = 10_000;
 /** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
 const EXPECT_TRIES = 3;
+/** Moves further ahead than this are not expected (see `offeredInFull`): six safety reads come first. */
+const EXPECT_HORIZON_MS = 6 * SAFETY_MS;
 
 /**
  * The due index (`due|<fireTime>|<id>|<v>`, see keys.ts) as this node reads it: instead of every
@@ -99,11 +101,19 @@ export class DueIndex {
     }
   }
 
-  /** The entry was offered in full: expect its next entry at the time it moves on to. */
+  /**
+   * The entry was offered in full: expect its next entry at the time it moves on to, if that is
+   * within {@link EXPECT_HORIZON_MS}. The expectation covers a read that ran before the move was
+   * written (the next read would otherwise wait for the safety net); a move further ahead is met
+   * by several safety reads (or a scan that stops at it as the first entry not due) before it is
+   * due. Keeping one per run grew this map by every schedule the node ran in a day — with a
+   * million daily per-user schedules a million entries, all walked by every wakeAt().
+   */
   offeredInFull(e: DueEntry): void {
     const i = this.ready.indexOf(e);
     if (i >= 0) this.ready.splice(i, 1);
-    if (e.next !== undefined) this.expected.set(e.schedule.id, { at: e.next, tries: 0 });
+    if (e.next !== undefined && e.next <= e.readAt + EXPECT_HORIZON_MS)
+      this.expected.set(e.schedule.id, { at: e.next, tries: 0 });
   }
 
   /**
