@@ -163,8 +163,9 @@ export class Spread {
     }
     // Rendezvous weight of each node: hash32(`<node id>\0<occurrence>`), computed without building
     // that string — FNV-1a runs left to right, so the state after `<node id>\0` is kept per node
-    // and only the occurrence's part is hashed per call (every due entry a node reads is weighed
-    // at each read: the concatenations were most of the spread's cost with 100,000 due on 4 nodes).
+    // and only the occurrence's part is hashed per call. Every due entry a node reads is weighed
+    // at each read: with 40,000 due on 4 nodes the weighing was ~5 % of a node's CPU by profile,
+    // a string of ~50 characters built per node and occurrence.
     let best: string | undefined;
     let bestWeight = -1;
     for (const id of ids) {
