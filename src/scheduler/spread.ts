@@ -189,17 +189,21 @@ export class Spread {
    * one's own heartbeat not read yet), else the fire time plus `graceMs` ({@link spreadGrace}).
    */
   claimableAt(occ: OccurrenceId, shardCount: number | undefined, graceMs: number): number {
+    return this.goesFirst(occ, shardCount) ? occ.fireTime : occ.fireTime + graceMs;
+  }
+
+  /** This node is the occurrence's preferred node, or no preferred node is known (claim at once). */
+  private goesFirst(
+    occ: Omit<OccurrenceId, 'shard'> & { shard?: number | undefined },
+    shardCount?: number,
+  ): boolean {
     const preferred = this.preferred(occ, shardCount);
-    if (preferred === undefined || preferred === this.node) return occ.fireTime;
-    return occ.fireTime + graceMs;
+    return preferred === undefined || preferred === this.node;
   }
 
   /** This node goes first for at least one of the occurrence's shard items (or for the occurrence). */
   prefersAny(occ: Omit<OccurrenceId, 'shard'>, shardCount: number | undefined): boolean {
-    if (shardCount === undefined || shardCount <= 1) {
-      const preferred = this.preferred(occ);
-      return preferred === undefined || preferred === this.node;
-    }
+    if (shardCount === undefined || shardCount <= 1) return this.goesFirst(occ);
     const ids = this.eligible(occ.job);
     if (ids === undefined || ids.length <= 1) return true;
     const n = Math.min(shardCount, ids.length);
