@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { redactSecret, urlPassword } from '../src/core/redact.js';
 import {
   MemoryStore,
@@ -11,6 +11,7 @@ import {
   validatePrefix,
 } from '../src/index.js';
 import { safetyMargin } from '../src/lock/keep-alive.js';
+import { RunLeases } from '../src/scheduler/run-leases.js';
 import { compareKeys, requireWellFormed } from '../src/store/validate.js';
 
 function code(fn: () => unknown): string | undefined {
@@ -246,5 +247,45 @@ describe('openStore', () => {
     expect(e.code).toBe('STORE_UNAVAILABLE');
     expect(e.cause).toBeInstanceOf(TypeError);
     expect(OncelyError.from(e)).toBe(e);
+  });
+});
+
+describe('run leases (a run keep-alive renews its occurrence and gate together)', () => {
+  let t = 1_000;
+  const clock = { monotonic: () => t, sleep: async () => {} };
+
+  it('ends locally no later than either lease, and moves only when both were extended', async () => {
+    const store = new MemoryStore();
+    const [occ, gate] = await store.acquire([
+      { key: 'occ|a', owner: 'n1', leaseMs: 5_000 },
+      { key: 'run|a', owner: 'n1', leaseMs: 3_000 },
+    ]);
+    const leases = new RunLeases(store, clock, occ!, gate!, 900);
+    expect(leases.localDeadline).toBe(900 + 3_000);
+    expect(leases.name).toBe('occ|a');
+    t = 2_000;
+    expect(await leases.extend(10_000)).toBe(true);
+    expect(leases.localDeadline).toBe(2_000 + 10_000);
+    const now = await store.now();
+    for (const key of ['occ|a', 'run|a'])
+      expect((await store.inspect(key))!.expiresAt).toBeGreaterThanOrEqual(now + 9_000);
+    // The gate's token no longer holds it (released): the pair is lost, and stays lost.
+    expect(await store.release('run|a', gate!.token)).toBe(true);
+    expect(await leases.extend(10_000)).toBe(false);
+    const extend = vi.spyOn(store, 'extend');
+    expect(await leases.extend(10_000)).toBe(false);
+    expect(extend).not.toHaveBeenCalled();
+    await store.close();
+  });
+
+  it('is the occurrence alone for a run without a gate', async () => {
+    const store = new MemoryStore();
+    const [occ] = await store.acquire([{ key: 'occ|b', owner: 'n1', leaseMs: 4_000 }]);
+    const leases = new RunLeases(store, clock, occ!, undefined, 100);
+    expect(leases.localDeadline).toBe(4_100);
+    expect(await leases.extend(1_000)).toBe(true);
+    // Never shortened: the earlier deadline (4,100) still bounds it.
+    expect(leases.localDeadline).toBe(Math.max(4_100, t + 1_000));
+    await store.close();
   });
 });

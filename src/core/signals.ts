@@ -40,3 +40,38 @@ export function linkSignals(sources: readonly AbortSignal[]): LinkedSignal {
   }
   return { signal: controller.signal, dispose };
 }
+
+/**
+ * An abort whose AbortSignal is made only when someone asks for it. The scheduler keeps one per
+ * run, and most runs end without anyone listening: an AbortController and its signal per run were
+ * ~3 % of the CPU of 40,000 runs started at once (and ~1 KB each of the run's retained state).
+ * `abort` is idempotent (the first reason stays); a signal asked for afterwards is already aborted.
+ */
+export class LazyAbort {
+  private controller: AbortController | undefined;
+  private done = false;
+  private why: unknown;
+
+  get aborted(): boolean {
+    return this.done;
+  }
+
+  get reason(): unknown {
+    return this.why;
+  }
+
+  abort(reason: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.why = reason;
+    this.controller?.abort(reason);
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.done) this.controller.abort(this.why);
+    }
+    return this.controller.signal;
+  }
+}

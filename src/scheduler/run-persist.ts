@@ -1,27 +1,28 @@
 /** How a run's records reach the store: retried through outages, and a finish that came after its lease lapsed marked as such. */
-import { linkSignals } from '../core/signals.js';
+import { type LazyAbort, linkSignals } from '../core/signals.js';
 import type { WriteOp } from '../store/types.js';
 import type { Claim, RunDeps } from './run-records.js';
 import type { HistoryEntry } from './types.js';
 
 /**
- * Retries `write` with back-off (100 ms doubling to 2 s) until it succeeds or `signal` aborts.
- * Returns whether it succeeded. Reports the first failure and every tenth after it.
+ * Retries `write` with back-off (100 ms doubling to 2 s) until it succeeds or `halt` aborts.
+ * Returns whether it succeeded. Reports the first failure and every tenth after it. A run's
+ * LazyAbort is asked for its AbortSignal only when a write failed.
  */
 export async function persist(
   deps: RunDeps,
   what: string,
   write: () => Promise<unknown>,
-  signal: AbortSignal,
+  halt: AbortSignal | LazyAbort,
 ): Promise<boolean> {
   for (let failures = 0; ; failures++) {
-    if (signal.aborted) return false;
+    if (halt.aborted) return false;
     try {
       await write();
       return true;
     } catch (err) {
       if (failures % 10 === 0) deps.emit('error', { error: err, during: what });
-      const wake = linkSignals([signal, deps.storeBack()]);
+      const wake = linkSignals([halt instanceof AbortSignal ? halt : halt.signal, deps.storeBack()]);
       await deps.clock.sleep(Math.min(2_000, 100 * 2 ** Math.min(failures, 5)), wake.signal);
       wake.dispose();
     }

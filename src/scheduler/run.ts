@@ -1,13 +1,13 @@
 import type { Span } from '@opentelemetry/api';
 import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
-import { INTERNAL_ABORT, type LinkedSignal, linkSignals } from '../core/signals.js';
+import { INTERNAL_ABORT, LazyAbort, type LinkedSignal, linkSignals } from '../core/signals.js';
 import { KeepAlive } from '../lock/keep-alive.js';
 import type { WriteOp } from '../store/types.js';
 import { doneUntil } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import { keys } from './keys.js';
-import { lockFor, renewTogether } from './run-leases.js';
+import { RunLeases } from './run-leases.js';
 import { persist, recordLapse } from './run-persist.js';
 import type { Claim, InflightRecord, RunDeps } from './run-records.js';
 import type { HistoryEntry, JobContext, RunEvent, RunStatus } from './types.js';
@@ -46,23 +46,21 @@ function errorText(err: unknown): string {
  */
 export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   const { spec, node, clock, logger, emit, writes } = deps;
-  const occLock = lockFor(deps, claim.lease, claim.sentAt);
-  const gateLock = claim.gate ? lockFor(deps, claim.gate, claim.sentAt) : undefined;
   // Aborted when the leases could not be kept, or when stop() gives up: the run must end. One
-  // controller per run, aborted directly by both (no listeners to add and remove per run).
-  const haltController = new AbortController();
-  const halt = haltController.signal;
+  // per run, aborted directly by both (no listeners to add and remove per run); its AbortSignal
+  // is made only if the handler (or a retry's sleep, or a timeout) asks for it.
+  const halt = new LazyAbort();
   /** Rejects the current attempt's wait for its handler (set while a handler without a timeout runs). */
   let haltAttempt: ((reason: unknown) => void) | undefined;
   let leaseLost = false;
   const stopRun = (reason: unknown) => {
     if (halt.aborted) return;
-    haltController.abort(reason);
+    halt.abort(reason);
     haltAttempt?.(reason);
   };
   // One keep-alive for the claim and its gate: both leases have the same length and are renewed
   // together (one keep-alive per run halves the timers and signals 1,000 simultaneous runs cost).
-  const keeper = new KeepAlive(gateLock ? renewTogether(occLock, gateLock) : occLock, {
+  const keeper = new KeepAlive(new RunLeases(deps.store, clock, claim.lease, claim.gate, claim.sentAt), {
     leaseMs: spec.lockAtMostForMs,
     renew: true,
     clock,
@@ -172,16 +170,20 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       const active = span;
       // Only a job with a timeout pays for its controller and link (1,000 runs at once add up).
       const timeout = spec.timeoutMs === undefined ? undefined : new AbortController();
-      const attemptLink = timeout === undefined ? undefined : linkSignals([halt, timeout.signal]);
+      const attemptLink = timeout === undefined ? undefined : linkSignals([halt.signal, timeout.signal]);
       if (attemptLink) links.push(attemptLink);
-      const signal = attemptLink?.signal ?? halt;
+      // What ends this attempt: the link of halt and the timeout, or halt itself (whose
+      // AbortSignal the handler's context makes only when the handler reads it).
+      const signal: { readonly aborted: boolean; readonly reason: unknown } = attemptLink?.signal ?? halt;
       const ctx: JobContext = {
         job: claim.occ.job,
         fireTime: new Date(claim.occ.fireTime),
         attempt,
         node,
         token: claim.lease.token,
-        signal,
+        get signal() {
+          return attemptLink?.signal ?? halt.signal;
+        },
         ...(claim.occ.scheduleId !== undefined && { scheduleId: claim.occ.scheduleId }),
         ...(claim.data !== undefined && { data: claim.data }),
         ...(claim.occ.shard !== undefined &&
@@ -210,8 +212,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         const stopped = new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason);
           if (signal.aborted) onAbort();
-          else if (signal === halt) haltAttempt = onAbort;
-          else signal.addEventListener('abort', onAbort, { once: true });
+          else if (attemptLink === undefined) haltAttempt = onAbort;
+          else attemptLink.signal.addEventListener('abort', onAbort, { once: true });
         });
         // The signal may fire long after this attempt ended (stop() aborting other runs): that
         // late rejection must not surface as an unhandled rejection.
@@ -238,8 +240,8 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         error = err;
         status = timeout?.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
       } finally {
-        if (signal === halt) haltAttempt = undefined;
-        else signal.removeEventListener('abort', onAbort);
+        if (attemptLink === undefined) haltAttempt = undefined;
+        else attemptLink.signal.removeEventListener('abort', onAbort);
         timer?.abort(INTERNAL_ABORT);
         attemptLink?.dispose();
       }
@@ -297,7 +299,7 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
       const n = spec.retries - retriesLeft;
       retriesLeft--;
       const delay = spec.retryDelayMs * 2 ** n * (0.5 + deps.random() / 2);
-      await clock.sleep(delay, halt);
+      await clock.sleep(delay, halt.signal);
       if (halt.aborted) {
         outcome = 'abandoned';
         return;
