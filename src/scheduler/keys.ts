@@ -34,12 +34,15 @@
  * Fire times are zero-padded epoch ms (15 digits), so a prefix scan returns them in time order.
  * `|` and `%` inside names are escaped as %7C and %25.
  */
+/** Job names and schedule ids rarely hold `%` or `|`: one scan finds out (keys are built ~10 times per run). */
+const NEEDS_ESCAPE = /[%|]/;
+
 export function esc(part: string): string {
-  return part.replace(/%/g, '%25').replace(/\|/g, '%7C');
+  return NEEDS_ESCAPE.test(part) ? part.replace(/%/g, '%25').replace(/\|/g, '%7C') : part;
 }
 
 export function unesc(part: string): string {
-  return part.replace(/%7C/g, '|').replace(/%25/g, '%');
+  return part.includes('%') ? part.replace(/%7C/g, '|').replace(/%25/g, '%') : part;
 }
 
 export function timeKey(ms: number): string {
