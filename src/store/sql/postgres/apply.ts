@@ -71,13 +71,13 @@ export function pgApply(
       `puts AS (INSERT INTO ${t.records} AS r ("key", value, expires_at) ` +
       `SELECT u.k, u.v, c.now + u.ttl FROM c, unnest($1::text[], $2::text[], $3::bigint[]) AS u(k, v, ttl) ` +
       `ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at), ` +
-      `deletes AS (DELETE FROM ${t.records} AS r USING c, unnest($4::text[], $5::text[]) AS u(k, v) ` +
+      `deletes AS (DELETE FROM ${t.records} AS r USING c, unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(k, v, i) ` +
       `WHERE r."key" = u.k AND (u.v IS NULL OR r.value = u.v) ` +
-      `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING r."key"), ` +
+      `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING u.i), ` +
       `releases AS (UPDATE ${t.leases} AS l SET expires_at = CASE WHEN u.hold > c.now THEN u.hold ELSE l.acquired_at END ` +
-      `FROM c, unnest($6::text[], $7::bigint[], $8::bigint[]) AS u(k, token, hold) ` +
-      `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING l."key") ` +
-      `SELECT 'd' AS op, "key" FROM deletes UNION ALL SELECT 'r' AS op, "key" FROM releases`,
+      `FROM c, unnest($6::text[], $7::bigint[], $8::bigint[]) WITH ORDINALITY AS u(k, token, hold, i) ` +
+      `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING u.i) ` +
+      `SELECT (SELECT string_agg(i::text, ',') FROM deletes) AS d, (SELECT string_agg(i::text, ',') FROM releases) AS r`,
   };
 
   const together = async (plan: Plan): Promise<boolean[]> => {
@@ -91,11 +91,16 @@ export function pgApply(
       plan.releases.map((op) => op.token),
       plan.releases.map((op) => op.holdUntil ?? 0),
     ]);
-    const deleted = new Set<string>();
-    const released = new Set<string>();
-    for (const row of rows) (row['op'] === 'd' ? deleted : released).add(toText(row['key']));
+    // One row: the 1-based places (in plan.deletes, plan.releases) of the records deleted and
+    // the leases released, comma-separated — not a row per key (~3 per run) for the driver to parse.
+    const deleted = places(rows[0]?.['d'], plan.deletes.length);
+    const released = places(rows[0]?.['r'], plan.releases.length);
     return plan.results.map((r) =>
-      typeof r === 'boolean' ? r : (r.op === 'd' ? deleted : released).has(r.key),
+      typeof r === 'boolean'
+        ? r
+        : r.op === 'd'
+          ? deleted[plan.deletePlace.get(r.key)!]!
+          : released[plan.releasePlace.get(r.key)!]!,
     );
   };
 
@@ -132,8 +137,19 @@ interface Plan {
   deletes: { key: string; ifValue: string | undefined }[];
   /** Releases (distinct keys), sorted by key. */
   releases: Extract<NormalizedWriteOp, { op: 'release' }>[];
-  /** Per op: its result, known in advance, or the statement output row that decides it. */
+  /** Per op: its result, known in advance, or the key whose delete or release decides it. */
   results: (boolean | { op: 'd' | 'r'; key: string })[];
+  /** Where each key is in `deletes` and in `releases`. */
+  deletePlace: Map<string, number>;
+  releasePlace: Map<string, number>;
+}
+
+/** The 0-based places set in a comma-separated list of 1-based ones (`string_agg` of ordinals; NULL = none). */
+function places(list: unknown, size: number): boolean[] {
+  const out = new Array<boolean>(size).fill(false);
+  if (list === null || list === undefined) return out;
+  for (const n of toText(list).split(',')) out[Number(n) - 1] = true;
+  return out;
 }
 
 /**
@@ -202,11 +218,15 @@ function planTogether(ops: readonly NormalizedWriteOp[]): Plan | undefined {
     }
   }
   const byKey = (a: { key: string }, b: { key: string }) => compareKeys(a.key, b.key);
+  deletes.sort(byKey);
+  const sortedReleases = [...releases.values()].sort(byKey);
   return {
     puts: puts.sort(byKey),
-    deletes: deletes.sort(byKey),
-    releases: [...releases.values()].sort(byKey),
+    deletes,
+    releases: sortedReleases,
     results,
+    deletePlace: new Map(deletes.map((d, i) => [d.key, i])),
+    releasePlace: new Map(sortedReleases.map((r, i) => [r.key, i])),
   };
 }
 
