@@ -12,7 +12,7 @@ import {
 } from '../src/index.js';
 import { safetyMargin } from '../src/lock/keep-alive.js';
 import { RunLeases } from '../src/scheduler/run-leases.js';
-import { compareKeys, requireWellFormed } from '../src/store/validate.js';
+import { compareKeys, requireWellFormed, sortByKey } from '../src/store/validate.js';
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -124,6 +124,19 @@ describe('prefixes and key ranges', () => {
       const bytes = sign(Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')));
       expect([a, b, sign(compareKeys(a, b))]).toEqual([a, b, bytes]);
       expect(sign(compareKeys(b, a))).toBe(bytes === 0 ? 0 : -bytes);
+    }
+    // sortByKey takes `<` when no key has a unit from U+D800 up: batches of either kind sort in
+    // UTF-8 byte order (a lone high key makes the whole batch take compareKeys).
+    const utf8 = (x: { key: string }, y: { key: string }) =>
+      Buffer.compare(Buffer.from(x.key, 'utf8'), Buffer.from(y.key, 'utf8'));
+    const ascii = alphabet.filter((c) => c.charCodeAt(0) < 0xd800);
+    for (const letters of [alphabet, ascii]) {
+      for (let round = 0; round < 50; round++) {
+        const items = Array.from({ length: 40 }, () => ({
+          key: `ctl|run|${Array.from({ length: 3 }, () => letters[Math.floor(random() * letters.length)]).join('')}`,
+        }));
+        expect(sortByKey([...items]).map((x) => x.key)).toEqual([...items].sort(utf8).map((x) => x.key));
+      }
     }
   });
 

@@ -300,3 +300,27 @@ export function compareKeys(a: string, b: string): number {
   // One is a prefix of the other (in UTF-16 units, so in UTF-8 bytes too): the shorter first.
   return a.length < b.length ? -1 : 1;
 }
+
+/** A UTF-16 unit at or above U+D800: where `<` and {@link compareKeys} may disagree. */
+const ABOVE_D800 = /[\uD800-\uFFFF]/;
+
+/**
+ * `compareKeys`, or JS `<` when it gives the same answer for every pair of the items' keys: no key
+ * holds a unit at or above U+D800 (`<` and code point order differ only where a surrogate meets a
+ * unit from U+E000 up). The native comparison is several times faster on keys that share a long
+ * prefix (`ctl|run|<job>|…`), as a batch's keys do; one regex test per key decides.
+ */
+export function keyComparator(items: Iterable<{ readonly key: string }>): (a: string, b: string) => number {
+  for (const x of items) if (ABOVE_D800.test(x.key)) return compareKeys;
+  return nativeCompare;
+}
+
+function nativeCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Sorts `items` in place by their keys in code point order (see {@link keyComparator}); returns `items`. */
+export function sortByKey<T extends { readonly key: string }>(items: T[]): T[] {
+  const cmp = keyComparator(items);
+  return items.sort((a, b) => cmp(a.key, b.key));
+}

@@ -1,4 +1,4 @@
-import { compareKeys, type NormalizedWriteOp } from '../validate.js';
+import { keyComparator, type NormalizedWriteOp } from '../validate.js';
 
 /**
  * The order in which a SQL transaction should run an `apply` batch: records before leases, each
@@ -12,6 +12,7 @@ import { compareKeys, type NormalizedWriteOp } from '../validate.js';
  */
 export function lockOrder(ops: readonly NormalizedWriteOp[]): number[] {
   const table = (op: NormalizedWriteOp) => (op.op === 'release' ? 1 : 0);
+  const compareKeys = keyComparator(ops);
   return ops
     .map((_, i) => i)
     .sort((a, b) => {

@@ -3,7 +3,7 @@ import { redactSecret } from '../../core/redact.js';
 import { BaseStore } from '../base.js';
 import { LOCK_TABLE, type LockTable } from '../lock-table.js';
 import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from '../types.js';
-import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from '../validate.js';
+import { type NormalizedScan, type NormalizedWriteOp, prefixUpperBound, sortByKey } from '../validate.js';
 import type { Dialect, GrantedRow, SqlValue } from './dialect.js';
 import { toInt, toLease, toRecord, toText } from './rows.js';
 import { shedlockLockTable } from './shedlock/lock-table.js';
@@ -96,7 +96,7 @@ export class SqlStore extends BaseStore {
   protected async doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
     const [only] = requests;
     if (requests.length === 1 && only) return [await this.doAcquireOne(only)];
-    const sorted = [...requests].sort((a, b) => compareKeys(a.key, b.key));
+    const sorted = sortByKey([...requests]);
     const granted = await this.retrying(() => this.dialect.acquire(sorted));
     const byKey = new Map(granted.map((row) => [toText(row.key), row]));
     return requests.map((r) => {

@@ -1,5 +1,5 @@
 import type { NormalizedWriteOp } from '../../validate.js';
-import { compareKeys } from '../../validate.js';
+import { sortByKey } from '../../validate.js';
 import type { Run, SqlValue, Statement } from '../dialect.js';
 import { lockOrder } from '../lock-order.js';
 import { toText } from '../rows.js';
@@ -217,11 +217,10 @@ function planTogether(ops: readonly NormalizedWriteOp[]): Plan | undefined {
       deletes.push({ key: op.key, ifValue: op.ifValue });
     }
   }
-  const byKey = (a: { key: string }, b: { key: string }) => compareKeys(a.key, b.key);
-  deletes.sort(byKey);
-  const sortedReleases = [...releases.values()].sort(byKey);
+  sortByKey(deletes);
+  const sortedReleases = sortByKey([...releases.values()]);
   return {
-    puts: puts.sort(byKey),
+    puts: sortByKey(puts),
     deletes,
     releases: sortedReleases,
     results,
