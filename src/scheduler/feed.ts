@@ -13,6 +13,18 @@ const CLOCK_RESAMPLE_MS = 10_000;
 /** A poll reads at most this many control records (reported when there are more). */
 const MAX_CONTROL_RECORDS = 100_000;
 
+type ControlKind = 'pause' | 'srev' | 'trig' | 'pending' | 'run';
+
+/** The control records a poll acts on, by kind (`controlKind`), in one pass; other kinds are ignored. */
+function byKind(records: StoredRecord[]): Record<ControlKind, StoredRecord[]> {
+  const out: Record<ControlKind, StoredRecord[]> = { pause: [], srev: [], trig: [], pending: [], run: [] };
+  for (const r of records) {
+    const kind = controlKind(r.key);
+    if (Object.hasOwn(out, kind)) out[kind as ControlKind].push(r);
+  }
+  return out;
+}
+
 /** What changed in the cluster — pauses, stored schedules (their change signal), triggers, queued and orphaned runs — and this node's own records in it (heartbeat, job registry). */
 export class Feed {
   /** The control records passed MAX_CONTROL_RECORDS, reported once. */
@@ -41,13 +53,12 @@ export class Feed {
     const now = s.storeClock.estimate();
     s.nextPollAt = now + s.pollMs;
     const epoch = s.pauseEpoch;
-    const control = await this.readControl();
-    const byKind = (kind: string) => control.filter((r) => controlKind(r.key) === kind);
+    const control = byKind(await this.readControl());
     s.paused = this.pausedNow(
-      byKind('pause').map((r) => jobOfKey(r.key)),
+      control.pause.map((r) => jobOfKey(r.key)),
       epoch,
     );
-    s.scheduleRevision = byKind('srev')[0]?.value;
+    s.scheduleRevision = control.srev[0]?.value;
     const beat = now >= s.nextHeartbeatAt;
     if (beat) {
       await this.heartbeat(now);
@@ -63,10 +74,9 @@ export class Feed {
     // fire time spread 89/423/488). A node that joins later is likewise settled on at once.
     if (beat || this.liveUnsettled)
       this.liveUnsettled = s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
-    const pending = byKind('pending');
+    const { pending, run: inflight, trig } = control;
     s.pendingSeen = pending.length > 0;
-    const inflight = byKind('run');
-    await this.requests.claimRequests(byKind('trig'), pending, inflight, now);
+    await this.requests.claimRequests(trig, pending, inflight, now);
     await this.recovery.recover(inflight, now);
     if (now >= s.nextSweepAt) {
       // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible

@@ -14,6 +14,16 @@ export class Recovery {
   ) {}
 
   /**
+   * In-flight records of other nodes' runs too young to be dead, by key: their lease cannot end
+   * before this store time. A poll reads every node's in-flight records (thousands through a
+   * fan-out); these are not parsed again until then. A record under the same key written later (a
+   * retry, a recovery) belongs to a claim granted later, whose lease cannot end sooner — unless the
+   * job was redefined with a shorter lockAtMostFor meanwhile: that run, if it dies, is recovered
+   * when the earlier bound passes instead (late, never lost).
+   */
+  private youngUntil = new Map<string, number>();
+
+  /**
    * Recovery: an inflight record whose lease is free belongs to a run whose node died (or gave
    * up). With `recover` it is run again here with attempt + 1 and a higher token; without, it is
    * recorded as abandoned. An occurrence whose final history exists is only cleaned up.
@@ -21,22 +31,33 @@ export class Recovery {
   async recover(records: StoredRecord[], now: number): Promise<void> {
     const s = this.state;
     const candidates: Candidate[] = [];
+    const known = this.youngUntil;
+    const young = new Map<string, number>();
+    this.youngUntil = young;
     for (const r of records) {
+      // Still running (or still storing its outcome) here: its lease may have lapsed during an
+      // outage, but this node knows it is not dead.
+      if (s.runningHere.has(keys.occurrenceOfInflight(r.key))) continue;
+      const until = known.get(r.key);
+      if (until !== undefined && until > now) {
+        young.set(r.key, until);
+        continue;
+      }
       const rec = JSON.parse(r.value) as InflightRecord;
       const job = s.defined.get(rec.job);
       if (!job) continue;
       // A lease cannot end before claimedAt + leaseMs (extensions only move it later): no need to
       // ask the store about a run that young. Only runs older than their lease cost a look-up.
-      if (rec.claimedAt + rec.leaseMs > now) continue;
+      if (rec.claimedAt + rec.leaseMs > now) {
+        young.set(r.key, rec.claimedAt + rec.leaseMs);
+        continue;
+      }
       const occ: OccurrenceId = {
         job: rec.job,
         scheduleId: rec.scheduleId,
         fireTime: rec.fireTime,
         shard: rec.shard,
       };
-      // Still running (or still storing its outcome) here: its lease may have lapsed during an
-      // outage, but this node knows it is not dead.
-      if (s.runningHere.has(keys.occurrence(occ))) continue;
       if ((await s.store.inspect(keys.occurrence(occ))) !== null) continue;
       const final = await attemptEnded(s, occ, rec.attempt);
       // The dead attempt, recorded as abandoned: now (without recover), or in the same write that
