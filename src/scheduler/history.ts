@@ -23,10 +23,12 @@ export function decodeHistory(value: string): HistoryEntry {
 
 /** The occurrence part of a history entry or event (optional fields only when present). */
 export function occFields(o: OccurrenceId): Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard'> {
-  return {
+  // Assigned, not spread: built for every run and event.
+  const out: Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard'> = {
     job: o.job,
     fireTime: new Date(o.fireTime),
-    ...(o.scheduleId !== undefined && { scheduleId: o.scheduleId }),
-    ...(o.shard !== undefined && { shard: o.shard }),
   };
+  if (o.scheduleId !== undefined) out.scheduleId = o.scheduleId;
+  if (o.shard !== undefined) out.shard = o.shard;
+  return out;
 }

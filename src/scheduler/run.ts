@@ -72,11 +72,9 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
   });
   const unwatchStop = deps.onStop(stopRun);
   const links: LinkedSignal[] = [];
-  const base: Omit<RunEvent, 'attempt' | 'source'> = {
-    ...occFields(claim.occ),
-    token: claim.lease.token,
-    node,
-  };
+  const base = occFields(claim.occ) as Omit<RunEvent, 'attempt' | 'source'>;
+  base.token = claim.lease.token;
+  base.node = node;
   const inflightKey = keys.inflight(claim.occ);
   const historyPut = (entry: HistoryEntry): WriteOp => ({
     op: 'put',
@@ -84,30 +82,36 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
     value: encodeHistory(entry),
     ttlMs: deps.historyRetentionMs,
   });
-  const releases = (hold: boolean): WriteOp[] => [
-    {
-      op: 'release',
-      key: claim.lease.key,
-      token: claim.lease.token,
-      ...(hold && {
-        holdUntil: Math.max(
-          doneUntil(claim.occ.fireTime, claim.lease, claim.sentAt, deps.clock.monotonic(), deps.doneHoldMs),
-          claim.lease.acquiredAt + spec.lockAtLeastForMs,
-        ),
-      }),
-    },
+  const releases = (hold: boolean): WriteOp[] => {
+    const ops: WriteOp[] = [
+      hold
+        ? {
+            op: 'release',
+            key: claim.lease.key,
+            token: claim.lease.token,
+            holdUntil: Math.max(
+              doneUntil(
+                claim.occ.fireTime,
+                claim.lease,
+                claim.sentAt,
+                deps.clock.monotonic(),
+                deps.doneHoldMs,
+              ),
+              claim.lease.acquiredAt + spec.lockAtLeastForMs,
+            ),
+          }
+        : { op: 'release', key: claim.lease.key, token: claim.lease.token },
+    ];
     // The gate honours lockAtLeastFor; a hold in the past frees it at once.
-    ...(claim.gate
-      ? [
-          {
-            op: 'release' as const,
-            key: claim.gate.key,
-            token: claim.gate.token,
-            holdUntil: claim.gate.acquiredAt + spec.lockAtLeastForMs,
-          },
-        ]
-      : []),
-  ];
+    if (claim.gate)
+      ops.push({
+        op: 'release',
+        key: claim.gate.key,
+        token: claim.gate.token,
+        holdUntil: claim.gate.acquiredAt + spec.lockAtLeastForMs,
+      });
+    return ops;
+  };
   let attempt = claim.attempt;
   let source = claim.source;
   let retriesLeft = spec.retries;
@@ -133,24 +137,17 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         startedAt,
         claimedAt: claim.lease.acquiredAt,
         leaseMs: spec.lockAtMostForMs,
-        ...(claim.occ.scheduleId !== undefined && { scheduleId: claim.occ.scheduleId }),
-        ...(claim.occ.shard !== undefined && { shard: claim.occ.shard }),
-        ...(claim.data !== undefined && { data: claim.data }),
       };
+      if (claim.occ.scheduleId !== undefined) inflight.scheduleId = claim.occ.scheduleId;
+      if (claim.occ.shard !== undefined) inflight.shard = claim.occ.shard;
+      if (claim.data !== undefined) inflight.data = claim.data;
       const first = attempt === claim.attempt;
       const value = JSON.stringify(inflight);
+      const startOps: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];
+      startOps.push({ op: 'put', key: inflightKey, value });
       const highWater = first ? deps.highWater(claim.occ) : undefined;
-      const recorded = await persist(
-        deps,
-        `start of ${claim.occ.job}`,
-        () =>
-          writes.submit([
-            ...(first ? (claim.startWrites ?? []) : []),
-            { op: 'put', key: inflightKey, value },
-            ...(highWater ? [highWater] : []),
-          ]),
-        halt,
-      );
+      if (highWater) startOps.push(highWater);
+      const recorded = await persist(deps, `start of ${claim.occ.job}`, () => writes.submit(startOps), halt);
       if (!recorded) {
         // The first attempt never started: give the claim up. A retry that could not start is
         // an abandoned occurrence (its earlier attempts are on record): recovery decides.
