@@ -30,10 +30,11 @@ export type SimpleQuery = (text: string) => Promise<readonly { rowCount: number 
  * `puts` is put.ts's upsert, `deletes` the shared delete and deleteIf, `releases` release.ts's
  * UPDATE, each for many keys, on one clock instant read once in `c`. Takes: put keys, values, ttls
  * (NULL = never expires); delete keys and the value each must hold (NULL = any: a plain delete);
- * release keys, tokens, holdUntils (0 = none). Returns: one row (op 'd' or 'r', key) per live
- * record deleted and per lease released; a compare-and-delete whose record holds another value
- * (as the DELETE sees the row: the newest version, re-checked after a concurrent writer's
- * commit) deletes nothing and returns no row, like a stale release. All CTEs see one snapshot
+ * release keys, tokens, holdUntils (0 = none). Returns: one row of two comma-separated lists
+ * (`d`, `r`; NULL when empty) of the 1-based places, in the delete and release arrays, of the
+ * live records deleted and the leases released; a compare-and-delete whose record holds another
+ * value (as the DELETE sees the row: the newest version, re-checked after a concurrent writer's
+ * commit) deletes nothing and is not listed, like a stale release. All CTEs see one snapshot
  * and a statement may not change a row twice, so each row gets one write: a record key's ops are
  * collapsed in order first (see {@link planTogether}: repeated puts of one key, put-then-delete
  * and the like keep this path), and a lease key may appear once. Rows of different keys commute,
