@@ -1,5 +1,6 @@
 import { type Clock, startTimer, systemClock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
+import { LazyAbort } from '../core/signals.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
 
@@ -46,8 +47,8 @@ export function safetyMargin(leaseMs: number): number {
  * behind `signal` is made only when someone asks for it.
  */
 export class KeepAlive {
-  private controller: AbortController | undefined;
-  private reason: OncelyError | undefined;
+  /** Aborted (reason: the `LOCK_LOST` error) once the lease cannot be kept; its signal made on demand. */
+  private readonly halt = new LazyAbort();
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly margin: number;
@@ -73,11 +74,7 @@ export class KeepAlive {
   }
 
   get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.reason) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
+    return this.halt.signal;
   }
 
   /**
@@ -92,22 +89,21 @@ export class KeepAlive {
   }
 
   private lost(message: string, cause?: unknown): void {
-    if (this.reason) return;
+    if (this.halt.aborted) return;
     const reason = new OncelyError('LOCK_LOST', `lock ${JSON.stringify(this.lock.name)}: ${message}`, {
       cause,
     });
-    this.reason = reason;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.renewed?.();
     this.logger.warn(reason.message);
-    this.controller?.abort(reason);
+    this.halt.abort(reason);
     this.options.onLost?.(reason);
   }
 
   /** Sets the timer for the next renewal or, when the lease cannot be kept, the abort. */
   private schedule(): void {
-    if (this.stopped || this.reason) return;
+    if (this.stopped || this.halt.aborted) return;
     const { renew } = this.options;
     const abortAt = this.lock.localDeadline - this.margin;
     const now = this.clock.monotonic();
@@ -154,7 +150,7 @@ export class KeepAlive {
       this.logger.warn(`lock ${JSON.stringify(this.lock.name)}: extend failed, retrying`, err);
       this.nextRenewal = this.clock.monotonic() + Math.max(1, leaseMs / 10);
     }
-    if (this.reason || this.stopped) return;
+    if (this.halt.aborted || this.stopped) return;
     this.cancelTimer?.();
     this.cancelTimer = undefined;
     this.schedule();
