@@ -1,8 +1,8 @@
 import { type Clock, startTimer, systemClock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
-import { LazyAbort } from '../core/signals.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
+import { LazyAbort } from '../core/signals.js';
 
 /** What a keep-alive renews: a {@link LeaseLock}, or several leases renewed together. */
 export interface Renewable {
