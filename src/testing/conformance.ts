@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { randomId } from '../core/ids.js';
 import type { Store } from '../store/types.js';
 import { describeApply } from './conformance-apply.js';
+import { describeApplyDeletes } from './conformance-apply-deletes.js';
 import { describeLeases } from './conformance-leases.js';
 import { describeLocks } from './conformance-locks.js';
 import { describeMetadata } from './conformance-metadata.js';
@@ -59,6 +60,7 @@ export function describeStore(name: string, factory: StoreFactory, options: Desc
     describeLeases(ctx);
     describeRecords(ctx);
     describeApply(ctx);
+    describeApplyDeletes(ctx);
     describeReads(ctx);
     describeSweep(ctx);
   });

@@ -2,7 +2,7 @@ import type { LeaseRequest } from '../../types.js';
 import { MAX_BATCH } from '../../validate.js';
 import type { GrantedRow } from '../dialect.js';
 import type { Tables } from '../tables.js';
-import { MYSQL_NOW } from './clock.js';
+import { MYSQL_NOW, MYSQL_SCRIPT_NOW, MYSQL_SET_SCRIPT_NOW } from './clock.js';
 import type { MysqlHeader, ScriptPart } from './driver.js';
 
 /**
@@ -24,7 +24,8 @@ if (MAX_BATCH > FENCE_SLOTS) throw new Error('MAX_BATCH must fit in the fence sl
  *
  * 1. One `INSERT … ON DUPLICATE KEY UPDATE` for all keys: inserts new keys (their `sweep_at` is
  *    their lease's end; a granted existing row keeps its own, see schema.ts), and takes an existing
- *    row only if its lease has expired on the statement's one clock instant. Either way it leaves
+ *    row only if its lease has expired on one clock instant (a single key: the statement's; a
+ *    batch: the script's, read by its first statement — clock.ts MYSQL_SCRIPT_NOW). Either way it leaves
  *    every key's row X-locked until COMMIT. A granted row gets a marker token no committed lease
  *    ever has: −(index + 1) in a batch (tokens are never negative), 0 for a single key (the only
  *    committed rows with token 0 are the re-grant's placeholders, expired since the epoch, which
@@ -74,8 +75,10 @@ export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[])
   requests.forEach((r, i) => {
     values.push(r.key, r.owner, -(i + 1), r.leaseMs, r.leaseMs);
   });
-  const row = `(?, ?, CAST(? AS SIGNED), ${MYSQL_NOW}, ${MYSQL_NOW} + CAST(? AS SIGNED), ${MYSQL_NOW} + CAST(? AS SIGNED))`;
+  // Values are inlined literals (integers already), so no CAST; the clock is the script's.
+  const row = `(?, ?, ?, ${MYSQL_SCRIPT_NOW}, ${MYSQL_SCRIPT_NOW} + ?, ${MYSQL_SCRIPT_NOW} + ?)`;
   return [
+    { sql: MYSQL_SET_SCRIPT_NOW, values: [] },
     { sql: upsert(t, requests.map(() => row).join(', '), 'token', 'VALUES(token)', 'token < 0'), values },
     fence,
     {

@@ -8,7 +8,7 @@ import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
 import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
 import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
-import { type MysqlWriteStatements, mysqlApplied, mysqlApplyScript } from './apply.js';
+import { mysqlApplied, mysqlApplyScript } from './apply.js';
 import { MYSQL_NOW } from './clock.js';
 import {
   acceptsMultipleStatements,
@@ -19,7 +19,7 @@ import {
 } from './driver.js';
 import { mysqlExtend } from './extend.js';
 import { mysqlInline } from './literal.js';
-import { mysqlPut, mysqlPutRows } from './put.js';
+import { mysqlPut } from './put.js';
 import { MysqlRegrant } from './regrant.js';
 import { mysqlRelease, mysqlReleaseNow } from './release.js';
 import {
@@ -64,7 +64,8 @@ export class MysqlDialect implements Dialect {
   private readonly releaseNowStatement: Statement;
   private readonly putStatement: Statement;
   private readonly regrant: MysqlRegrant;
-  private readonly writeStatements: MysqlWriteStatements;
+  /** The single-op deletes (apply of one op): the shared statements, prepared. */
+  private readonly deletes: { delete: Statement; deleteIf: Statement };
   private readonly preparable = new Map<string, boolean>();
   /** Whether the pool's connections take multi-statement queries; probed once for a caller's pool. */
   private batched: Promise<boolean> | undefined;
@@ -91,13 +92,7 @@ export class MysqlDialect implements Dialect {
     this.putStatement = mysqlPut(tables);
     this.regrant = new MysqlRegrant(tables);
     const shared = new SharedStatements(tables, this.syntax);
-    this.writeStatements = {
-      put: this.putStatement,
-      putRows: (n) => mysqlPutRows(tables, n),
-      delete: shared.delete,
-      deleteIf: shared.deleteIf,
-      release: this.releaseStatement,
-    };
+    this.deletes = { delete: shared.delete, deleteIf: shared.deleteIf };
     if (options.multipleStatements !== undefined) this.batched = Promise.resolve(options.multipleStatements);
     this.shedlock =
       options.shedlockTable &&
@@ -212,14 +207,15 @@ export class MysqlDialect implements Dialect {
       // One statement is atomic on its own: the single-op path (prepared, autocommit).
       if (only.op === 'put') await this.put(only.key, only.value, only.ttlMs ?? null);
       else if (only.op === 'delete' && only.ifValue !== undefined)
-        return [(await this.query(this.writeStatements.deleteIf, [only.key, only.ifValue])).affected > 0];
+        return [(await this.query(this.deletes.deleteIf, [only.key, only.ifValue])).affected > 0];
       else if (only.op === 'delete')
-        return [(await this.query(this.writeStatements.delete, [only.key])).affected > 0];
+        return [(await this.query(this.deletes.delete, [only.key])).affected > 0];
       else return [await this.release(only.key, only.token, only.holdUntil ?? 0)];
       return [true];
     }
     const batched = await this.multi();
-    const script = mysqlApplyScript(this.writeStatements, ops);
+    const returning = this.returns ?? (await this.regrants());
+    const script = mysqlApplyScript(this.tables, ops, { returning });
     return mysqlApplied(
       ops,
       script,
