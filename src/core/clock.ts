@@ -131,6 +131,11 @@ export class StoreClock {
     return this.lastEstimate;
   }
 
+  /** Whether a sample was taken (so {@link estimate} answers). */
+  sampled(): boolean {
+    return this.offset !== undefined;
+  }
+
   /** Half the round trip of the sample in use: the estimate is within ± this many ms. */
   errorBound(): number {
     return this.rtt / 2;

@@ -20,7 +20,7 @@ interface HeartbeatRecord extends Omit<NodeInfo, 'startedAt' | 'lastSeen'> {
   stopping?: boolean;
 }
 
-/** What `define` records per job (see Scheduler.registerJob). */
+/** What `define` records per job (see Feed.registerJobs). */
 interface JobRecord {
   name: string;
   trigger: Trigger | null;

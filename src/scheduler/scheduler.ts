@@ -120,7 +120,7 @@ export class Scheduler {
       // Other nodes learn at this node's next heartbeat (written at the next poll) that it runs the job too.
       s.nextHeartbeatAt = 0;
       void this.feed
-        .registerJob(spec)
+        .registerJobs([spec])
         .catch((err) => s.emit('error', { error: err, during: 'job registry' }));
       s.poke();
     }
@@ -177,7 +177,7 @@ export class Scheduler {
       s.startedAt = s.storeClock.estimate();
       // Nodes started together spread their sweeps over the interval.
       s.nextSweepAt = s.startedAt + s.random() * s.sweepMs;
-      await Promise.all([...s.defined.values()].map((job) => this.feed.registerJob(job.spec)));
+      await this.feed.registerJobs([...s.defined.values()].map((job) => job.spec));
       // stop() was called meanwhile: it runs next and finds nothing started.
       if (this.stopsQueued > 0) {
         this.active = false;

@@ -779,6 +779,24 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       ]);
     });
 
+    test('start() records 2,500 jobs in three batches, not two round trips per job', async ({ node }) => {
+      const n = await node(unique('many'));
+      const base = unique('bulk');
+      const names = Array.from({ length: 2_500 }, (_, i) => `${base}-${i}`);
+      for (const job of names) n.s.define(job, { every: '1h' }, () => {});
+      await n.s.start();
+      const writes = n.store.fault.calls.filter(
+        (c) =>
+          (c.method === 'apply' &&
+            (c.args[0] as { key: string }[]).some((op) => op.key.startsWith(keys.jobPrefix))) ||
+          (c.method === 'put' && String(c.args[0]).startsWith(keys.jobPrefix)),
+      );
+      expect(writes.map((c) => c.method)).toEqual(['apply', 'apply', 'apply']);
+      expect(n.store.fault.calls.filter((c) => c.method === 'now').length).toBeLessThanOrEqual(2);
+      const stored = await n.store.getMany(names.filter((_, i) => i % 250 === 0).map((job) => keys.job(job)));
+      expect(stored.map((v) => JSON.parse(v!).definedBy)).toEqual(Array(10).fill(n.id));
+    });
+
     test('sweeps expired records and leases in bounded batches every sweepInterval', async ({ node }) => {
       const job = unique('sweep');
       const n = await node(job, { sweepInterval: '300ms' });
