@@ -211,6 +211,36 @@ describe('spread: preference', () => {
     }
   });
 
+  it('eligibility follows a change of the jobs another node defines, and survives reads that change nothing', () => {
+    const sp = new Spread('a');
+    sp.self(['j', 'k'], false);
+    const read = (jobsOfB: string[], now: number) =>
+      sp.update(
+        [
+          {
+            key: 'node|a',
+            value: JSON.stringify({ id: 'a', lastSeen: now, jobs: ['j', 'k'], beatMs: 1000 }),
+          },
+          { key: 'node|b', value: JSON.stringify({ id: 'b', lastSeen: now, jobs: jobsOfB, beatMs: 1000 }) },
+        ] as never,
+        now,
+      );
+    expect(read(['j'], 0)).toBe(true);
+    expect(sp.eligible('j')).toEqual(['a', 'b']);
+    expect(sp.eligible('k')).toEqual(['a']);
+    // The same list again (a later beat): unchanged.
+    expect(read(['j'], 1000)).toBe(false);
+    expect(sp.eligible('j')).toEqual(['a', 'b']);
+    expect(sp.eligible('k')).toEqual(['a']);
+    // b now defines k too, and no longer j.
+    expect(read(['k'], 2000)).toBe(true);
+    expect(sp.eligible('j')).toEqual(['a']);
+    expect(sp.eligible('k')).toEqual(['a', 'b']);
+    // This node stops defining k: only b is left for it.
+    sp.self(['j'], false);
+    expect(sp.eligible('k')).toEqual(['b']);
+  });
+
   it('grace: a quarter of the gap to the next fire time, at most 1 s', () => {
     expect(spreadGrace(undefined)).toBe(SPREAD_GRACE_MS);
     expect(spreadGrace(86_400_000)).toBe(SPREAD_GRACE_MS);

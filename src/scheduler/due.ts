@@ -51,7 +51,7 @@ export class Due {
     const now = s.storeClock.estimate() - s.storeClock.errorBound();
     s.lastTickAt = now;
     this.wakeAt = Number.POSITIVE_INFINITY;
-    s.spread.self(s.defined.keys(), false);
+    s.spread.self(s.defined, false);
     // Claims an earlier tick sent without getting an answer: started if granted, else offered again.
     await this.claims.resolveUnanswered();
     await this.index.refresh(now);
