@@ -64,6 +64,8 @@ function wrap(store: Store): Wrapped {
             ctl.failed.push([...ops]);
             return Promise.reject(new OncelyError('STORE_UNAVAILABLE', 'simulated blip: apply'));
           }
+          // A put inside a batch counts as a put (start() records its jobs in apply batches).
+          for (const op of ops) if (op.op === 'put') ctl.onPut?.(op.key);
           return call(ops);
         };
       if (prop === 'put')
@@ -71,6 +73,7 @@ function wrap(store: Store): Wrapped {
           ctl.onPut?.(key);
           return call(key, ...rest);
         };
+
       if (prop === 'scan')
         return async (prefix: string, ...rest: unknown[]) => {
           const records = (await call(prefix, ...rest)) as StoredRecord[];

@@ -35,8 +35,13 @@ const EXPECT_HORIZON_MS = 6 * SAFETY_MS;
  * schedule just before can only re-create a stale entry). The others become claims (due.ts).
  */
 export class DueIndex {
-  /** Fresh due entries read and not yet offered in full (no free slot yet), oldest first. */
-  ready: DueEntry[] = [];
+  /** Fresh due entries read, oldest first, less those offered in full since (`offeredNow`). */
+  private entries: DueEntry[] = [];
+  /**
+   * Entries offered in full since `entries` was last compacted: dropped in one pass when `ready` is
+   * next read (a tick offers up to a thousand; removing each with indexOf + splice was quadratic).
+   */
+  private readonly offeredNow = new Set<DueEntry>();
   private revision: string | undefined;
   private pausedSeen = '';
   private definedSeen = -1;
@@ -63,6 +68,15 @@ export class DueIndex {
     return at;
   }
 
+  /** Fresh due entries read and not yet offered in full (no free slot yet), oldest first. */
+  get ready(): readonly DueEntry[] {
+    if (this.offeredNow.size > 0) {
+      this.entries = this.entries.filter((e) => !this.offeredNow.has(e));
+      this.offeredNow.clear();
+    }
+    return this.entries;
+  }
+
   /** Reads the due index if anything may have changed (see the class comment); fills `ready`. */
   async refresh(now: number): Promise<void> {
     const s = this.state;
@@ -78,14 +92,15 @@ export class DueIndex {
     this.pausedSeen = paused;
     this.definedSeen = s.defined.size;
     s.dueWakeAt = Number.POSITIVE_INFINITY;
-    this.ready = [];
+    this.entries = [];
+    this.offeredNow.clear();
     const { due, notDueAt, truncated } = await this.scan(now, s.freeSlots());
     const fresh = await this.fresh(due, now);
     const seen = new Set(fresh.map((e) => e.schedule.id));
     let metAgain = false;
     for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
     this.offered = new Set(fresh.map((e) => e.key));
-    this.ready = fresh;
+    this.entries = fresh;
     // Held elsewhere (claimed, not started yet): look again, less often each time.
     this.retryMs = metAgain ? Math.min(SAFETY_MS, this.retryMs * 2) : s.pollMs;
     let next = Math.min(notDueAt ?? Number.POSITIVE_INFINITY, now + SAFETY_MS);
@@ -110,8 +125,7 @@ export class DueIndex {
    * million daily per-user schedules a million entries, all walked by every wakeAt().
    */
   offeredInFull(e: DueEntry): void {
-    const i = this.ready.indexOf(e);
-    if (i >= 0) this.ready.splice(i, 1);
+    this.offeredNow.add(e);
     if (e.next !== undefined && e.next <= e.readAt + EXPECT_HORIZON_MS)
       this.expected.set(e.schedule.id, { at: e.next, tries: 0 });
   }
