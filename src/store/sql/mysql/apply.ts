@@ -1,9 +1,45 @@
 import type { NormalizedWriteOp } from '../../validate.js';
+import type { SqlSyntax, Statement } from '../dialect.js';
 import { lockOrder } from '../lock-order.js';
+import { SharedStatements } from '../statements.js';
 import type { Tables } from '../tables.js';
 import { MYSQL_SET_SCRIPT_NOW, MYSQL_SCRIPT_NOW as NOW } from './clock.js';
 import type { MysqlHeader, ScriptPart } from './driver.js';
 import { mysqlBytes } from './literal.js';
+import { mysqlPutRows } from './put.js';
+import { mysqlRelease, mysqlReleaseNow } from './release.js';
+
+/**
+ * The single-op statements a batch reuses, on the script's clock (clock.ts MYSQL_SCRIPT_NOW), with
+ * their parameter orders; built once per store ({@link mysqlWriteStatements}).
+ */
+export interface MysqlWriteStatements {
+  /** The put of `n` rows, (key, value, ttlMs) each — put.ts's mysqlPutRows. */
+  putRows: (n: number) => string;
+  /** (key) → affectedRows 1 when a live record was deleted — the shared delete statement. */
+  delete: Statement;
+  /**
+   * (key, value) → affectedRows 1 when a live record holding exactly `value` was deleted — the
+   * shared deleteIf, comparing bytes (the dialect's `sameValue`: no PAD SPACE).
+   */
+  deleteIf: Statement;
+  /** (holdUntil, holdUntil, key, token) → insertId > 0 when the token held the lease — release.ts. */
+  release: Statement;
+  /** (key, token) → the same, for a release without a hold — release.ts. */
+  releaseNow: Statement;
+}
+
+/** The statements of {@link MysqlWriteStatements} for tables `t`, read with the dialect's `syntax`. */
+export function mysqlWriteStatements(t: Tables, syntax: SqlSyntax): MysqlWriteStatements {
+  const shared = new SharedStatements(t, { ...syntax, now: NOW });
+  return {
+    putRows: (n) => mysqlPutRows(t, n, NOW),
+    delete: shared.delete,
+    deleteIf: shared.deleteIf,
+    release: mysqlRelease(t, NOW),
+    releaseNow: mysqlReleaseNow(t, NOW),
+  };
+}
 
 /** How one op's answer is read from its statement's result. */
 type Answer = 'put' | 'affected' | 'insertId' | 'returned';
@@ -56,6 +92,7 @@ export interface MysqlApplyScript {
  * transaction back whole and the store runs the batch again.
  */
 export function mysqlApplyScript(
+  statements: MysqlWriteStatements,
   t: Tables,
   ops: readonly NormalizedWriteOp[],
   options: { returning: boolean },
@@ -79,7 +116,7 @@ export function mysqlApplyScript(
         n++;
       }
       at += n;
-      parts.push({ sql: putRows(t, n), values });
+      parts.push({ sql: statements.putRows(n), values });
       continue;
     }
     if (first.op === 'delete') {
@@ -106,11 +143,8 @@ export function mysqlApplyScript(
       answer[order[at]!] = 'affected';
       parts.push(
         first.ifValue === undefined
-          ? { sql: `DELETE FROM ${t.records} WHERE \`key\` = ? AND ${live}`, values: [first.key] }
-          : {
-              sql: `DELETE FROM ${t.records} WHERE \`key\` = ? AND CAST(value AS BINARY) = ${mysqlBytes(first.ifValue)} AND ${live}`,
-              values: [first.key],
-            },
+          ? { sql: statements.delete.text, values: [first.key] }
+          : { sql: statements.deleteIf.text, values: [first.key, first.ifValue] },
       );
       at++;
       continue;
@@ -121,31 +155,12 @@ export function mysqlApplyScript(
     // A hold at or below 0 is in the past for any store clock: the release ends the lease at once.
     parts.push(
       hold > 0
-        ? {
-            sql:
-              `UPDATE ${t.leases} SET expires_at = IF(? > ${NOW}, LAST_INSERT_ID(?), acquired_at + 0 * LAST_INSERT_ID(${NOW})) ` +
-              `WHERE \`key\` = ? AND token = ? AND expires_at > ${NOW}`,
-            values: [hold, hold, first.key, first.token],
-          }
-        : {
-            sql:
-              `UPDATE ${t.leases} SET expires_at = acquired_at + 0 * LAST_INSERT_ID(1) ` +
-              `WHERE \`key\` = ? AND token = ? AND expires_at > ${NOW}`,
-            values: [first.key, first.token],
-          },
+        ? { sql: statements.release.text, values: [hold, hold, first.key, first.token] }
+        : { sql: statements.releaseNow.text, values: [first.key, first.token] },
     );
     at++;
   }
   return { parts, partOf, answer };
-}
-
-/** The upsert of `n` records — (key, value, ttlMs) each — on the script's clock (put.ts's rows). */
-function putRows(t: Tables, n: number): string {
-  const row = `(?, ?, ${NOW} + ?)`;
-  return (
-    `INSERT INTO ${t.records} (\`key\`, value, expires_at) VALUES ${Array.from({ length: n }, () => row).join(', ')} ` +
-    'ON DUPLICATE KEY UPDATE value = VALUES(value), expires_at = VALUES(expires_at)'
-  );
 }
 
 /**

@@ -8,7 +8,7 @@ import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
 import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
 import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
-import { mysqlApplied, mysqlApplyScript } from './apply.js';
+import { type MysqlWriteStatements, mysqlApplied, mysqlApplyScript, mysqlWriteStatements } from './apply.js';
 import { MYSQL_NOW } from './clock.js';
 import {
   acceptsMultipleStatements,
@@ -66,10 +66,15 @@ export class MysqlDialect implements Dialect {
   private readonly regrant: MysqlRegrant;
   /** The single-op deletes (apply of one op): the shared statements, prepared. */
   private readonly deletes: { delete: Statement; deleteIf: Statement };
+  /** What apply's scripts reuse, on the script's clock. */
+  private readonly writeStatements: MysqlWriteStatements;
   private readonly preparable = new Map<string, boolean>();
   /** Whether the pool's connections take multi-statement queries; probed once for a caller's pool. */
   private batched: Promise<boolean> | undefined;
-  /** Whether the server has INSERT … RETURNING for the re-grant (MariaDB 10.5+); probed once. */
+  /**
+   * Whether the server has INSERT/DELETE … RETURNING (MariaDB 10.5+), which the re-grant, the batch
+   * acquire and apply's grouped deletes use; probed once.
+   */
   private returning: Promise<boolean> | undefined;
   /** The probe's answer once it came (so `tryLock` does not await a settled promise each time). */
   private returns: boolean | undefined;
@@ -93,6 +98,7 @@ export class MysqlDialect implements Dialect {
     this.regrant = new MysqlRegrant(tables);
     const shared = new SharedStatements(tables, this.syntax);
     this.deletes = { delete: shared.delete, deleteIf: shared.deleteIf };
+    this.writeStatements = mysqlWriteStatements(tables, this.syntax);
     if (options.multipleStatements !== undefined) this.batched = Promise.resolve(options.multipleStatements);
     this.shedlock =
       options.shedlockTable &&
@@ -152,7 +158,7 @@ export class MysqlDialect implements Dialect {
     return (await this.run(statement, params)) as MysqlHeader;
   }
 
-  private async regrants(): Promise<boolean> {
+  private async hasReturning(): Promise<boolean> {
     if (this.returns !== undefined) return this.returns;
     if (!this.returning) {
       const probe = acceptsReturning(this.pool);
@@ -172,12 +178,12 @@ export class MysqlDialect implements Dialect {
   async acquire(requests: readonly LeaseRequest[]): Promise<GrantedRow[]> {
     const [only] = requests;
     if (requests.length === 1 && only) {
-      const returning = this.returns ?? (await this.regrants());
+      const returning = this.returns ?? (await this.hasReturning());
       const decided = await this.regrant.acquire(only, this.exec, returning);
       if (decided !== undefined) return decided ? [decided] : [];
     }
     const batched = await this.multi();
-    const script = { returning: requests.length > 1 && (this.returns ?? (await this.regrants())) };
+    const script = { returning: this.returns ?? (await this.hasReturning()) };
     const parts = mysqlAcquireScript(this.tables, requests, script);
     const granted = mysqlGranted(
       requests,
@@ -219,8 +225,8 @@ export class MysqlDialect implements Dialect {
       return [true];
     }
     const batched = await this.multi();
-    const returning = this.returns ?? (await this.regrants());
-    const script = mysqlApplyScript(this.tables, ops, { returning });
+    const returning = this.returns ?? (await this.hasReturning());
+    const script = mysqlApplyScript(this.writeStatements, this.tables, ops, { returning });
     return mysqlApplied(
       ops,
       script,

@@ -12,10 +12,19 @@ import { MYSQL_NOW } from './clock.js';
  * knows) names the row we tried to insert.
  */
 export function mysqlPut(t: Tables): Statement {
-  return {
-    name: `${t.prefix}put`,
-    text:
-      `INSERT INTO ${t.records} (\`key\`, value, expires_at) VALUES (?, ?, ${MYSQL_NOW} + CAST(? AS SIGNED)) ` +
-      'ON DUPLICATE KEY UPDATE value = VALUES(value), expires_at = VALUES(expires_at)',
-  };
+  return { name: `${t.prefix}put`, text: mysqlPutRows(t, 1) };
+}
+
+/**
+ * The same upsert for `n` rows — (key, value, ttlMs) each — in one statement, as apply.ts sends a
+ * run of puts (on its script's clock, `now`): the rows are written in their order, each as its own
+ * upsert would be (a key repeated in the run updates the row an earlier one wrote, as a second
+ * statement would).
+ */
+export function mysqlPutRows(t: Tables, n: number, now = MYSQL_NOW): string {
+  const row = `(?, ?, ${now} + CAST(? AS SIGNED))`;
+  return (
+    `INSERT INTO ${t.records} (\`key\`, value, expires_at) VALUES ${Array.from({ length: n }, () => row).join(', ')} ` +
+    'ON DUPLICATE KEY UPDATE value = VALUES(value), expires_at = VALUES(expires_at)'
+  );
 }

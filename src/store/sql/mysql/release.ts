@@ -3,7 +3,8 @@ import type { Tables } from '../tables.js';
 import { MYSQL_NOW } from './clock.js';
 
 /**
- * release (MySQL/MariaDB): one UPDATE.
+ * release (MySQL/MariaDB): one UPDATE. `now` is the clock it reads: the expression itself, or a
+ * script's reading of it (clock.ts MYSQL_SCRIPT_NOW, as apply.ts runs it in a batch).
  *
  * Takes: holdUntil (store ms; 0 = none) twice, key, token. Returns (in the OK packet): insertId > 0
  * when the token held an unexpired lease, which now ends at holdUntil if that is later than now,
@@ -18,13 +19,13 @@ import { MYSQL_NOW } from './clock.js';
  * one's. Every release of a token is sent after its grant returned, so that instant is never below
  * the grant's `acquired_at`, and the check fails: exactly one release answers true.
  */
-export function mysqlRelease(t: Tables): Statement {
+export function mysqlRelease(t: Tables, now = MYSQL_NOW): Statement {
   return {
     name: `${t.prefix}release`,
     text:
-      `UPDATE ${t.leases} SET expires_at = IF(CAST(? AS SIGNED) > ${MYSQL_NOW}, LAST_INSERT_ID(CAST(? AS SIGNED)), ` +
-      `acquired_at + 0 * LAST_INSERT_ID(${MYSQL_NOW})) ` +
-      `WHERE \`key\` = ? AND token = CAST(? AS SIGNED) AND expires_at > ${MYSQL_NOW}`,
+      `UPDATE ${t.leases} SET expires_at = IF(CAST(? AS SIGNED) > ${now}, LAST_INSERT_ID(CAST(? AS SIGNED)), ` +
+      `acquired_at + 0 * LAST_INSERT_ID(${now})) ` +
+      `WHERE \`key\` = ? AND token = CAST(? AS SIGNED) AND expires_at > ${now}`,
   };
 }
 
@@ -33,11 +34,11 @@ export function mysqlRelease(t: Tables): Statement {
  * the hold branch left out — key and token only, one clock reading. Returns insertId 1 when the
  * token held an unexpired lease, which now ends at once (its `acquired_at`, as above), else 0.
  */
-export function mysqlReleaseNow(t: Tables): Statement {
+export function mysqlReleaseNow(t: Tables, now = MYSQL_NOW): Statement {
   return {
     name: `${t.prefix}release_now`,
     text:
       `UPDATE ${t.leases} SET expires_at = acquired_at + 0 * LAST_INSERT_ID(1) ` +
-      `WHERE \`key\` = ? AND token = CAST(? AS SIGNED) AND expires_at > ${MYSQL_NOW}`,
+      `WHERE \`key\` = ? AND token = CAST(? AS SIGNED) AND expires_at > ${now}`,
   };
 }
