@@ -3,8 +3,17 @@ import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 
-/** Ops queued that make a batch worth sending without waiting for the turn of the event loop to end. */
-const EARLY_FLUSH_OPS = 100;
+/**
+ * Ops queued that go out without waiting for the turn of the event loop to end: a full batch.
+ * Smaller early batches (100 ops, as before) took the {@link MAX_IN_FLIGHT} calls with a few runs
+ * each while the claim's other runs were still being set up in the same turn, and those then
+ * waited for a call to return (a store round trip later), while the early calls gained little
+ * (pg, for one, writes a pooled query from a later tick, after the turn's other runs are set up).
+ * 1,000 jobs due together on three node processes, PostgreSQL: the last start of a fire time
+ * 145–254 ms after it with 100, 58–201 ms with a full batch; 20,000 stored schedules due at once
+ * on one node: ~118 apply calls instead of ~290, all started no later.
+ */
+const EARLY_FLUSH_OPS = MAX_BATCH;
 /** `apply` calls in flight at once; what is submitted meanwhile waits and goes out in bigger batches. */
 const MAX_IN_FLIGHT = 3;
 /**
@@ -22,7 +31,7 @@ interface Group {
 /**
  * Coalesces the store writes of many runs into few `store.apply` calls (group commit): while
  * fewer than {@link MAX_IN_FLIGHT} calls are out, what is submitted in one turn of the event loop
- * goes out together (at once from {@link EARLY_FLUSH_OPS} ops); while that many are out, writes
+ * goes out together (at once when it fills a batch); while that many are out, writes
  * wait and leave, up to MAX_BATCH ops per call, as soon as one returns. When 10,000 runs start
  * together their in-flight records are ten round trips of 1,000, not hundreds of small ones
  * queued behind a connection pool, and a lone write still goes out at once.
