@@ -25,6 +25,8 @@ const dir = mkdtempSync(join(tmpdir(), 'oncely-spread-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const unique = (label: string) => `${label}-${randomId(5)}`;
+/** A node's job map as Spread.self reads it (only the names count). */
+const jobMap = (...names: string[]) => new Map(names.map((n) => [n, undefined]));
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -158,7 +160,7 @@ describe('spread: preference', () => {
     const ids = ['a', 'b', 'c', 'd'];
     const views = ids.map((id) => {
       const sp = new Spread(id);
-      sp.self(['j'], false);
+      sp.self(jobMap('j'), false);
       sp.update(beats(ids, 0) as never, 0);
       return sp;
     });
@@ -182,7 +184,7 @@ describe('spread: preference', () => {
     // recorded seeds replay the same claims only with the same preferences.
     const ids = ['node-a', 'b', 'ünï|code', 'a-much-longer-node-id-with-a-host-name.example.org'];
     const sp = new Spread('b');
-    sp.self(['j', 'k'], false);
+    sp.self(jobMap('j', 'k'), false);
     sp.update(
       ids.map((id) => ({
         key: `node|${id}`,
@@ -213,7 +215,7 @@ describe('spread: preference', () => {
 
   it('eligibility follows a change of the jobs another node defines, and survives reads that change nothing', () => {
     const sp = new Spread('a');
-    sp.self(['j', 'k'], false);
+    sp.self(jobMap('j', 'k'), false);
     const read = (jobsOfB: string[], now: number) =>
       sp.update(
         [
@@ -237,7 +239,7 @@ describe('spread: preference', () => {
     expect(sp.eligible('j')).toEqual(['a']);
     expect(sp.eligible('k')).toEqual(['a', 'b']);
     // This node stops defining k: only b is left for it.
-    sp.self(['j'], false);
+    sp.self(jobMap('j'), false);
     expect(sp.eligible('k')).toEqual(['b']);
   });
 
@@ -251,7 +253,7 @@ describe('spread: preference', () => {
 
   it('rendezvous: occurrences spread evenly; a leave moves only the leaver’s share; stale or stopping nodes are not live', () => {
     const sp = new Spread('a');
-    sp.self(['j'], false);
+    sp.self(jobMap('j'), false);
     sp.update(beats(['a', 'b', 'c', 'd'], 0) as never, 0);
     const counts = new Map<string, number>();
     const before: string[] = [];

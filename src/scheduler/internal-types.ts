@@ -24,6 +24,12 @@ export interface Source {
   /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
   next?: { after: number; at: number | undefined };
   /**
+   * The same for one later instant: the fire time after the one a tick is offering (its spread
+   * grace, and the source's next due time once the cursor moves there), so that a tick computes
+   * it once per source instead of three times.
+   */
+  ahead?: { after: number; at: number | undefined };
+  /**
    * Occurrences the cursor is past whose shard items (or the occurrence itself, `[undefined]`)
    * were not all offered yet: no free slot for them (offered first at the next ticks, as slots
    * free up), or another node goes first for them (offered here after the grace, spread.ts).

@@ -35,14 +35,16 @@ export class Recovery {
     const young = new Map<string, number>();
     this.youngUntil = young;
     for (const r of records) {
-      // Still running (or still storing its outcome) here: its lease may have lapsed during an
-      // outage, but this node knows it is not dead.
-      if (s.runningHere.has(keys.occurrenceOfInflight(r.key))) continue;
+      // Known young: skipped on a lookup by the key as read (most records at most polls), before
+      // the occurrence key is built for the check below.
       const until = known.get(r.key);
       if (until !== undefined && until > now) {
         young.set(r.key, until);
         continue;
       }
+      // Still running (or still storing its outcome) here: its lease may have lapsed during an
+      // outage, but this node knows it is not dead.
+      if (s.runningHere.has(keys.occurrenceOfInflight(r.key))) continue;
       const rec = JSON.parse(r.value) as InflightRecord;
       const job = s.defined.get(rec.job);
       if (!job) continue;

@@ -109,24 +109,20 @@ export class Spread {
     return changed;
   }
 
-  /** This node's own state: the jobs it defines (names, or the keys of a map), and whether it is stopping. */
-  self(jobs: ReadonlyMap<string, unknown> | readonly string[], stopping: boolean): void {
-    const names = (): Iterable<string> =>
-      Array.isArray(jobs) ? jobs : (jobs as ReadonlyMap<string, unknown>).keys();
+  /** This node's own state: the jobs it defines (the keys of its job map), and whether it is stopping. */
+  self(jobs: ReadonlyMap<string, unknown>, stopping: boolean): void {
     // Called at every tick: compare without building anything while nothing changed.
-    if (stopping === this.stopping) {
+    if (stopping === this.stopping && jobs.size === this.ownJobs.size) {
       let same = true;
-      let count = 0;
-      for (const job of names()) {
-        count++;
+      for (const job of jobs.keys()) {
         if (!this.ownJobs.has(job)) {
           same = false;
           break;
         }
       }
-      if (same && count === this.ownJobs.size) return;
+      if (same) return;
     }
-    this.ownJobs = new Set(names());
+    this.ownJobs = new Set(jobs.keys());
     this.stopping = stopping;
     this.eligibleMemo.clear();
   }
