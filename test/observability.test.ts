@@ -334,6 +334,31 @@ describe('metrics', () => {
     expect(sample(await registry.metrics(), 'oncely_runs_total{job="fail",status="failed"}')).toBe(2);
   });
 
+  it('counts starts and successes when no listener and no logger reads the run events', async () => {
+    // Nobody reads 'started'/'succeeded' here, so the scheduler does not build them (events.ts):
+    // the metrics must be counted all the same.
+    const scheduler = await newScheduler();
+    let ran = 0;
+    scheduler.define('quiet', {}, () => {
+      ran++;
+    });
+    await scheduler.start();
+    await scheduler.trigger('quiet');
+    let text = '';
+    for (let i = 0; i < 80; i++) {
+      text = await scheduler.metrics();
+      if (sample(text, 'oncely_runs_total{job="quiet",status="succeeded"}') >= 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await scheduler.stop();
+    expect(ran).toBe(1);
+    expect(sample(text, 'oncely_runs_total{job="quiet",status="succeeded"}')).toBe(1);
+    expect(sample(text, 'oncely_runs_started_total{job="quiet",source="manual"}')).toBe(1);
+    expect(sample(text, 'oncely_lock_acquisitions_total{job="quiet"}')).toBe(1);
+    expect(sample(text, 'oncely_start_lateness_seconds_count{job="quiet"}')).toBe(1);
+    expect(sample(text, 'oncely_run_duration_seconds_count{job="quiet",status="succeeded"}')).toBe(1);
+  });
+
   it('shows the running gauge while a handler runs', async () => {
     const scheduler = await newScheduler();
     let release = () => {};

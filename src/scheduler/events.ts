@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Telemetry } from './telemetry.js';
-import type { SchedulerEvents } from './types.js';
+import type { RunSource, SchedulerEvents } from './types.js';
 
 export type Listener<K extends keyof SchedulerEvents> = (payload: SchedulerEvents[K]) => void;
 
@@ -20,6 +20,29 @@ export class SchedulerEmitter {
 
   once<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): void {
     this.events.once(event, listener as (p: unknown) => void);
+  }
+
+  /**
+   * A run started: counted in the metrics now; its event, built by `event`, is emitted only when
+   * something reads it — a listener, or the log. The two events of a run, built for every run
+   * with nobody listening (the default: no listener, silent log), were ~5 % of the scheduler's CPU
+   * per run in a fan-out (object spreads and their garbage): 20,000 runs on one node, memory
+   * store, 96 → 87 µs of CPU per run (means of nine runs each, alternated; noisy).
+   */
+  started(job: string, source: RunSource, lateMs: number, event: () => SchedulerEvents['started']): void {
+    this.telemetry.runStarted(job, source, lateMs);
+    if (this.read('started')) this.emit('started', event());
+  }
+
+  /** A run succeeded: as {@link started}. */
+  succeeded(job: string, durationMs: number, event: () => SchedulerEvents['succeeded']): void {
+    this.telemetry.runSucceeded(job, durationMs);
+    if (this.read('succeeded')) this.emit('succeeded', event());
+  }
+
+  /** Whether an event of this kind would reach anyone: a listener, or the log. */
+  private read(event: keyof SchedulerEvents): boolean {
+    return this.telemetry.log !== undefined || this.events.listenerCount(event) > 0;
   }
 
   emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {

@@ -57,6 +57,10 @@ export interface RunDeps {
   spec: JobSpec;
   handler: JobHandler;
   emit: <K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]) => void;
+  /** The run started: counted now, its event built by `event` only if anyone reads it (events.ts). */
+  started: (job: string, source: RunSource, lateMs: number, event: () => SchedulerEvents['started']) => void;
+  /** The run succeeded: as `started`. */
+  succeeded: (job: string, durationMs: number, event: () => SchedulerEvents['succeeded']) => void;
   historyRetentionMs: number;
   /** How long a finished occurrence stays claimed ("done") after its fire time. */
   doneHoldMs: number;

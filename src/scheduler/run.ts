@@ -162,7 +162,12 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         source,
         startedAt: new Date(startedAt),
       } satisfies Omit<HistoryEntry, 'status'>;
-      emit('started', { ...base, attempt, source, startedAt: entry.startedAt });
+      deps.started(claim.occ.job, source, startedAt - claim.occ.fireTime, () => ({
+        ...base,
+        attempt: entry.attempt,
+        source: entry.source,
+        startedAt: entry.startedAt,
+      }));
       span = tracing?.run(claim.occ, { node, token: claim.lease.token, attempt, source }, claim.claimSpan);
       const active = span;
       // Only a job with a timeout pays for its controller and link (1,000 runs at once add up).
@@ -270,7 +275,12 @@ export async function executeRun(deps: RunDeps, claim: Claim): Promise<void> {
         final = { ...entry, status, finishedAt, ...(output !== undefined && { output }) };
         const at = { attempt, source };
         announce = (leaseLapsed) =>
-          emit('succeeded', { ...base, ...at, durationMs, ...(leaseLapsed && { leaseLapsed }) });
+          deps.succeeded(claim.occ.job, durationMs, () => ({
+            ...base,
+            ...at,
+            durationMs,
+            ...(leaseLapsed && { leaseLapsed }),
+          }));
         outcome = 'finished';
         return;
       }

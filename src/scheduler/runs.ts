@@ -68,6 +68,8 @@ export class Runs {
         spec: job.spec,
         handler: job.handler,
         emit: (event, payload) => s.emit(event, payload),
+        started: (job, source, lateMs, event) => s.events.started(job, source, lateMs, event),
+        succeeded: (job, durationMs, event) => s.events.succeeded(job, durationMs, event),
         writes: s.writes,
         highWater: (occ) => this.highWater.highWaterOp(occ),
         historyRetentionMs: s.retentionMs,

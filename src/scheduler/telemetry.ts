@@ -1,7 +1,7 @@
 import { type LogFields, type Logger, type LogRecord, recordWriter, silentLogger } from '../core/logger.js';
 import { SchedulerMetrics } from './metrics.js';
 import { Tracing } from './tracing.js';
-import type { RunEvent, SchedulerEvents, SchedulerOptions } from './types.js';
+import type { RunEvent, RunSource, SchedulerEvents, SchedulerOptions } from './types.js';
 
 type Observed = { [K in keyof SchedulerEvents]: [K, SchedulerEvents[K]] }[keyof SchedulerEvents];
 
@@ -58,20 +58,32 @@ export class Telemetry {
     });
   }
 
+  /** The metrics of a run's start (its 'started' event logs it, see `observe`). */
+  runStarted(job: string, source: RunSource, lateMs: number): void {
+    const m = this.metrics;
+    m.runsStarted.inc({ job, source });
+    m.acquisitions.inc({ job });
+    m.lateness.observe({ job }, Math.max(0, lateMs) / 1000);
+  }
+
+  /** The metrics of a run that succeeded (its 'succeeded' event logs it, see `observe`). */
+  runSucceeded(job: string, durationMs: number): void {
+    const m = this.metrics;
+    m.runs.inc({ job, status: 'succeeded' });
+    m.duration.observe({ job, status: 'succeeded' }, durationMs / 1000);
+  }
+
   observe(...[event, e]: Observed): void {
     const m = this.metrics;
     switch (event) {
+      // A run's start and success are counted by runStarted/runSucceeded, which come first
+      // whether or not the event is built (SchedulerEmitter.started/succeeded): here only the log.
       case 'started': {
         const lateMs = Math.max(0, e.startedAt.getTime() - e.fireTime.getTime());
-        m.runsStarted.inc({ job: e.job, source: e.source });
-        m.acquisitions.inc({ job: e.job });
-        m.lateness.observe({ job: e.job }, lateMs / 1000);
         this.log?.('debug', `oncely: ${e.job} started`, { ...runFields(e), status: 'running', lateMs });
         return;
       }
       case 'succeeded':
-        m.runs.inc({ job: e.job, status: 'succeeded' });
-        m.duration.observe({ job: e.job, status: 'succeeded' }, e.durationMs / 1000);
         this.log?.('info', `oncely: ${e.job} succeeded`, {
           ...runFields(e),
           status: 'succeeded',
