@@ -19,8 +19,6 @@ export interface Source {
   data: unknown;
   /** Every fire time up to and including this one has been handled by this node's view. */
   cursor: number | undefined;
-  /** A stored schedule's trigger as read, to notice when it changes. */
-  signature?: string;
   /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
   next?: { after: number; at: number | undefined };
   /**
