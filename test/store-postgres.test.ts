@@ -69,6 +69,52 @@ describeSqlServerSpecifics<pg.Pool>(
       await store.close();
     });
 
+    it('sweeps a table without statistics in index order, not by reading every row', async () => {
+      // A new table (or one grown faster than autovacuum analyses it) has no statistics; with only
+      // LIMIT, PostgreSQL planned sweep's searches as sequential scans of both tables — every row
+      // read at every sweep of every node, usually to find nothing due.
+      const texts: string[] = [];
+      const capturing: PgPoolLike = {
+        query: (config) => {
+          texts.push(config.text);
+          return suite.pool.query(config);
+        },
+      };
+      const p = suite.fresh('sw');
+      const store = new PostgresStore({ pool: capturing, prefix: p });
+      await store.migrate();
+      // Live rows, none due for sweep: 20,000 lease rows, 20,000 records that never expire.
+      await suite.pool.query(
+        `INSERT INTO ${p}leases SELECT 'k' || g, 'o', g, 0, 9000000000000, 9000000000000 FROM generate_series(1, 20000) g`,
+      );
+      await suite.pool.query(
+        `INSERT INTO ${p}records SELECT 'r' || g, 'v', NULL FROM generate_series(1, 20000) g`,
+      );
+      texts.length = 0;
+      expect(await store.sweep({ limit: 1000 })).toEqual({ leases: 0, records: 0 });
+      const sweep = texts.find((t) => t.includes('DELETE'))!;
+      expect(sweep).toBeDefined();
+      const client = await suite.pool.connect();
+      try {
+        await client.query(`PREPARE oncely_sweep_plan(int) AS ${sweep}`);
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await client.query(`SET plan_cache_mode = ${mode}`);
+          const plan = (await client.query('EXPLAIN EXECUTE oncely_sweep_plan(1000)')).rows
+            .map((r: Record<string, string>) => r['QUERY PLAN'])
+            .join('\n');
+          // Found through the indexes (an ordered or a bitmap index scan), never by reading the tables.
+          expect(plan, mode).toMatch(new RegExp(`Index Scan (using|on) ${p}leases_sweep_at`));
+          expect(plan, mode).toMatch(new RegExp(`Index Scan (using|on) ${p}records_expires_at`));
+          expect(plan, mode).not.toMatch(/Seq Scan/);
+        }
+      } finally {
+        await client.query('DEALLOCATE ALL').catch(() => {});
+        await client.query('RESET plan_cache_mode').catch(() => {});
+        client.release();
+      }
+      await store.close();
+    });
+
     it('works without prepared statements', async () => {
       const store = new PostgresStore({
         pool: suite.pool,
