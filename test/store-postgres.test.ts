@@ -42,6 +42,14 @@ describeSqlServerSpecifics<pg.Pool>(
     unknownUser: 'oncely_no_such_user',
   },
   (suite) => {
+    /** The suite's pool, with the text of every query sent through it pushed onto `texts`. */
+    const recording = (texts: string[]): PgPoolLike => ({
+      query: (config) => {
+        texts.push(config.text);
+        return suite.pool.query(config);
+      },
+    });
+
     it('migrate() on a current schema takes no table lock (no deadlock next to running writers)', async () => {
       // A writer in the middle of a transaction holds row locks on records (and, in the real
       // deadlock, waits for a leases row): DDL such as CREATE INDEX IF NOT EXISTS would queue behind
@@ -74,14 +82,8 @@ describeSqlServerSpecifics<pg.Pool>(
       // LIMIT, PostgreSQL planned sweep's searches as sequential scans of both tables — every row
       // read at every sweep of every node, usually to find nothing due.
       const texts: string[] = [];
-      const capturing: PgPoolLike = {
-        query: (config) => {
-          texts.push(config.text);
-          return suite.pool.query(config);
-        },
-      };
       const p = suite.fresh('sw');
-      const store = new PostgresStore({ pool: capturing, prefix: p });
+      const store = new PostgresStore({ pool: recording(texts), prefix: p });
       await store.migrate();
       // Live rows, none due for sweep: 20,000 lease rows, 20,000 records that never expire.
       await suite.pool.query(
@@ -134,14 +136,8 @@ describeSqlServerSpecifics<pg.Pool>(
     it('applies a batch in one query, with or without repeated keys and prepared statements', async () => {
       for (const preparedStatements of [true, false]) {
         const texts: string[] = [];
-        const counting: PgPoolLike = {
-          query: (config) => {
-            texts.push(config.text);
-            return suite.pool.query(config);
-          },
-        };
         const p = suite.fresh('rt');
-        const store = new PostgresStore({ pool: counting, prefix: p, preparedStatements });
+        const store = new PostgresStore({ pool: recording(texts), prefix: p, preparedStatements });
         await store.migrate();
         const [occurrence, gate] = await store.acquire([
           { key: 'occ', owner: 'o', leaseMs: 10_000 },
