@@ -49,10 +49,13 @@ export function describeWithLock(ctx: SuiteContext): void {
       const name = ctx.unique('keepalive');
       const other = await ctx.open();
       let stolen: Lock | null = null;
-      const r = await withLock(ctx.store, { name, lockAtMostFor: 300 }, async (_lock, signal) => {
-        for (let i = 0; i < 8; i++) {
+      // A 1 s lease (renewed every 500 ms, given up 100 ms before its end) under 1.8 s of work:
+      // a 300 ms lease left a renewal 120 ms, which a full CI run on a busy machine once missed
+      // on etcd.
+      const r = await withLock(ctx.store, { name, lockAtMostFor: 1_000 }, async (_lock, signal) => {
+        for (let i = 0; i < 12; i++) {
           await sleep(150);
-          stolen ??= await other.tryLock({ name, lockAtMostFor: 300 });
+          stolen ??= await other.tryLock({ name, lockAtMostFor: 1_000 });
         }
         return signal.aborted;
       });
