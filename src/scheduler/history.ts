@@ -21,12 +21,18 @@ export function decodeHistory(value: string): HistoryEntry {
   };
 }
 
-/** The occurrence part of a history entry or event (optional fields only when present). */
-export function occFields(o: OccurrenceId): Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard'> {
+/**
+ * The occurrence part of a history entry or event (optional fields only when present), with
+ * `fireTime` as the Date given (one Date can serve a run's entries) or a new one.
+ */
+export function occFields(
+  o: OccurrenceId,
+  fireTime?: Date,
+): Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard'> {
   // Assigned, not spread: built for every run and event.
   const out: Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard'> = {
     job: o.job,
-    fireTime: new Date(o.fireTime),
+    fireTime: fireTime ?? new Date(o.fireTime),
   };
   if (o.scheduleId !== undefined) out.scheduleId = o.scheduleId;
   if (o.shard !== undefined) out.shard = o.shard;

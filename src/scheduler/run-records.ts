@@ -44,7 +44,11 @@ export interface InflightRecord {
   leaseMs: number;
 }
 
-/** What a run needs from its node (runs.ts builds it for each run; run.ts uses it). */
+/**
+ * What a run needs from its node: one per job and node start (runs.ts keeps it while the job's
+ * definition and the node's stop signal stay the same), shared by all of the job's runs; what
+ * belongs to one run is in {@link RunHooks}.
+ */
 export interface RunDeps {
   store: Store;
   /** Coalesces the run's writes with other runs' into few `apply` calls. */
@@ -77,10 +81,14 @@ export interface RunDeps {
   handlerSettleMs: number;
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
   storeBack: () => AbortSignal;
+  /** Spans (undefined without `@opentelemetry/api`). */
+  tracing?: Tracing | undefined;
+}
+
+/** What one run reports to its node. */
+export interface RunHooks {
   /** Called once no handler of this run will run any more: only its finish is left (frees its slot). */
   handlerEnded?: () => void;
   /** Called when the first attempt's start record could not be stored before the lease ended. */
-  notStarted?: () => void;
-  /** Spans (undefined without `@opentelemetry/api`). */
-  tracing?: Tracing | undefined;
+  notStarted?: (() => void) | undefined;
 }

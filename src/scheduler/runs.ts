@@ -2,7 +2,7 @@ import { doneHold, type HighWater } from './high-water.js';
 import type { Job } from './internal-types.js';
 import { keys } from './keys.js';
 import type { NodeState } from './node-state.js';
-import { type Claim, executeRun } from './run.js';
+import { type Claim, executeRun, type RunDeps } from './run.js';
 
 /** Starts claimed occurrences on this node and keeps track of them (free slots, recovery, stop). */
 export class Runs {
@@ -36,6 +36,39 @@ export class Runs {
     return () => fns.delete(fn);
   }
 
+  /** Each job's RunDeps, shared by its runs (a closure-laden object per run was ~0.7 KB in flight). */
+  private readonly deps = new WeakMap<Job, RunDeps>();
+
+  private depsOf(job: Job): RunDeps {
+    const s = this.state;
+    const kept = this.deps.get(job);
+    // start() after stop() makes a new abandon signal; tracing is fixed per node.
+    if (kept && kept.stopSignal === s.abandon.signal && kept.tracing === s.telemetry.tracing) return kept;
+    const deps: RunDeps = {
+      store: s.store,
+      node: s.node,
+      clock: s.clock,
+      random: s.random,
+      logger: s.logger,
+      spec: job.spec,
+      handler: job.handler,
+      emit: (event, payload) => s.emit(event, payload),
+      started: (job, source, lateMs, event) => s.events.started(job, source, lateMs, event),
+      succeeded: (job, durationMs, event) => s.events.succeeded(job, durationMs, event),
+      writes: s.writes,
+      highWater: (occ) => this.highWater.highWaterOp(occ),
+      historyRetentionMs: s.retentionMs,
+      doneHoldMs: doneHold(job),
+      stopSignal: s.abandon.signal,
+      onStop: (fn) => this.onStop(fn),
+      handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
+      storeBack: () => s.storeBack.signal,
+      tracing: s.telemetry.tracing,
+    };
+    this.deps.set(job, deps);
+    return deps;
+  }
+
   /**
    * Starts a run of a won claim; `notStarted` is called if its start record could not be stored
    * before the lease ended (nothing of it is on record, and every other node was refused it).
@@ -58,32 +91,7 @@ export class Runs {
         s.poke();
       }
     };
-    const run = executeRun(
-      {
-        store: s.store,
-        node: s.node,
-        clock: s.clock,
-        random: s.random,
-        logger: s.logger,
-        spec: job.spec,
-        handler: job.handler,
-        emit: (event, payload) => s.emit(event, payload),
-        started: (job, source, lateMs, event) => s.events.started(job, source, lateMs, event),
-        succeeded: (job, durationMs, event) => s.events.succeeded(job, durationMs, event),
-        writes: s.writes,
-        highWater: (occ) => this.highWater.highWaterOp(occ),
-        historyRetentionMs: s.retentionMs,
-        doneHoldMs: doneHold(job),
-        stopSignal: s.abandon.signal,
-        onStop: (fn) => this.onStop(fn),
-        handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
-        storeBack: () => s.storeBack.signal,
-        handlerEnded,
-        ...(notStarted && { notStarted }),
-        tracing: s.telemetry.tracing,
-      },
-      claim,
-    ).finally(() => {
+    const run = executeRun(this.depsOf(job), claim, { handlerEnded, notStarted }).finally(() => {
       s.telemetry.metrics.running.dec();
       const wasFull = s.freeSlots() <= 0;
       if (ended) s.settling--;
