@@ -42,8 +42,16 @@ export class Runs {
   private depsOf(job: Job): RunDeps {
     const s = this.state;
     const kept = this.deps.get(job);
-    // start() after stop() makes a new abandon signal; tracing is fixed per node.
-    if (kept && kept.stopSignal === s.abandon.signal && kept.tracing === s.telemetry.tracing) return kept;
+    // start() after stop() makes a new abandon signal; define() makes a new Job (spec and handler
+    // are compared all the same, as is tracing: cheap, and nothing stale can be kept).
+    if (
+      kept &&
+      kept.stopSignal === s.abandon.signal &&
+      kept.spec === job.spec &&
+      kept.handler === job.handler &&
+      kept.tracing === s.telemetry.tracing
+    )
+      return kept;
     const deps: RunDeps = {
       store: s.store,
       node: s.node,
