@@ -67,19 +67,16 @@ const SYSTEMS: Record<SystemName, SystemSpec> = {
 const PEERS: readonly PeerName[] = ['bullmq', 'pgboss', 'graphile'];
 
 /**
- * pg-boss releases with schedules keyed per user (11+) need Node ≥ 22.12 (11.x: ≥ 22); below
- * that the bench measures 10.x, which needs a queue per user (peers/pgboss.ts): fine at --quick
- * sizes, but seeding 1,000,000 queues did not finish in ten minutes on the 2-core machine, and a
- * full run would spend its seed deadline there for each node count. So a full run below Node
- * 22.12 leaves pg-boss out unless `--peers` names it, and the report says so.
+ * The pg-boss measured here is 10.x, the newest that runs on Node 20 (11.x declares Node ≥ 22,
+ * 12.x ≥ 22.12); it has no per-user schedules on one queue, so peers/pgboss.ts needs a queue per
+ * user: fine at --quick sizes, but seeding 1,000,000 queues did not finish in ten minutes on the
+ * 2-core machine, and a full run would spend its seed deadline there for each node count. So a
+ * full run leaves pg-boss out unless `--peers` names it, and the report says so.
  */
-const PGBOSS_KEYED = (() => {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 12);
-})();
+const FULL_RUN_PEERS: readonly PeerName[] = PEERS.filter((p) => p !== 'pgboss');
 
 interface Options {
-  /** pg-boss dropped from the default peers (a full run below Node 22.12, see PGBOSS_KEYED). */
+  /** pg-boss dropped from the default peers (a full run, see FULL_RUN_PEERS). */
   pgbossLeftOut: boolean;
   due: number;
   other: number;
@@ -600,9 +597,9 @@ function render(
   }
   if (o.pgbossLeftOut && o.backends.includes('postgres'))
     lines.push(
-      `- pg-boss: not run (Node ${process.versions.node}). Its releases with per-user schedules on one queue need ` +
-        'Node >= 22.12; 10.x needs a queue per user, and seeding 1,000,000 queues did not finish in ten minutes ' +
-        'here. `--peers pgboss` runs it (practical at --quick sizes).',
+      `- pg-boss ${packageVersion('pg-boss')}: not run. Its releases with per-user schedules on one queue need ` +
+        `Node >= 22.12 (this is ${process.versions.node}); 10.x needs a queue per user, and seeding 1,000,000 ` +
+        'queues did not finish in ten minutes here. `--peers pgboss` runs it (practical at --quick sizes).',
     );
   lines.push(
     '',
@@ -689,12 +686,8 @@ function options(): Options {
     other: num(values.other, 8_000, 900_000),
     nodes: (values.nodes ?? (q ? '1,2' : '1,2,4')).split(',').map(Number),
     backends: list(values.backends, ['postgres', 'redis'] as const, 'backend'),
-    peers: list(
-      values.peers ?? PEERS.filter((p) => p !== 'pgboss' || q || PGBOSS_KEYED).join(','),
-      PEERS,
-      'peer',
-    ),
-    pgbossLeftOut: values.peers === undefined && !q && !PGBOSS_KEYED,
+    peers: list(values.peers ?? (q ? PEERS : FULL_RUN_PEERS).join(','), PEERS, 'peer'),
+    pgbossLeftOut: values.peers === undefined && !q,
     concurrency: num(values.concurrency, 1000, 1000),
     leadS: num(values.lead, 5, 20),
     fireTimeoutS: num(values['fire-timeout'], 120, 900),
