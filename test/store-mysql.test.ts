@@ -84,6 +84,44 @@ describeSqlServerSpecifics<mysql.Pool>(
       await plainPool.end();
     });
 
+    it('prepared statements on a mysql2/promise pool go through its callback pool (no Error made per call); errors keep their errno', async () => {
+      const p = suite.fresh('core');
+      const wrapped = suite.pool.execute.bind(suite.pool);
+      let viaWrapper = 0;
+      let viaCore = 0;
+      const core = suite.pool.pool as unknown as { execute: (...args: unknown[]) => unknown };
+      const coreExecute = core.execute;
+      const spy = Object.assign(Object.create(Object.getPrototypeOf(suite.pool)) as mysql.Pool, suite.pool, {
+        execute: (sql: string, values: never) => {
+          viaWrapper++;
+          return wrapped(sql, values);
+        },
+        pool: Object.assign(Object.create(Object.getPrototypeOf(core)), core, {
+          execute: (...args: unknown[]) => {
+            viaCore++;
+            return coreExecute.apply(core, args);
+          },
+        }),
+      });
+      const store = new MysqlStore({ pool: spy, prefix: p });
+      await store.migrate();
+      const lock = await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' });
+      expect(lock).not.toBeNull();
+      expect(await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' })).toBeNull();
+      await lock!.release();
+      const again = await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' });
+      expect(again!.token).toBeGreaterThan(lock!.token);
+      await again!.release();
+      expect(viaCore).toBeGreaterThanOrEqual(4);
+      expect(viaWrapper).toBe(0);
+      // A server error through the callback path is still classified by its errno (1146: SCHEMA).
+      await suite.pool.query(`DROP TABLE ${p}leases`);
+      await expect(store.tryLock({ name: 'core-path', lockAtMostFor: '10s' })).rejects.toMatchObject({
+        code: 'SCHEMA',
+      });
+      await store.close();
+    });
+
     it('works on a pool without multipleStatements (statement by statement)', async () => {
       const p = suite.fresh('plain');
       const store = new MysqlStore({ pool: plainPool, prefix: p });

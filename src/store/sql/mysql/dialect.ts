@@ -13,6 +13,7 @@ import { MYSQL_NOW } from './clock.js';
 import {
   acceptsMultipleStatements,
   acceptsReturning,
+  coreExecute,
   type MysqlHeader,
   type MysqlPoolLike,
   runScript,
@@ -69,6 +70,8 @@ export class MysqlDialect implements Dialect {
   /** What apply's scripts reuse, on the script's clock. */
   private readonly writeStatements: MysqlWriteStatements;
   private readonly preparable = new Map<string, boolean>();
+  /** The pool's prepared-statement call: around mysql2's promise wrapper where it can (driver.ts). */
+  private readonly execute: ((sql: string, values: unknown) => Promise<[unknown, unknown]>) | undefined;
   /** Whether the pool's connections take multi-statement queries; probed once for a caller's pool. */
   private batched: Promise<boolean> | undefined;
   /**
@@ -96,6 +99,8 @@ export class MysqlDialect implements Dialect {
     this.releaseNowStatement = mysqlReleaseNow(tables);
     this.putStatement = mysqlPut(tables);
     this.regrant = new MysqlRegrant(tables);
+    this.execute =
+      coreExecute(pool) ?? (typeof pool.execute === 'function' ? pool.execute.bind(pool) : undefined);
     const shared = new SharedStatements(tables, this.syntax);
     this.deletes = { delete: shared.delete, deleteIf: shared.deleteIf };
     this.writeStatements = mysqlWriteStatements(tables, this.syntax);
@@ -140,11 +145,11 @@ export class MysqlDialect implements Dialect {
   ): Promise<[unknown, unknown]> => {
     let prepare = this.preparable.get(statement.name);
     if (prepare === undefined) {
-      prepare = typeof this.pool.execute === 'function' && !/\bLIMIT\b/i.test(statement.text);
+      prepare = this.execute !== undefined && !/\bLIMIT\b/i.test(statement.text);
       this.preparable.set(statement.name, prepare);
     }
     return prepare
-      ? this.pool.execute!(statement.text, params)
+      ? this.execute!(statement.text, params)
       : this.pool.query(mysqlInline(statement.text, params), []);
   };
 
