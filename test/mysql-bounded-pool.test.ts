@@ -12,32 +12,39 @@ interface FakeConnection {
   answer: (() => void) | undefined;
 }
 
-/** A pool whose connections answer a statement only when told to (`answer`), or at once with `instant`. */
-function fakePool(options: { instant?: boolean; connectAfterMs?: number } = {}) {
+type Callback = (err: Error | null, result?: unknown, fields?: unknown) => void;
+
+/**
+ * A callback-style pool (as mysql2's, which BoundedMysqlPool wraps) whose connections answer a
+ * statement only when told to (`answer`), at once with `instant`, or with an error with `fail`.
+ */
+function fakePool(options: { instant?: boolean; connectAfterMs?: number; fail?: boolean } = {}) {
   const connections: FakeConnection[] = [];
   const pool: RawMysqlPool = {
-    async getConnection() {
-      if (options.connectAfterMs) await new Promise((r) => setTimeout(r, options.connectAfterMs));
-      const state: FakeConnection = { released: 0, destroyed: 0, answer: undefined };
-      connections.push(state);
-      const statement = () =>
-        options.instant
-          ? Promise.resolve<[unknown, unknown]>([[{ ok: 1 }], []])
-          : new Promise<[unknown, unknown]>((resolve) => {
-              state.answer = () => resolve([[{ ok: 1 }], []]);
-            });
-      return {
-        query: statement,
-        execute: statement,
-        release: () => {
-          state.released++;
-        },
-        destroy: () => {
-          state.destroyed++;
-        },
+    getConnection(cb) {
+      const hand = () => {
+        const state: FakeConnection = { released: 0, destroyed: 0, answer: undefined };
+        connections.push(state);
+        const statement = (_sql: string, _values: unknown, done: Callback) => {
+          const reply = () => (options.fail ? done(new Error('ER_BAD')) : done(null, [{ ok: 1 }], []));
+          if (options.instant || options.fail) setImmediate(reply);
+          else state.answer = reply;
+        };
+        cb(null, {
+          query: statement,
+          execute: statement,
+          release: () => {
+            state.released++;
+          },
+          destroy: () => {
+            state.destroyed++;
+          },
+        });
       };
+      if (options.connectAfterMs) setTimeout(hand, options.connectAfterMs);
+      else setImmediate(hand);
     },
-    end: async () => {},
+    end: (cb) => cb(null),
   };
   return { pool, connections };
 }
@@ -81,6 +88,28 @@ describe('BoundedMysqlPool', () => {
     const bounded = new BoundedMysqlPool(pool, 100);
     await expect(bounded.query('SELECT 1', [])).rejects.toThrow(/mysql connection got no answer/);
     await new Promise((r) => setTimeout(r, 300));
+    expect(connections[0]).toMatchObject({ released: 1, destroyed: 0 });
+  });
+
+  it('a statement that fails: the error reaches the caller and the connection goes back to the pool', async () => {
+    const { pool, connections } = fakePool({ fail: true });
+    const bounded = new BoundedMysqlPool(pool, 200);
+    await expect(bounded.execute('SELECT 1', [])).rejects.toThrow('ER_BAD');
+    await expect(bounded.query('SELECT 1', [])).rejects.toThrow('ER_BAD');
+    expect(connections.map((c) => [c.released, c.destroyed])).toEqual([
+      [1, 0],
+      [1, 0],
+    ]);
+  });
+
+  it('the statement gets the whole bound of its own after a slow wait for the connection', async () => {
+    const { pool, connections } = fakePool({ connectAfterMs: 70 });
+    const bounded = new BoundedMysqlPool(pool, 100);
+    const call = bounded.execute('SELECT 1', []);
+    await new Promise((r) => setTimeout(r, 70 + 60)); // 130 ms after the call, 60 ms into the statement
+    expect(connections).toHaveLength(1);
+    connections[0]!.answer?.();
+    await expect(call).resolves.toEqual([[{ ok: 1 }], []]);
     expect(connections[0]).toMatchObject({ released: 1, destroyed: 0 });
   });
 

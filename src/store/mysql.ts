@@ -1,4 +1,4 @@
-import type mysql from 'mysql2/promise';
+import type mysqlCallbacks from 'mysql2';
 import { invalidArgument } from '../core/errors.js';
 import { urlPassword } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
@@ -76,8 +76,9 @@ export class MysqlStore extends SqlStore {
       }
       dialect = new MysqlDialect(pool, tables, { ownsPool: false, ...shedlockTable });
     } else {
-      const driver = loadDriver<typeof mysql>('mysql2/promise', 'mysql:');
-      let own: mysql.Pool;
+      const driver = loadDriver<typeof mysqlCallbacks>('mysql2', 'mysql:');
+      // mysql2's callback API: BoundedMysqlPool makes the promises (bounded-pool.ts says why).
+      let own: mysqlCallbacks.Pool;
       try {
         own = driver.createPool({
           uri: driverUri(uri!),

@@ -38,8 +38,8 @@ interface MysqlCorePool {
  * typings), and `execute` on it is the same call — same connection choice, same statement cache,
  * same error objects. The wrapper makes a `new Error()` on every call (for the stack of a failure),
  * and capturing that stack through oncely's async frames cost ~4–6 µs per statement, a tenth of a
- * lock cycle's node CPU at concurrency 32. `undefined` for any other pool (wrappers such as
- * openStore's BoundedMysqlPool keep their own `execute`).
+ * lock cycle's node CPU at concurrency 32. `undefined` for any other pool (a caller's wrapper
+ * keeps its own `execute`; openStore's BoundedMysqlPool is built on the callback API itself).
  */
 export function coreExecute(
   pool: MysqlPoolLike,
