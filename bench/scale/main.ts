@@ -20,9 +20,10 @@
  *
  * Every phase has a deadline; what did not finish is reported as "N of M by T s", not hidden.
  *
- * A peer whose installed package declares a newer Node.js than the bench runs on has its
- * processes forked with a Node.js that does, fetched once from the npm registry into .cache/
- * (node-runtime.ts); the report says which and why. If that fails, only that peer's rows say so.
+ * A peer whose installed package declares a newer Node.js than the bench runs on (pg-boss 12:
+ * >= 22.12) has its processes forked with a Node.js that does, fetched once from the npm registry
+ * into .cache/ (node-runtime.ts); the report says which and why. If that fails, only that peer's
+ * rows say so.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -71,18 +72,7 @@ const SYSTEMS: Record<SystemName, SystemSpec> = {
 };
 const PEERS: readonly PeerName[] = ['bullmq', 'pgboss', 'graphile'];
 
-/**
- * The pg-boss measured here is 10.x, the newest that runs on Node 20 (11.x declares Node ≥ 22,
- * 12.x ≥ 22.12); it has no per-user schedules on one queue, so peers/pgboss.ts needs a queue per
- * user: fine at --quick sizes, but seeding 1,000,000 queues did not finish in ten minutes on the
- * 2-core machine, and a full run would spend its seed deadline there for each node count. So a
- * full run leaves pg-boss out unless `--peers` names it, and the report says so.
- */
-const FULL_RUN_PEERS: readonly PeerName[] = PEERS.filter((p) => p !== 'pgboss');
-
 interface Options {
-  /** pg-boss dropped from the default peers (a full run, see FULL_RUN_PEERS). */
-  pgbossLeftOut: boolean;
   due: number;
   other: number;
   nodes: number[];
@@ -607,18 +597,9 @@ function render(
     const rt = runtimes.get(s);
     lines.push(
       `- ${SYSTEMS[s].label}${version}: seeding by ${r.seedMode || '—'}; nodes: ${r.nodeInfo || '—'}.` +
-        (s === 'pgboss'
-          ? ' pg-boss 11+ (schedules keyed per user on one queue) declares Node >= 22 (12.x: >= 22.12), so 10.x is measured: one queue and one schedule per user.'
-          : '') +
         (typeof rt === 'string' ? ` Not run: ${rt}.` : rt?.why ? ` ${rt.why}.` : ''),
     );
   }
-  if (o.pgbossLeftOut && o.backends.includes('postgres'))
-    lines.push(
-      `- pg-boss ${packageVersion('pg-boss')}: not run. Its releases with per-user schedules on one queue need ` +
-        `Node >= 22.12 (this is ${process.versions.node}); 10.x needs a queue per user, and seeding 1,000,000 ` +
-        'queues did not finish in ten minutes here. `--peers pgboss` runs it (practical at --quick sizes).',
-    );
   lines.push(
     '',
     'Method: per backend, node count and system a fresh database (PostgreSQL) or key prefix (Redis) on one ' +
@@ -704,8 +685,7 @@ function options(): Options {
     other: num(values.other, 8_000, 900_000),
     nodes: (values.nodes ?? (q ? '1,2' : '1,2,4')).split(',').map(Number),
     backends: list(values.backends, ['postgres', 'redis'] as const, 'backend'),
-    peers: list(values.peers ?? (q ? PEERS : FULL_RUN_PEERS).join(','), PEERS, 'peer'),
-    pgbossLeftOut: values.peers === undefined && !q,
+    peers: list(values.peers ?? PEERS.join(','), PEERS, 'peer'),
     concurrency: num(values.concurrency, 1000, 1000),
     leadS: num(values.lead, 5, 20),
     fireTimeoutS: num(values['fire-timeout'], 120, 900),
