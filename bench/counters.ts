@@ -13,7 +13,12 @@
  *
  * Each driver is imported only when its counter is asked for, so a process that counts one
  * backend does not load the others (the scale bench reports its processes' memory).
+ *
+ * A package whose range for `pg` the project's own pin does not meet gets a copy of its own
+ * (pg-boss 12 wants pg ^8.23.1, the project pins 8.16.3): name it in `pgFrom` and the `pg` that
+ * package resolves is counted too, when it is another module than the project's.
  */
+import { createRequire } from 'node:module';
 import type { BackendName } from './servers.js';
 
 export interface RequestCounter {
@@ -49,14 +54,29 @@ function countCalls(
   };
 }
 
-export async function requestCounter(backend: BackendName): Promise<RequestCounter | undefined> {
+export async function requestCounter(
+  backend: BackendName,
+  pgFrom: readonly string[] = [],
+): Promise<RequestCounter | undefined> {
   switch (backend) {
     case 'memory':
       return undefined;
     case 'postgres': {
       const { default: pg } = await import('pg');
-      const patch = countCalls(pg.Client.prototype as unknown as Record<string, unknown>, ['query']);
-      return { unit: 'pg queries', read: async () => patch.count(), close: async () => patch.restore() };
+      const protos = new Set<object>([pg.Client.prototype]);
+      const here = createRequire(import.meta.url);
+      for (const pkg of pgFrom) {
+        const copy = createRequire(here.resolve(pkg))('pg') as typeof pg;
+        protos.add(copy.Client.prototype);
+      }
+      const patches = [...protos].map((p) => countCalls(p as Record<string, unknown>, ['query']));
+      return {
+        unit: 'pg queries',
+        read: async () => patches.reduce((n, p) => n + p.count(), 0),
+        close: async () => {
+          for (const p of patches) p.restore();
+        },
+      };
     }
     case 'sqlite': {
       const { default: Database } = await import('better-sqlite3');

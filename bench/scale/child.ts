@@ -34,6 +34,8 @@ export interface NodeHandle {
 }
 
 export interface SystemImpl {
+  /** Packages that bring a `pg` of their own (see ../counters.ts): their queries are round trips too. */
+  pgFrom?: readonly string[];
   seeder(config: ChildConfig): Promise<Seeder>;
   node(ctx: NodeContext): Promise<NodeHandle>;
 }
@@ -112,7 +114,7 @@ async function runSeeder(impl: SystemImpl, config: ChildConfig): Promise<void> {
 
 async function runNode(impl: SystemImpl, config: ChildConfig): Promise<void> {
   // Patch the driver before any client exists, so every round trip is counted.
-  const counter = await requestCounter(config.backend);
+  const counter = await requestCounter(config.backend, impl.pgFrom);
   let rows: [string, number | null, number][] = [];
   const flush = () => {
     if (rows.length === 0) return;

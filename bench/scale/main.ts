@@ -19,6 +19,11 @@
  *    nothing due: round trips/s, rows read/s, CPU.
  *
  * Every phase has a deadline; what did not finish is reported as "N of M by T s", not hidden.
+ *
+ * A peer whose installed package declares a newer Node.js than the bench runs on (pg-boss 12:
+ * >= 22.12) has its processes forked with a Node.js that does, fetched once from the npm registry
+ * into .cache/ (node-runtime.ts); the report says which and why. If that fails, only that peer's
+ * rows say so.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +38,7 @@ import { machineLine, publish, runMain } from '../report.js';
 import { ROOT } from '../run-backend.js';
 import { type BenchServer, provision, reason } from '../servers.js';
 import { Ledger, type LedgerSummary } from './ledger.js';
+import { enginesNode, type Runtime, runtimeFor } from './node-runtime.js';
 import { type ProcUsage, procUsage, ServerCpu } from './proc.js';
 import type { ChildConfig, ChildSample, FromChild, Role, ToChild } from './protocol.js';
 import { postgresStats, redisStats, type ServerCounts, type ServerStats } from './server-stats.js';
@@ -66,18 +72,7 @@ const SYSTEMS: Record<SystemName, SystemSpec> = {
 };
 const PEERS: readonly PeerName[] = ['bullmq', 'pgboss', 'graphile'];
 
-/**
- * The pg-boss measured here is 10.x, the newest that runs on Node 20 (11.x declares Node ≥ 22,
- * 12.x ≥ 22.12); it has no per-user schedules on one queue, so peers/pgboss.ts needs a queue per
- * user: fine at --quick sizes, but seeding 1,000,000 queues did not finish in ten minutes on the
- * 2-core machine, and a full run would spend its seed deadline there for each node count. So a
- * full run leaves pg-boss out unless `--peers` names it, and the report says so.
- */
-const FULL_RUN_PEERS: readonly PeerName[] = PEERS.filter((p) => p !== 'pgboss');
-
 interface Options {
-  /** pg-boss dropped from the default peers (a full run, see FULL_RUN_PEERS). */
-  pgbossLeftOut: boolean;
   due: number;
   other: number;
   nodes: number[];
@@ -125,8 +120,10 @@ class Child {
     readonly config: ChildConfig,
     env: NodeJS.ProcessEnv,
     verbose: boolean,
+    execPath: string,
   ) {
     this.proc = fork(join(HERE, file), [], {
+      execPath,
       // SCALE_CPU_PROF=<dir>: each node process writes a V8 CPU profile there (where the time goes).
       execArgv: [
         '--import',
@@ -280,6 +277,7 @@ async function runOne(
   system: SystemName,
   nodes: number,
   o: Options,
+  execPath: string,
 ): Promise<RunResult> {
   const spec = SYSTEMS[system];
   const tag = randomBytes(4).toString('hex');
@@ -322,7 +320,7 @@ async function runOne(
     const serverCpu = () => tracker?.totalUs() ?? Number.NaN;
 
     // 1. Seed: the others, then the due ones for an instant planned from the rate so far.
-    const seeder = new Child(`${spec.label} seeder`, spec.file, config('seed', 0), env, o.verbose);
+    const seeder = new Child(`${spec.label} seeder`, spec.file, config('seed', 0), env, o.verbose, execPath);
     children.push(seeder);
     await seeder.waitFor((m) => (m.t === 'ready' ? m : undefined), 60_000);
     const seedHard = o.seedTimeoutS * 1000 + 120_000;
@@ -382,7 +380,14 @@ async function runOne(
     const ledgerRef: { current: Ledger | undefined } = { current: undefined };
     const early: [number, string, number | null, number][] = [];
     for (let n = 1; n <= nodes; n++) {
-      const child = new Child(`${spec.label} node ${n}`, spec.file, config('node', n), env, o.verbose);
+      const child = new Child(
+        `${spec.label} node ${n}`,
+        spec.file,
+        config('node', n),
+        env,
+        o.verbose,
+        execPath,
+      );
       children.push(child);
       child.on((m) => {
         if (m.t !== 'starts') return;
@@ -566,6 +571,7 @@ function render(
   results: RunResult[],
   o: Options,
   servers: Map<Backend, string>,
+  runtimes: Map<SystemName, Runtime | string>,
   started: Date,
   load: number,
 ): string {
@@ -588,19 +594,12 @@ function render(
   for (const s of systems) {
     const r = setups.get(s)!;
     const version = SYSTEMS[s].pkg ? ` ${packageVersion(SYSTEMS[s].pkg!)}` : ' (this checkout)';
+    const rt = runtimes.get(s);
     lines.push(
       `- ${SYSTEMS[s].label}${version}: seeding by ${r.seedMode || '—'}; nodes: ${r.nodeInfo || '—'}.` +
-        (s === 'pgboss'
-          ? ' pg-boss 11+ (schedules keyed per user on one queue) declares Node >= 22 (12.x: >= 22.12), so 10.x is measured: one queue and one schedule per user.'
-          : ''),
+        (typeof rt === 'string' ? ` Not run: ${rt}.` : rt?.why ? ` ${rt.why}.` : ''),
     );
   }
-  if (o.pgbossLeftOut && o.backends.includes('postgres'))
-    lines.push(
-      `- pg-boss ${packageVersion('pg-boss')}: not run. Its releases with per-user schedules on one queue need ` +
-        `Node >= 22.12 (this is ${process.versions.node}); 10.x needs a queue per user, and seeding 1,000,000 ` +
-        'queues did not finish in ten minutes here. `--peers pgboss` runs it (practical at --quick sizes).',
-    );
   lines.push(
     '',
     'Method: per backend, node count and system a fresh database (PostgreSQL) or key prefix (Redis) on one ' +
@@ -686,8 +685,7 @@ function options(): Options {
     other: num(values.other, 8_000, 900_000),
     nodes: (values.nodes ?? (q ? '1,2' : '1,2,4')).split(',').map(Number),
     backends: list(values.backends, ['postgres', 'redis'] as const, 'backend'),
-    peers: list(values.peers ?? (q ? PEERS : FULL_RUN_PEERS).join(','), PEERS, 'peer'),
-    pgbossLeftOut: values.peers === undefined && !q,
+    peers: list(values.peers ?? PEERS.join(','), PEERS, 'peer'),
     concurrency: num(values.concurrency, 1000, 1000),
     leadS: num(values.lead, 5, 20),
     fireTimeoutS: num(values['fire-timeout'], 120, 900),
@@ -707,6 +705,31 @@ async function main(): Promise<void> {
   const load = os.loadavg()[0] ?? Number.NaN;
   const results: RunResult[] = [];
   const servers = new Map<Backend, string>();
+  // The Node.js each system's processes run on (node-runtime.ts), settled once per system: its
+  // runtime, or why there is none (that system's rows then say so; the others run).
+  const runtimes = new Map<SystemName, Promise<Runtime>>();
+  const settled = new Map<SystemName, Runtime | string>();
+  const runtime = (system: SystemName): Promise<Runtime> => {
+    let r = runtimes.get(system);
+    if (!r) {
+      const pkg = SYSTEMS[system].pkg;
+      const range = pkg ? enginesNode(ROOT, pkg) : undefined;
+      const what = pkg ? `${pkg} ${packageVersion(pkg)}` : SYSTEMS[system].label;
+      r = runtimeFor(ROOT, range, what).then(
+        (ok) => {
+          settled.set(system, ok);
+          return ok;
+        },
+        (err: unknown) => {
+          const why = err instanceof Error ? err.message : String(err);
+          settled.set(system, why);
+          throw new Error(why);
+        },
+      );
+      runtimes.set(system, r);
+    }
+    return r;
+  };
   // Interrupted: stop the throwaway server (the child processes exit when this one does).
   let current: BenchServer | undefined;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -736,7 +759,14 @@ async function main(): Promise<void> {
             results.push(notRun(backend, system, nodes, o, skipped));
             continue;
           }
-          const r = await runOne(server, backend, system, nodes, o);
+          let execPath: string;
+          try {
+            execPath = (await runtime(system)).execPath;
+          } catch (err) {
+            results.push(notRun(backend, system, nodes, o, `not run: ${(err as Error).message}`));
+            continue;
+          }
+          const r = await runOne(server, backend, system, nodes, o, execPath);
           if (r.failure?.startsWith('seeded '))
             unseeded.set(system, `not run: seeding did not finish in time with ${nodes} node(s)`);
           results.push(r);
@@ -749,7 +779,7 @@ async function main(): Promise<void> {
       await server?.stop().catch(() => {});
     }
   }
-  publish(ROOT, HEADING, render(results, o, servers, started, load), o.quick);
+  publish(ROOT, HEADING, render(results, o, servers, settled, started, load), o.quick);
 }
 
 runMain(main);

@@ -17,7 +17,7 @@ export const ZONES = [
 ] as const;
 
 export interface UserSchedule {
-  /** `u<index>`: the schedule id (a BullMQ job scheduler id, a pg-boss queue name, a table row). */
+  /** `u<index>`: the schedule id (a BullMQ job scheduler id, a pg-boss schedule key, a table row). */
   id: string;
   /** Daily cron in `tz`: `M H * * *`. */
   cron: string;
