@@ -84,42 +84,60 @@ describeSqlServerSpecifics<mysql.Pool>(
       await plainPool.end();
     });
 
-    it('prepared statements on a mysql2/promise pool go through its callback pool (no Error made per call); errors keep their errno', async () => {
-      const p = suite.fresh('core');
-      const wrapped = suite.pool.execute.bind(suite.pool);
-      let viaWrapper = 0;
-      let viaCore = 0;
+    it('prepared statements on a mysql2/promise pool go through its callback pool (no Error made per call), unless its execute was replaced; errors keep their errno', async () => {
       const core = suite.pool.pool as unknown as { execute: (...args: unknown[]) => unknown };
-      const coreExecute = core.execute;
-      const spy = Object.assign(Object.create(Object.getPrototypeOf(suite.pool)) as mysql.Pool, suite.pool, {
-        execute: (sql: string, values: never) => {
-          viaWrapper++;
-          return wrapped(sql, values);
+      const stacks: string[] = [];
+      const spyCore = Object.assign(Object.create(Object.getPrototypeOf(core)), core, {
+        execute: (...args: unknown[]) => {
+          stacks.push(new Error().stack ?? '');
+          return core.execute.apply(core, args);
         },
-        pool: Object.assign(Object.create(Object.getPrototypeOf(core)), core, {
-          execute: (...args: unknown[]) => {
-            viaCore++;
-            return coreExecute.apply(core, args);
-          },
-        }),
       });
-      const store = new MysqlStore({ pool: spy, prefix: p });
-      await store.migrate();
-      const lock = await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' });
-      expect(lock).not.toBeNull();
-      expect(await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' })).toBeNull();
-      await lock!.release();
-      const again = await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' });
-      expect(again!.token).toBeGreaterThan(lock!.token);
-      await again!.release();
-      expect(viaCore).toBeGreaterThanOrEqual(4);
-      expect(viaWrapper).toBe(0);
+      /** A copy of the suite's pool (same class) on the spied callback pool, with `own` as its own properties. */
+      const copy = (own: object) =>
+        Object.assign(Object.create(Object.getPrototypeOf(suite.pool)) as mysql.Pool, suite.pool, {
+          pool: spyCore,
+          ...own,
+        });
+      const cycles = async (store: MysqlStore) => {
+        await store.migrate();
+        const lock = await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' });
+        expect(lock).not.toBeNull();
+        expect(await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' })).toBeNull();
+        await lock!.release();
+        const again = await store.tryLock({ name: 'core-path', lockAtMostFor: '10s' });
+        expect(again!.token).toBeGreaterThan(lock!.token);
+        await again!.release();
+      };
+
+      // mysql2's own PromisePool: straight to the callback pool, never through the wrapper.
+      const p = suite.fresh('core');
+      const store = new MysqlStore({ pool: copy({}), prefix: p });
+      await cycles(store);
+      expect(stacks.length).toBeGreaterThanOrEqual(4);
+      expect(stacks.filter((s) => s.includes('PromisePool.execute'))).toEqual([]);
       // A server error through the callback path is still classified by its errno (1146: SCHEMA).
       await suite.pool.query(`DROP TABLE ${p}leases`);
       await expect(store.tryLock({ name: 'core-path', lockAtMostFor: '10s' })).rejects.toMatchObject({
         code: 'SCHEMA',
       });
       await store.close();
+
+      // A pool whose execute the caller replaced (logging, tracing): every statement goes through it.
+      let logged = 0;
+      const wrapped = suite.pool.execute.bind(suite.pool);
+      const logging = new MysqlStore({
+        pool: copy({
+          execute: (sql: string, values: never) => {
+            logged++;
+            return wrapped(sql, values);
+          },
+        }),
+        prefix: suite.fresh('core2'),
+      });
+      await cycles(logging);
+      expect(logged).toBeGreaterThanOrEqual(4);
+      await logging.close();
     });
 
     it('works on a pool without multipleStatements (statement by statement)', async () => {

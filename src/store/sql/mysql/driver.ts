@@ -38,12 +38,14 @@ interface MysqlCorePool {
  * typings), and `execute` on it is the same call — same connection choice, same statement cache,
  * same error objects. The wrapper makes a `new Error()` on every call (for the stack of a failure),
  * and capturing that stack through oncely's async frames cost ~4–6 µs per statement, a tenth of a
- * lock cycle's node CPU at concurrency 32. `undefined` for any other pool (a caller's wrapper
- * keeps its own `execute`; openStore's BoundedMysqlPool is built on the callback API itself).
+ * lock cycle's node CPU at concurrency 32. `undefined` for any other pool, and for one whose
+ * `execute` was replaced ({@link isPromisePool}); openStore's BoundedMysqlPool is built on the
+ * callback API itself.
  */
 export function coreExecute(
   pool: MysqlPoolLike,
 ): ((sql: string, values: unknown) => Promise<[unknown, unknown]>) | undefined {
+  if (!isPromisePool(pool)) return undefined;
   const core = (pool as { pool?: Partial<MysqlCorePool> }).pool;
   if (!core || typeof core.execute !== 'function' || typeof core.promise !== 'function') return undefined;
   const call = core as MysqlCorePool;
@@ -54,6 +56,18 @@ export function coreExecute(
         else resolve([result, fields]);
       });
     });
+}
+
+/**
+ * Whether `pool` is a `mysql2/promise` pool as mysql2 makes it: its `execute` is PromisePool's
+ * own, not one the caller put on the object or on a subclass (a logging or tracing wrapper must
+ * keep seeing every statement, so such a pool is called through its `execute`).
+ */
+function isPromisePool(pool: MysqlPoolLike): boolean {
+  const has = (o: object, key: string) => Object.hasOwn(o, key);
+  if (has(pool, 'execute')) return false;
+  const proto = Object.getPrototypeOf(pool) as { constructor?: { name?: string } } | null;
+  return proto !== null && proto.constructor?.name === 'PromisePool' && has(proto, 'execute');
 }
 
 /** The OK packet of an INSERT/UPDATE/DELETE. */
