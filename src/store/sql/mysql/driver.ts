@@ -64,10 +64,9 @@ export function coreExecute(
  * keep seeing every statement, so such a pool is called through its `execute`).
  */
 function isPromisePool(pool: MysqlPoolLike): boolean {
-  const has = (o: object, key: string) => Object.hasOwn(o, key);
-  if (has(pool, 'execute')) return false;
+  if (Object.hasOwn(pool, 'execute')) return false;
   const proto = Object.getPrototypeOf(pool) as { constructor?: { name?: string } } | null;
-  return proto !== null && proto.constructor?.name === 'PromisePool' && has(proto, 'execute');
+  return proto !== null && proto.constructor?.name === 'PromisePool' && Object.hasOwn(proto, 'execute');
 }
 
 /** The OK packet of an INSERT/UPDATE/DELETE. */
