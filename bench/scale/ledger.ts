@@ -25,9 +25,9 @@ export interface LedgerSummary {
 }
 
 export class Ledger {
-  private readonly first = new Map<string, number>();
+  /** Schedule id → its first start: host ms and node. */
+  private readonly first = new Map<string, { at: number; node: number }>();
   private readonly starts = new Map<string, number>();
-  private readonly perNode = new Map<number, number>();
   private unexpected = 0;
   private duplicates = 0;
 
@@ -51,8 +51,7 @@ export class Ledger {
       this.unexpected++;
       return;
     }
-    this.first.set(scheduleId, startedAt);
-    this.perNode.set(node, (this.perNode.get(node) ?? 0) + 1);
+    this.first.set(scheduleId, { at: startedAt, node });
   }
 
   get started(): number {
@@ -63,19 +62,27 @@ export class Ledger {
     return this.first.size >= this.due;
   }
 
-  summary(): LedgerSummary {
-    const lateness = Float64Array.from(this.first.values(), (at) => at - this.fireAt);
+  /**
+   * The starts so far; with `until` (host ms) only the occurrences first started by then — a busy
+   * node reports its starts late, each with its own start time, so a deadline is applied to those
+   * times, not to when they arrived.
+   */
+  summary(until = Number.POSITIVE_INFINITY): LedgerSummary {
+    const firsts = [...this.first.values()].filter((f) => f.at <= until);
+    const lateness = Float64Array.from(firsts, (f) => f.at - this.fireAt);
     let max = Number.NaN;
     for (const l of lateness) if (!(l <= max)) max = l;
+    const perNode = new Map<number, number>();
+    for (const f of firsts) perNode.set(f.node, (perNode.get(f.node) ?? 0) + 1);
     return {
       due: this.due,
-      started: this.first.size,
+      started: firsts.length,
       duplicates: this.duplicates,
       unexpected: this.unexpected,
       p50: quantile(lateness, 0.5),
       p99: quantile(lateness, 0.99),
       max,
-      perNode: new Map([...this.perNode].sort((a, b) => a[0] - b[0])),
+      perNode: new Map([...perNode].sort((a, b) => a[0] - b[0])),
     };
   }
 }

@@ -98,9 +98,22 @@ const MAX_REPLANS = 2;
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
+/**
+ * One node at one moment: its own counters, or none when it did not answer in time (a busy event
+ * loop: pg-boss's cron pass over 1,000,000 schedules holds it for longer than the sample timeout);
+ * /proc still tells its CPU and RSS then.
+ */
+interface NodeSample {
+  sample: ChildSample | undefined;
+  proc: ProcUsage | undefined;
+}
+
+/** How long a node gets to answer a sample before it counts as busy (NodeSample). */
+const SAMPLE_TIMEOUT_MS = 30_000;
+
 interface Snapshot {
   at: number;
-  nodes: { sample: ChildSample; proc: ProcUsage | undefined }[];
+  nodes: NodeSample[];
   server: ServerCounts;
   serverCpuUs: number;
 }
@@ -198,11 +211,24 @@ class Child {
     });
   }
 
-  async sample(): Promise<{ sample: ChildSample; proc: ProcUsage | undefined }> {
+  /**
+   * Its counters; without them (only /proc's) when it is alive but does not answer within
+   * SAMPLE_TIMEOUT_MS, so that a busy node ends no run: its starts still count when they arrive
+   * (each carries its own start time). Throws when it failed or exited.
+   */
+  async sample(): Promise<NodeSample> {
     const seq = ++this.seq;
     this.send({ t: 'sample', seq });
-    const sample = await this.waitFor((m) => (m.t === 'sample' && m.seq === seq ? m : undefined), 30_000);
-    return { sample, proc: procUsage(this.pid) };
+    try {
+      const sample = await this.waitFor(
+        (m) => (m.t === 'sample' && m.seq === seq ? m : undefined),
+        SAMPLE_TIMEOUT_MS,
+      );
+      return { sample, proc: procUsage(this.pid) };
+    } catch (err) {
+      if (this.exited !== undefined || this.error !== undefined) throw err;
+      return { sample: undefined, proc: procUsage(this.pid) };
+    }
   }
 
   /** Asks it to stop (nodes drain, seeders close); SIGKILL after `graceMs`. */
@@ -230,6 +256,8 @@ interface RunResult {
   seedMs: number;
   /** Set when the run stopped early (seeding past its deadline, a process failing). */
   failure?: string;
+  /** Moments when a node did not answer a sample (its counters are missing from those figures). */
+  busy: string[];
   replans: number;
   fireAt?: number;
   fire?: LedgerSummary;
@@ -267,8 +295,9 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-function cpuUs(n: { sample: ChildSample; proc: ProcUsage | undefined }): number {
-  return n.proc?.cpuUs ?? n.sample.cpuUs;
+/** NaN when neither /proc nor the node told it: the figures built from it show as '—'. */
+function cpuUs(n: NodeSample): number {
+  return n.proc?.cpuUs ?? n.sample?.cpuUs ?? Number.NaN;
 }
 
 async function runOne(
@@ -417,8 +446,14 @@ async function runOne(
     ledgerRef.current = ledger;
     for (const [n, id, fire, at] of early) ledger.add(n, id, fire, at);
 
-    const snapshot = async (): Promise<Snapshot> => {
+    const snapshot = async (when: string): Promise<Snapshot> => {
       const nodesNow = await Promise.all(nodeChildren.map((c) => c.sample()));
+      nodesNow.forEach((n, i) => {
+        if (!n.sample)
+          result.busy.push(
+            `node ${i + 1} did not answer within ${SAMPLE_TIMEOUT_MS / 1000} s at ${when} (its round trips are not counted)`,
+          );
+      });
       return { at: Date.now(), nodes: nodesNow, server: await stats.read(), serverCpuUs: serverCpu() };
     };
     const failed = () => nodeChildren.find((c) => c.exited !== undefined || c.error !== undefined);
@@ -426,49 +461,53 @@ async function runOne(
     // 3. Fan-out.
     say(` fire at ${clock(fireAt)}…`);
     await sleep(fireAt - 2_000 - Date.now());
-    const a = await snapshot();
+    const a = await snapshot('T − 2 s');
     const deadline = fireAt + o.fireTimeoutS * 1000;
     while (!ledger.complete() && Date.now() < deadline && !failed()) await sleep(50);
     const broken = failed();
     if (broken) throw new Error(broken.why());
-    const fire = ledger.summary();
+    const finished = ledger.complete();
+    const atDeadline = ledger.summary();
+    await sleep(SETTLE_MS[backend]);
+    const b = await snapshot('the end of the fan-out window');
+    // Unfinished: the starts a busy node reported only after the deadline count if they began before it.
+    const fire = finished ? atDeadline : ledger.summary(deadline);
+    const allStarted = fire.started >= o.due;
     result.fire = fire;
-    if (ledger.complete()) result.allStartedMs = fire.max;
+    if (allStarted) result.allStartedMs = fire.max;
     say(
-      ledger.complete()
+      allStarted
         ? ` all ${o.due.toLocaleString('en-US')} started by ${(fire.max / 1000).toFixed(2)} s;`
         : ` ${fire.started.toLocaleString('en-US')} of ${o.due.toLocaleString('en-US')} by ${o.fireTimeoutS} s;`,
     );
-    await sleep(SETTLE_MS[backend]);
-    const b = await snapshot();
     const occ = Math.max(1, fire.started);
-    const sum = (s: Snapshot, f: (n: Snapshot['nodes'][number]) => number) =>
-      s.nodes.reduce((acc, n) => acc + f(n), 0);
-    result.roundTripsPerOcc = (sum(b, (n) => n.sample.roundTrips) - sum(a, (n) => n.sample.roundTrips)) / occ;
-    if (b.nodes[0]?.sample.storeCalls !== undefined)
-      result.storeCallsPerOcc =
-        (sum(b, (n) => n.sample.storeCalls ?? 0) - sum(a, (n) => n.sample.storeCalls ?? 0)) / occ;
+    // A node that did not answer makes a sum NaN, shown as '—' (see `busy`).
+    const sum = (s: Snapshot, f: (n: NodeSample) => number) => s.nodes.reduce((acc, n) => acc + f(n), 0);
+    const trips = (n: NodeSample) => n.sample?.roundTrips ?? Number.NaN;
+    const calls = (n: NodeSample) => (n.sample ? (n.sample.storeCalls ?? 0) : Number.NaN);
+    const hasStoreCalls = (s: Snapshot) => s.nodes.some((n) => n.sample?.storeCalls !== undefined);
+    result.roundTripsPerOcc = (sum(b, trips) - sum(a, trips)) / occ;
+    if (hasStoreCalls(b)) result.storeCallsPerOcc = (sum(b, calls) - sum(a, calls)) / occ;
     result.writesPerOcc = (b.server.written - a.server.written) / occ;
     result.nodeCpuS = b.nodes.map((n, i) => (cpuUs(n) - cpuUs(a.nodes[i]!)) / 1e6);
-    result.nodeRssMiB = b.nodes.map((n) => (n.proc?.rssBytes ?? n.sample.rssBytes) / 2 ** 20);
-    result.nodePeakRssMiB = b.nodes.map((n) => (n.proc?.peakRssBytes ?? n.sample.peakRssBytes) / 2 ** 20);
+    result.nodeRssMiB = b.nodes.map((n) => (n.proc?.rssBytes ?? n.sample?.rssBytes ?? Number.NaN) / 2 ** 20);
+    result.nodePeakRssMiB = b.nodes.map(
+      (n) => (n.proc?.peakRssBytes ?? n.sample?.peakRssBytes ?? Number.NaN) / 2 ** 20,
+    );
     result.serverCpuS = (b.serverCpuUs - a.serverCpuUs) / 1e6;
 
     // 4. Idle (only when the fan-out is over: otherwise it is not idle).
-    if (ledger.complete()) {
+    if (allStarted) {
       say(' idle…');
       await sleep(o.idleS * 1000);
-      const d = await snapshot();
+      const d = await snapshot('the end of the idle window');
       const seconds = (d.at - b.at) / 1000;
       result.idle = {
-        roundTripsPerS: (sum(d, (n) => n.sample.roundTrips) - sum(b, (n) => n.sample.roundTrips)) / seconds,
+        roundTripsPerS: (sum(d, trips) - sum(b, trips)) / seconds,
         rowsReadPerS: (d.server.read - b.server.read) / seconds,
         nodeCpuMsPerS: (sum(d, cpuUs) - sum(b, cpuUs)) / 1000 / seconds,
         serverCpuMsPerS: (d.serverCpuUs - b.serverCpuUs) / 1000 / seconds,
-        ...(d.nodes[0]?.sample.storeCalls !== undefined && {
-          storeCallsPerS:
-            (sum(d, (n) => n.sample.storeCalls ?? 0) - sum(b, (n) => n.sample.storeCalls ?? 0)) / seconds,
-        }),
+        ...(hasStoreCalls(d) && { storeCallsPerS: (sum(d, calls) - sum(b, calls)) / seconds }),
       };
     }
     say(' done\n');
@@ -494,6 +533,7 @@ function emptyResult(backend: Backend, system: SystemName, nodes: number, o: Opt
     seedTotal: o.due + o.other,
     seedMs: 0,
     replans: 0,
+    busy: [],
   };
 }
 
@@ -547,8 +587,8 @@ function fanOutRow(r: RunResult, all: RunResult[], o: Options): string {
   return (
     `${label} ${seedRate} | ${started} | ${seconds(f.p50)} | ${seconds(f.p99)} | ${seconds(f.max)} | ` +
     `${int(f.duplicates)}${f.unexpected > 0 ? ` (+${int(f.unexpected)} unexpected)` : ''} | ${rt} | ` +
-    `${fixed(r.writesPerOcc, 2)} | ${(r.nodeCpuS ?? []).map((c) => c.toFixed(1)).join(' / ')} | ` +
-    `${(r.nodeRssMiB ?? []).map((m, i) => `${m.toFixed(0)} (${fixed(r.nodePeakRssMiB?.[i], 0)})`).join(' / ')} | ` +
+    `${fixed(r.writesPerOcc, 2)} | ${(r.nodeCpuS ?? []).map((c) => fixed(c, 1)).join(' / ')} | ` +
+    `${(r.nodeRssMiB ?? []).map((m, i) => `${fixed(m, 0)} (${fixed(r.nodePeakRssMiB?.[i], 0)})`).join(' / ')} | ` +
     `${fixed(r.serverCpuS, 1)} | ${vs} |`
   );
 }
@@ -640,6 +680,7 @@ function render(
         `${where}: node start-up ran past the planned instant; due schedules rewritten ${r.replans}×`,
       );
     if (r.failure && r.fire) notes.push(`${where}: ${cell(r.failure)}`);
+    for (const b of r.busy) notes.push(`${where}: ${b}`);
   }
   for (const n of notes) lines.push(`- ${n}`);
   return lines.join('\n');
