@@ -467,11 +467,11 @@ async function runOne(
     const broken = failed();
     if (broken) throw new Error(broken.why());
     const finished = ledger.complete();
-    const atDeadline = ledger.summary();
     await sleep(SETTLE_MS[backend]);
     const b = await snapshot('the end of the fan-out window');
-    // Unfinished: the starts a busy node reported only after the deadline count if they began before it.
-    const fire = finished ? atDeadline : ledger.summary(deadline);
+    // Read after the settling pause, so a duplicate reported late still counts; unfinished, the
+    // starts a busy node reported only after the deadline count if they began before it.
+    const fire = ledger.summary(finished ? undefined : deadline);
     const allStarted = fire.started >= o.due;
     result.fire = fire;
     if (allStarted) result.allStartedMs = fire.max;
