@@ -819,6 +819,12 @@ async function main(): Promise<void> {
     } finally {
       await server?.stop().catch(() => {});
     }
+    // A long run stopped later still leaves the rows measured so far, in the log (not in
+    // BENCHMARKS.md: that section is only ever written whole).
+    if (backend !== o.backends.at(-1))
+      console.log(
+        `\n(rows so far, after ${backend})\n\n${render(results, o, servers, settled, started, load)}`,
+      );
   }
   publish(ROOT, HEADING, render(results, o, servers, settled, started, load), o.quick);
 }
