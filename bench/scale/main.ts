@@ -480,7 +480,8 @@ async function runOne(
         ? ` all ${o.due.toLocaleString('en-US')} started by ${(fire.max / 1000).toFixed(2)} s;`
         : ` ${fire.started.toLocaleString('en-US')} of ${o.due.toLocaleString('en-US')} by ${o.fireTimeoutS} s;`,
     );
-    const occ = Math.max(1, fire.started);
+    // Nothing started: no per-occurrence figure (a division by 1 printed a row's totals as one).
+    const occ = fire.started > 0 ? fire.started : Number.NaN;
     // A node that did not answer makes a sum NaN, shown as '—' (see `busy`).
     const sum = (s: Snapshot, f: (n: NodeSample) => number) => s.nodes.reduce((acc, n) => acc + f(n), 0);
     const trips = (n: NodeSample) => n.sample?.roundTrips ?? Number.NaN;

@@ -52,6 +52,15 @@ const IN_FLIGHT = 16;
  */
 const CRON_MONITOR_SECONDS = Number(process.env['SCALE_PGBOSS_CRON_MONITOR_SECONDS'] ?? 30);
 /**
+ * Each schedule's `missed` policy: pg-boss's default `skip` unless `SCALE_PGBOSS_MISSED=once`.
+ * A pass files only the occurrences in the 60 s before the instant it read (after loading every
+ * schedule). With 1,000,000 stored one pass held a node's event loop for ~5.3 min (full run of
+ * 2026-11-29 14:39, 2 nodes: `version.cron_on` moved at 15:28:29, 15:29:00, 15:33:46, 15:34:18,
+ * 15:38:56, 15:39:27, the nodes taking turns), so most instants fall between two passes' windows:
+ * `skip` sends nothing for such an instant, `once` sends it (one job per schedule) at the next pass.
+ */
+const MISSED = process.env['SCALE_PGBOSS_MISSED'] === 'once' ? 'once' : 'skip';
+/**
  * work() options for many short jobs, from pg-boss's own descriptions of them: `batchSize` 100 (a
  * fetch claims up to that many at once; default 1), `burstWhenBatchFull` (fetch again at once while
  * fetches come back full, instead of waiting a polling interval), `pollingIntervalSeconds` 0.5 (its
@@ -78,11 +87,11 @@ serveChild({
     await boss.createQueue(QUEUE, { notify: true });
     return {
       mode:
-        `one queue (\`createQueue\` once, \`notify: true\`); \`schedule(queue, cron, { user }, { tz, key: user })\`, ` +
+        `one queue (\`createQueue\` once, \`notify: true\`); \`schedule(queue, cron, { user }, { tz, key: user, missed: '${MISSED}' })\`, ` +
         `${IN_FLIGHT} in flight`,
       upsert: (batch) =>
         inFlight(batch, IN_FLIGHT, (s) =>
-          boss.schedule(QUEUE, s.cron, { user: s.id }, { tz: s.tz, key: s.id }),
+          boss.schedule(QUEUE, s.cron, { user: s.id }, { tz: s.tz, key: s.id, missed: MISSED }),
         ),
       close: () => boss.stop({ graceful: false }),
     };
