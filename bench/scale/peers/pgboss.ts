@@ -59,7 +59,13 @@ const CRON_MONITOR_SECONDS = Number(process.env['SCALE_PGBOSS_CRON_MONITOR_SECON
  * 15:38:56, 15:39:27, the nodes taking turns), so most instants fall between two passes' windows:
  * `skip` sends nothing for such an instant, `once` sends it (one job per schedule) at the next pass.
  */
-const MISSED = process.env['SCALE_PGBOSS_MISSED'] === 'once' ? 'once' : 'skip';
+const MISSED = missedPolicy(process.env['SCALE_PGBOSS_MISSED']);
+
+function missedPolicy(value: string | undefined): 'skip' | 'once' {
+  if (value === undefined || value === '' || value === 'skip') return 'skip';
+  if (value === 'once') return 'once';
+  throw new Error(`SCALE_PGBOSS_MISSED=${value}: use skip (pg-boss's default) or once`);
+}
 /**
  * work() options for many short jobs, from pg-boss's own descriptions of them: `batchSize` 100 (a
  * fetch claims up to that many at once; default 1), `burstWhenBatchFull` (fetch again at once while
