@@ -3,87 +3,32 @@
  * and Redis: node processes whose `Date.now()` is 120 s fast, 120 s slow, or steps by an hour
  * while a handler runs. The scheduler does all lease maths on the store clock and waits on the
  * monotonic clock, so none of this may change which fire times run, or when.
- *
- * libfaketime is preloaded (`LD_PRELOAD`) into the child only and fakes `clock_gettime`, which
- * V8's `Date.now()` reads (the child prints its offset from the store clock, and the tests check
- * it). `FAKETIME_DONT_FAKE_MONOTONIC=1` keeps CLOCK_MONOTONIC real, as on a host whose NTP is wrong
- * or steps: without it libfaketime moves CLOCK_MONOTONIC too (Node's `performance.now()`, timers,
- * `process.hrtime`), which no real clock fault does.
+ * (libfaketime as test/harness/clock-nodes.ts preloads it; the child prints its offset from the
+ * store clock, and the tests check it.)
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
 import { createScheduler } from '../src/scheduler/index.js';
 import { expectedOccurrences, recordsFromHistory } from '../src/testing/index.js';
 import { type ServerBackend, serverBackend, testPrefix } from './harness/backends.js';
-import { spawnTsx, type TsxChild } from './harness/child.js';
+import {
+  fakeTimeEnv,
+  hasFaketime,
+  LIBFAKETIME,
+  parseLines as parse,
+  skewEnv,
+  startClockNode as startNode,
+  stopAll,
+  waitLine,
+} from './harness/clock-nodes.js';
 import { expectHistoryHolds, runsFromLines } from './harness/history.js';
 import { until } from './harness/scheduler-suite.js';
 
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-const hasFaketime = existsSync(LIBFAKETIME);
-if (!hasFaketime && process.env.CI === 'true')
-  throw new Error(`CI=true and ${LIBFAKETIME} is missing: apt-get install faketime`);
-
-const NODE_SCRIPT = fileURLToPath(new URL('./fixtures/clock-node.ts', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'oncely-faketime-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-interface Line {
-  event: string;
-  node?: string;
-  fireTime?: number;
-  shard?: number | null;
-  token?: number;
-  attempt?: number;
-  storeNow?: number;
-  aborted?: boolean;
-  wallMinusStore?: number;
-}
-
-const parse = (child: TsxChild): Line[] =>
-  child.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-
-function fakeTimeEnv(settings: Record<string, string>): Record<string, string> {
-  return { LD_PRELOAD: LIBFAKETIME, FAKETIME_DONT_FAKE_MONOTONIC: '1', ...settings };
-}
-
-function startNode(
-  url: string,
-  prefix: string,
-  node: string,
-  job: string,
-  mode: 'skew' | 'step',
-  env: Record<string, string>,
-): TsxChild {
-  return spawnTsx(NODE_SCRIPT, [url, prefix, node, job, mode], undefined, { env });
-}
-
-async function waitLine(
-  child: TsxChild,
-  match: (l: Line) => boolean,
-  what: string,
-  ms = 15_000,
-): Promise<Line> {
-  await until(() => parse(child).some(match) || child.process.exitCode !== null, ms, what);
-  const line = parse(child).find(match);
-  if (!line) throw new Error(`${what}: the node exited (${child.process.exitCode}): ${child.stderr()}`);
-  return line;
-}
-
-async function stopAll(children: TsxChild[]): Promise<void> {
-  for (const c of children) if (c.process.exitCode === null) c.process.stdin!.end('stop\n');
-  const codes = await Promise.all(
-    children.map((c) =>
-      Promise.race([c.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 10_000))]),
-    ),
-  );
-  for (const c of children) if (c.process.exitCode === null) c.process.kill('SIGKILL');
-  expect(codes, children.map((c) => c.stderr()).join('\n')).toEqual(children.map(() => 0));
-}
 
 for (const backend of ['postgres', 'redis'] as const satisfies readonly ServerBackend[]) {
   const target = serverBackend(backend);
@@ -95,14 +40,7 @@ for (const backend of ['postgres', 'redis'] as const satisfies readonly ServerBa
         const job = 'skewed';
         const skews = { fast: 120_000, slow: -120_000, right: 0 } as const;
         const children = Object.entries(skews).map(([node, skew]) =>
-          startNode(
-            target.url!,
-            prefix,
-            node,
-            job,
-            'skew',
-            skew === 0 ? {} : fakeTimeEnv({ FAKETIME: `${skew > 0 ? '+' : ''}${skew / 1000}s` }),
-          ),
+          startNode(target.url!, prefix, node, job, 'skew', skewEnv(skew)),
         );
         const store = await openStore(target.url!, { prefix });
         try {

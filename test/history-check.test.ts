@@ -3,7 +3,13 @@
  * checks is broken once, and it must name the break; legal retries and recoveries pass.
  */
 import { describe, expect, it } from 'vitest';
-import { checkHistory, expectedOccurrences, type RunRecord } from '../src/testing/index.js';
+import {
+  checkHistory,
+  expectedOccurrences,
+  type RunRecord,
+  type SkipRecord,
+  skipsFromHistory,
+} from '../src/testing/index.js';
 
 const T = Date.UTC(2026, 0, 1);
 const jobs = [{ job: 'j', leaseMs: 3000 }];
@@ -96,7 +102,8 @@ describe('checkHistory', () => {
       jobs,
       expected,
       skips: [{ job: 'j', from: T + 1000, to: T + 2000, reason: 'misfire' }],
-      healthy: [{ from: T, to: T + 2500 }],
+      // No node was healthy from T + 500 on: those fire times could be missed, and T + 3000 lost.
+      healthy: [{ from: T, to: T + 500 }],
     });
     expect([covered.misses, covered.skipped, covered.violations.length]).toEqual([0, 2, 0]);
     const sharded = expectedOccurrences('j', { every: '2s' }, { from: T, to: T + 1000, shards: 3 });
@@ -123,5 +130,167 @@ describe('checkHistory', () => {
       ],
     });
     expect(bad.violations.map((v) => v.kind)).toEqual(['stale-write-accepted']);
+  });
+});
+
+describe('checkHistory: every skip is borne out by the history (unjustified-skip)', () => {
+  /** A run of `j`'s own gate: fire time, start and finish (ms after T), node and token. */
+  const run = (fire: number, startAt: number, endAt: number | undefined, token: number, extra = {}) => {
+    const s: RunRecord = {
+      node: `n${token}`,
+      job: 'j',
+      fireTime: T + fire,
+      attempt: 1,
+      token,
+      source: 'schedule',
+      event: 'start',
+      at: T + startAt,
+      ...extra,
+    };
+    return endAt === undefined ? [s] : [s, finish(s, 'succeeded', T + endAt)];
+  };
+  const skip = (fire: number, reason: SkipRecord['reason'], by?: number, token?: number): SkipRecord => ({
+    job: 'j',
+    from: T + fire,
+    to: T + fire,
+    reason,
+    ...(by !== undefined && { by: { fireTime: T + by, ...(token !== undefined && { token }) } }),
+  });
+  const expected = (fire: number) => [{ job: 'j', fireTime: T + fire }];
+  const kinds = (r: ReturnType<typeof checkHistory>) => r.violations.map((v) => v.kind);
+
+  it('an overlap skip needs a run of its gate started by the fire time and going at it', () => {
+    // The run of T − 1 s started at T − 950 and ran until T + 400: T was fairly skipped.
+    const going = run(-1000, -950, 400, 1);
+    const fair = checkHistory({
+      records: going,
+      jobs,
+      expected: expected(0),
+      skips: [skip(0, 'overlap', -1000, 1)],
+    });
+    expect([kinds(fair), fair.skipped, fair.unjustifiedSkips]).toEqual([[], 1, 0]);
+    // Without naming it, any run of the gate that was going counts.
+    expect(
+      kinds(checkHistory({ records: going, jobs, expected: expected(0), skips: [skip(0, 'overlap')] })),
+    ).toEqual([]);
+    // A claim of T − 1 s granted, its reply lost, started only at T + 2.3 s: nothing ran at T.
+    const late = run(-1000, 2300, 2450, 1);
+    const unfair = checkHistory({
+      records: late,
+      jobs,
+      expected: expected(0),
+      skips: [skip(0, 'overlap', -1000, 1)],
+    });
+    expect([kinds(unfair), unfair.skipped, unfair.unjustifiedSkips]).toEqual([['unjustified-skip'], 0, 1]);
+    expect(unfair.violations[0]!.message).toMatch(
+      /never started; recorded skipped \(overlap by the run of 2025-12-31T23:59:59.000Z \(token 1\)\)/,
+    );
+    // Finished before T; no run at all; a run of another gate (a stored schedule's).
+    for (const records of [run(-1000, -950, -400, 1), [], run(-1000, -950, 400, 1, { scheduleId: 'user-7' })])
+      expect(
+        kinds(checkHistory({ records, jobs, expected: expected(0), skips: [skip(0, 'overlap')] })),
+      ).toEqual(['unjustified-skip']);
+    // The named run must be the one: another token of that fire time does not stand in for it.
+    expect(
+      kinds(
+        checkHistory({ records: going, jobs, expected: expected(0), skips: [skip(0, 'overlap', -1000, 9)] }),
+      ),
+    ).toEqual(['unjustified-skip']);
+    // A manual trigger's run holds the job's own gate.
+    const manual = run(-1000, -950, 400, 1, { scheduleId: 'manual:abc', source: 'manual' });
+    expect(
+      kinds(checkHistory({ records: manual, jobs, expected: expected(0), skips: [skip(0, 'overlap')] })),
+    ).toEqual([]);
+  });
+
+  it('lockAtLeastFor: a fire time that soon after a run’s start may be skipped, not later', () => {
+    const short = run(-1000, -950, -800, 1);
+    const held = [{ job: 'j', leaseMs: 3000, lockAtLeastForMs: 2000 }];
+    const at = (fire: number) =>
+      kinds(
+        checkHistory({
+          records: short,
+          jobs: held,
+          expected: expected(fire),
+          skips: [skip(fire, 'overlap')],
+        }),
+      );
+    expect(at(0)).toEqual([]);
+    expect(at(1000)).toEqual([]);
+    expect(at(2000)).toEqual(['unjustified-skip']);
+  });
+
+  it('a superseded skip needs a later fire time of its gate that started', () => {
+    const skips = [skip(0, 'superseded', 2000)];
+    expect(
+      kinds(checkHistory({ records: run(2000, 2500, 2600, 5), jobs, expected: expected(0), skips })),
+    ).toEqual([]);
+    expect(
+      kinds(checkHistory({ records: run(-1000, -900, 3000, 5), jobs, expected: expected(0), skips })),
+    ).toEqual(['unjustified-skip']);
+  });
+
+  it('a misfire skip needs the fire time to fall outside every healthy window', () => {
+    const skips = [skip(0, 'misfire')];
+    const down = checkHistory({
+      records: [],
+      jobs,
+      expected: expected(0),
+      skips,
+      healthy: [{ from: T + 5000, to: T + 9000 }],
+    });
+    expect([kinds(down), down.skipped]).toEqual([[], 1]);
+    // A node was healthy from the fire time to its misfire threshold: it could have claimed it.
+    const up = checkHistory({
+      records: [],
+      jobs,
+      expected: expected(0),
+      skips,
+      healthy: [{ from: T - 1000, to: T + 9000 }],
+    });
+    expect(kinds(up)).toEqual(['unjustified-skip']);
+    expect(up.violations[0]!.message).toMatch(/could be claimed in time/);
+    // Without healthy windows every moment counts as healthy.
+    expect(kinds(checkHistory({ records: [], jobs, expected: expected(0), skips }))).toEqual([
+      'unjustified-skip',
+    ]);
+  });
+
+  it('a fire time that ran is fine whatever else was recorded of it', () => {
+    const r = checkHistory({
+      records: run(0, 10, 200, 1),
+      jobs,
+      expected: expected(0),
+      skips: [skip(0, 'overlap')],
+    });
+    expect(kinds(r)).toEqual([]);
+  });
+
+  it('skipsFromHistory reads skipped entries with their reason and the run they name', () => {
+    const entry = {
+      job: 'j',
+      fireTime: new Date(T),
+      node: 'b',
+      attempt: 1,
+      token: 4,
+      source: 'schedule' as const,
+      startedAt: new Date(T + 5),
+      finishedAt: new Date(T + 5),
+    };
+    expect(
+      skipsFromHistory([
+        {
+          ...entry,
+          status: 'skipped',
+          reason: 'overlap',
+          by: { fireTime: new Date(T - 1000), node: 'a', token: 3 },
+        },
+        { ...entry, status: 'succeeded' },
+        { ...entry, shard: 2, status: 'skipped', reason: 'superseded', by: { fireTime: new Date(T + 2000) } },
+      ]),
+    ).toEqual([
+      { job: 'j', from: T, to: T, reason: 'overlap', by: { fireTime: T - 1000, node: 'a', token: 3 } },
+      { job: 'j', shard: 2, from: T, to: T, reason: 'superseded', by: { fireTime: T + 2000 } },
+    ]);
   });
 });

@@ -210,7 +210,7 @@ describe('fire times queued behind one gate', () => {
     return byFire;
   }
 
-  it('the latest runs, the older ones are recorded skipped for overlap, none is left', async () => {
+  it('the latest runs, the older ones are recorded skipped as superseded by it, none is left', async () => {
     const store = await openStore(`memory:${testPrefix('coalesce')}`);
     const job = `coal-${randomId(5)}`;
     const base = Math.floor(((await store.now()) - 10_000) / 1_000) * 1_000;
@@ -227,9 +227,17 @@ describe('fire times queued behind one gate', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     await s.stop();
     expect(ran).toEqual([base + 2_000]);
-    expect(events.skipped.map((e) => [e.fireTime.getTime(), e.reason]).sort()).toEqual([
-      [base, 'overlap'],
-      [base + 1_000, 'overlap'],
+    expect(
+      events.skipped.map((e) => [e.fireTime.getTime(), e.reason, e.by.fireTime.getTime()]).sort(),
+    ).toEqual([
+      [base, 'superseded', base + 2_000],
+      [base + 1_000, 'superseded', base + 2_000],
+    ]);
+    // The store's history says the same, for `oncely history` and the dashboard.
+    const skipped = (await s.history({ job, limit: 10 })).filter((h) => h.status === 'skipped');
+    expect(skipped.map((h) => [h.reason, h.by?.fireTime.getTime()])).toEqual([
+      ['superseded', base + 2_000],
+      ['superseded', base + 2_000],
     ]);
     const history = await historyByFireTime(s, job);
     expect(Object.fromEntries(history)).toEqual({

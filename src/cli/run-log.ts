@@ -49,7 +49,8 @@ export function attachRunLog(scheduler: Scheduler, log: CliLog): RunLog {
   });
   scheduler.on('skipped', (e) => {
     log.line(
-      `skipped  ${runLabel(e.job, e.fireTime, e.shard)} reason=${e.reason} (a run of the job is still going)`,
+      `skipped  ${runLabel(e.job, e.fireTime, e.shard)} reason=${e.reason} by=${e.by.fireTime.toISOString()}` +
+        `${e.by.node === undefined ? '' : ` by-node=${e.by.node}`}${e.by.token === undefined ? '' : ` by-token=${e.by.token}`}`,
     );
   });
   // One line per job (stored schedule) and tick: the scheduler reports all the fire times it skips

@@ -3,7 +3,7 @@ import type { Lease, LeaseRequest, WriteOp } from '../store/types.js';
 import { MAX_BATCH } from '../store/validate.js';
 import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
 import { doneHold, doneUntil } from './high-water.js';
-import { type Candidate, consumeOps, type Job, rewind, sourceKey } from './internal-types.js';
+import { type Candidate, consumeOps, gateAfterWin, type Job, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { accountedFor } from './on-record.js';
@@ -58,13 +58,22 @@ export class Claims {
     const tracing = telemetry.tracing;
     const requests: LeaseRequest[] = [];
     const index: { occ: number; gate: number | undefined }[] = [];
+    const gates = new Set<string>();
     for (const c of batch) {
       telemetry.claim(c.occ.job, 'attempted');
       const spec = s.defined.get(c.occ.job)!.spec;
       const occ =
         requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
-      const gate =
-        c.gate && !c.takeover ? requests.push(this.gateRequest(c, spec.lockAtMostForMs)) - 1 : undefined;
+      let gate: number | undefined;
+      if (c.gate && !gateAfterWin(c)) {
+        const request = this.gateRequest(c, spec.lockAtMostForMs);
+        // One request per gate and acquire (see Candidate.gateAfterWin).
+        if (gates.has(request.key)) c.gateAfterWin = true;
+        else {
+          gates.add(request.key);
+          gate = requests.push(request) - 1;
+        }
+      }
       index.push({ occ, gate });
     }
     // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch); the
@@ -163,7 +172,7 @@ export class Claims {
     c: Candidate,
     lease: Lease,
   ): Promise<{ deadRun?: InflightRecord; ended?: boolean }> {
-    if (c.source === 'recover') return {};
+    if (c.source === 'recover' && !c.unstarted) return {};
     if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
     const rec = await this.state.store.get(keys.inflight(c.occ));
     if (rec !== null) return { deadRun: JSON.parse(rec) as InflightRecord };
@@ -253,8 +262,9 @@ export class Claims {
       await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
       return 'returned';
     }
-    if (c.takeover && c.gate) {
-      // The gate of a takeover, asked for now that the occurrence is won (see Candidate.takeover).
+    if (gateAfterWin(c) && c.gate) {
+      // The gate of a takeover or a queued run, asked for now that the occurrence is won (see
+      // gateAfterWin).
       // No answer: the occurrence is kept, not given back — every other node has moved past it —
       // and asked about again at the next tick (the throw makes it unanswered, see afterClaim).
       // A gate granted without an answer is then not known to be this claim's: this claim asks

@@ -159,6 +159,7 @@ export class Due {
               attempt: 1,
               gate: q.source === 'misfire' && job.spec.misfire === 'catch-up' ? true : gated,
               ...(at > q.fireTime && { takeover: true as const }),
+              ...(q.source === 'recover' && { unstarted: true as const }),
             });
             used++;
           }
@@ -172,7 +173,7 @@ export class Due {
       drain();
     };
     if (source.queue.length > 0) {
-      const replay = source.queue.some((q) => q.source === 'misfire');
+      const replay = source.queue.some((q) => q.source !== 'schedule');
       drain();
       if (short) return { used, more: true };
       if (replay && replayFirst) return { used, more: false };

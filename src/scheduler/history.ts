@@ -8,6 +8,7 @@ export function encodeHistory(entry: HistoryEntry): string {
     fireTime: entry.fireTime.getTime(),
     startedAt: entry.startedAt.getTime(),
     finishedAt: entry.finishedAt?.getTime(),
+    ...(entry.by !== undefined && { by: { ...entry.by, fireTime: entry.by.fireTime.getTime() } }),
   });
 }
 
@@ -18,7 +19,12 @@ export function decodeHistory(value: string): HistoryEntry {
     fireTime: new Date(raw['fireTime'] as number),
     startedAt: new Date(raw['startedAt'] as number),
     ...(typeof raw['finishedAt'] === 'number' && { finishedAt: new Date(raw['finishedAt']) }),
+    ...(isCause(raw['by']) && { by: { ...raw['by'], fireTime: new Date(raw['by'].fireTime) } }),
   };
+}
+
+function isCause(v: unknown): v is { fireTime: number; node?: string; token?: number } {
+  return typeof v === 'object' && v !== null && typeof (v as { fireTime?: unknown }).fireTime === 'number';
 }
 
 /**

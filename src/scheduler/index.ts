@@ -14,5 +14,7 @@ export type {
   SchedulerEvents,
   SchedulerOptions,
   SchedulerTracer,
+  SkipCause,
+  SkipReason,
   StoredSchedule,
 } from './types.js';

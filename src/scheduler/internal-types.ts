@@ -41,7 +41,8 @@ export interface Source {
 /** See `Source.queue`. */
 export interface QueuedOccurrence {
   fireTime: number;
-  source: 'schedule' | 'misfire';
+  /** `recover`: a claim granted and never started (Candidate.unstarted). */
+  source: 'schedule' | 'misfire' | 'recover';
   /** The shards not offered yet (`undefined`: the job is not sharded). */
   shards: (number | undefined)[];
   /** How long after the fire time this node waits for the preferred node (spread.ts, spreadGrace). */
@@ -68,10 +69,25 @@ export interface Candidate {
   /** Comes from a pending (overlap queue) record (the one `consumes` names). */
   fromPending?: true;
   /**
+   * (A pending record's run) it waits behind its gate rather than being queued there: when it was
+   * claimed, no run of the gate had started before its fire time (overlap.ts). Never superseded;
+   * skipped only if a run that started before its fire time is found going (overlapping-run.ts).
+   */
+  waiting?: true;
+  /**
+   * A claim of this fire time was granted (to some node) and never started — its reply lost, its
+   * node frozen or killed before the start record — and its lease lapsed: run now as a recovery
+   * (source `recover`, a new grant, so a higher token), whatever the misfire policy, which is for
+   * fire times nobody could claim in time (unanswered.ts, offerAgain). Behind a held gate it waits.
+   */
+  unstarted?: true;
+  /**
    * (A pending record's run) a later fire time is queued behind the same gate: once won, this one
    * is recorded skipped for overlap rather than run (Overlap.superseded). Never set with `deadRun`.
    */
   superseded?: true;
+  /** (With `superseded`) the later queued fire time that replaces it. */
+  supersededBy?: number;
   /**
    * (A pending record's run) the in-flight record of its occurrence, read in the same poll: a
    * run of this fire time that started by another path — its start does not consume the pending
@@ -95,6 +111,14 @@ export interface Candidate {
    * holds the gate, even briefly, against the next fire time's run.
    */
   takeover?: true;
+  /**
+   * Set by claimAndRun when an earlier candidate of the same acquire asks for the same overlap
+   * gate: this one asks for it only once it has won its occurrence (see gateAfterWin). A node
+   * back from a pause offers several fire times of one job at once; in one acquire the first
+   * took the gate — one that another node had run already, refused and given back — and the
+   * next, won, found its gate taken by its own neighbour and was recorded skipped.
+   */
+  gateAfterWin?: true;
   /** Called once this node has won the claim (a due entry's misfired event). */
   onWon?: () => void;
   /**
@@ -102,6 +126,20 @@ export interface Candidate {
    * is refused (claim.ts).
    */
   entryReadAt?: number;
+}
+
+/**
+ * Whether a candidate asks for its overlap gate only once it has won its occurrence, in a second
+ * acquire, rather than in the same one: a takeover (usually refused, see Candidate.takeover), and
+ * a queued run (fromPending). A gate's queued runs are all offered at each poll, in fire-time
+ * order, and one acquire grants a key to its first request only: a queued run whose occurrence
+ * another node holds (run there, "done" for an hour) took the gate ahead of the others at every
+ * poll, gave it back, and the runs waiting behind it never got it (simulator, tick seed 16). And
+ * any candidate whose gate an earlier candidate of the same acquire asks for already
+ * (`Candidate.gateAfterWin`, set by claimAndRun).
+ */
+export function gateAfterWin(c: Candidate): boolean {
+  return c.takeover === true || c.fromPending === true || c.gateAfterWin === true;
 }
 
 /** A source's key in `NodeState.sources`. */

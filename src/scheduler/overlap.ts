@@ -2,10 +2,15 @@ import type { Lease, WriteOp } from '../store/types.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import { type Candidate, consumeOps, type Job } from './internal-types.js';
-import { gateScope, keys } from './keys.js';
+import { gateScope, keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
+import { overlappingRun } from './overlapping-run.js';
 import type { InflightRecord } from './run-records.js';
 import { settle } from './settle.js';
+import type { RunSource, SkipCause } from './types.js';
+
+/** A pending record's value: a fire time queued (or waiting, `wait`) behind its overlap gate. */
+export type PendingValue = OccurrenceId & { data?: unknown; source: RunSource; wait?: true };
 
 /** Appended to the owner of an overlap gate taken by a misfire replay. */
 export const REPLAY_MARK = ' (replay)';
@@ -18,8 +23,19 @@ export class Overlap {
   ) {}
 
   /**
-   * The occurrence is ours but a run of the job is going elsewhere: skip it, or queue it (one
-   * pending run). Each outcome is one batch, retried while the claim holds if the store fails.
+   * The occurrence is ours but its overlap gate is taken: skip it, queue it (one pending run per
+   * gate), or make it wait behind the gate. Each outcome is one batch, retried while the claim
+   * holds if the store fails.
+   *
+   * Skipped (overlap 'skip') only when a run of the gate had *started* at or before this fire time
+   * and is still going (overlapping-run.ts), and the skip names that run. A gate held by a claim
+   * that has not started — its reply lost, its node frozen, its start record on the way — or by a
+   * run that started after this fire time overlapped nothing at the fire time: this fire time
+   * waits behind the gate (a pending record marked `wait`, never superseded, never skipped unless
+   * a run that started before it is found going when it is looked at again) and runs once the
+   * holder ends, or once the holder's lease lapses unstarted. Likewise under 'queue': queued (the
+   * buffered one, which a later queued fire time supersedes) only behind a run that started
+   * before it; otherwise it waits.
    */
   async overlapped(
     job: Job,
@@ -30,10 +46,16 @@ export class Overlap {
   ): Promise<void> {
     const s = this.state;
     const what = `overlap handling of ${c.occ.job}`;
-    if ((c.source === 'misfire' && job.spec.misfire === 'catch-up') || c.source === 'recover') {
+    const release = () =>
+      settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
+    if (
+      (c.source === 'misfire' && job.spec.misfire === 'catch-up') ||
+      (c.source === 'recover' && !c.unstarted)
+    ) {
       // A catch-up replay waits for the previous one, a recovery for the run holding the gate:
-      // free the occurrence and try again next tick (recovery: next poll; its in-flight record stays).
-      await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
+      // free the occurrence and try again next tick (recovery: next poll; its in-flight record,
+      // or its pending record, stays).
+      await release();
       return;
     }
     // What marks the occurrence handled: a due entry moved on, or the job's high-water mark.
@@ -42,47 +64,18 @@ export class Overlap {
     // After an outage or a pause, nodes see "missed" at different moments: one may still be
     // replaying the latest missed fire time when another claims the next one on time. Skipping
     // that one for "overlapping" catch-up work would lose a fire time nobody missed, so it
-    // queues behind the replay instead (one look-up, only when the gate is taken).
+    // waits behind the replay instead (one look-up, only when the gate is taken).
     const behindReplay =
       c.source === 'schedule' &&
       job.spec.overlap === 'skip' &&
       (await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard)))?.owner.endsWith(
         REPLAY_MARK,
       ) === true;
-    // Queued: with overlap 'queue', and always for a run-once misfire replay ("run once more
-    // after the current run ends", as ElasticJob's misfire flag): one pending run per gate (the
-    // latest queued), claimed by whichever node sees the gate free first. One batch: the pending
-    // record, the occurrence freed for it, the mark, and the trigger request it replaces. The
-    // record is the fire time's own (keys.pending): a second fire time queued behind the same run
-    // writes a second record, and the reader runs the latest and records the older skipped
-    // (Overlap.superseded).
-    // A candidate that came from the pending record leaves the record as it is, still queued:
-    // putting back what it read (the same occurrence, data and source) could clobber what another
-    // node wrote since — a newer fire time queued behind the gate's run, whose occurrence was
-    // released and mark raised when it queued, so the record was its only trace.
-    if (job.spec.overlap === 'queue' || c.source === 'misfire' || behindReplay) {
-      await settle(
-        s,
-        what,
-        [
-          ...(c.fromPending
-            ? []
-            : [
-                {
-                  op: 'put' as const,
-                  key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
-                  value: JSON.stringify({ ...c.occ, data: c.data, source: c.source }),
-                },
-                ...consumeOps(c),
-              ]),
-          { op: 'release', key: lease.key, token: lease.token },
-          ...advance,
-        ],
-        lease,
-        sentAt,
-        undefined,
-        () => s.lapsedClaim(c, sentAt),
-      );
+    // A run-once misfire replay is always queued ("run once more after the current run ends", as
+    // ElasticJob's misfire flag); a fire time claimed behind a replay, and a recovery of a claim
+    // that never started, wait.
+    if (c.source === 'misfire' || behindReplay || c.unstarted) {
+      await this.queue(job, c, lease, sentAt, advance, c.source !== 'misfire');
       return;
     }
     // A fire time that started elsewhere and whose run died (its in-flight record is there, its
@@ -92,11 +85,71 @@ export class Overlap {
     // (recover.ts) to re-run it or record it abandoned. `deadRun` is the in-flight record as read
     // for a claim won a whole lease after the fire time (claim.ts, lateLook): an on-time skip
     // reads nothing.
-    if (deadRun !== undefined) {
-      await settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
+    if (deadRun !== undefined && job.spec.overlap !== 'queue') {
+      await release();
       return;
     }
-    await this.skip(job, c, lease, sentAt, advance);
+    const by = await overlappingRun(s, job, c.occ);
+    if (job.spec.overlap === 'queue' || !by) {
+      // Queued behind a run that started before it (the gate's buffered run), or waiting behind a
+      // claim that has not started (or a run that started after it); a waiting record stays one.
+      await this.queue(job, c, lease, sentAt, advance, !by || c.waiting === true);
+      return;
+    }
+    await this.skip(job, c, lease, sentAt, advance, 'overlap', {
+      fireTime: new Date(by.fireTime),
+      ...(by.node !== undefined && { node: by.node }),
+      ...(by.token !== undefined && { token: by.token }),
+    });
+  }
+
+  /**
+   * One batch: the pending record (`wait`: never superseded, see requests.ts), the occurrence
+   * freed for it, the mark, and the trigger request it replaces. The record is the fire time's own
+   * (keys.pending): a second fire time queued behind the same run writes a second record, and the
+   * reader runs the latest and records the older (not waiting) ones skipped (Overlap.superseded).
+   * A candidate that came from the pending record leaves the record as it is, still queued:
+   * putting back what it read (the same occurrence, data and source) could clobber what another
+   * node wrote since — a newer fire time queued behind the gate's run, whose occurrence was
+   * released and mark raised when it queued, so the record was its only trace.
+   */
+  private async queue(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    sentAt: number,
+    advance: WriteOp[],
+    wait: boolean,
+  ): Promise<void> {
+    const s = this.state;
+    const value: PendingValue = {
+      ...c.occ,
+      data: c.data,
+      source: c.source,
+      ...(wait && { wait: true as const }),
+    };
+    await settle(
+      s,
+      `overlap handling of ${job.spec.name}`,
+      [
+        ...(c.fromPending
+          ? []
+          : [
+              {
+                op: 'put' as const,
+                key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
+                value: JSON.stringify(value),
+              },
+              ...consumeOps(c),
+            ]),
+        { op: 'release', key: lease.key, token: lease.token },
+        ...advance,
+      ],
+      lease,
+      sentAt,
+      undefined,
+      () => s.lapsedClaim(c, sentAt),
+    );
   }
 
   /**
@@ -105,7 +158,7 @@ export class Overlap {
    * silently dropped. The mark was raised when it was queued.
    */
   async superseded(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
-    await this.skip(job, c, lease, sentAt, []);
+    await this.skip(job, c, lease, sentAt, [], 'superseded', { fireTime: new Date(c.supersededBy!) });
   }
 
   /**
@@ -118,6 +171,8 @@ export class Overlap {
     lease: Lease,
     sentAt: number,
     advance: WriteOp[],
+    reason: 'overlap' | 'superseded',
+    by: SkipCause,
   ): Promise<void> {
     const s = this.state;
     const what = `overlap handling of ${c.occ.job}`;
@@ -138,6 +193,8 @@ export class Overlap {
             status: 'skipped',
             startedAt: at,
             finishedAt: at,
+            reason,
+            by,
           }),
           ttlMs: s.retentionMs,
         },
@@ -152,7 +209,7 @@ export class Overlap {
       ],
       lease,
       sentAt,
-      () => s.emit('skipped', { ...occFields(c.occ), reason: 'overlap' }),
+      () => s.emit('skipped', { ...occFields(c.occ), reason, by }),
       () => s.lapsedClaim(c, sentAt),
     );
   }

@@ -3,12 +3,9 @@ import type { Claims } from './claim.js';
 import type { Candidate } from './internal-types.js';
 import { gateScope, jobOfKey, keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
+import type { PendingValue } from './overlap.js';
 import type { InflightRecord } from './run-records.js';
 import { TriggerRequests } from './trigger-requests.js';
-import type { RunSource } from './types.js';
-
-/** A pending record's value (overlap.ts writes it). */
-type PendingValue = OccurrenceId & { data?: unknown; source: RunSource };
 
 /** Turns what a poll read — trigger requests and queued runs — into claims. */
 export class Requests {
@@ -51,7 +48,13 @@ export class Requests {
     // in-flight record (it started elsewhere, maybe died) is offered as a run instead: its claim
     // recovers or settles it (claim.ts), never skips it.
     const latest = new Map<string, number>();
-    const queuedRuns: { r: StoredRecord; occ: OccurrenceId; p: PendingValue; gate: string }[] = [];
+    const queuedRuns: {
+      r: StoredRecord;
+      occ: OccurrenceId;
+      p: PendingValue;
+      gate: string;
+      buffered: boolean;
+    }[] = [];
     for (const r of queued) {
       const job = s.defined.get(jobOfKey(r.key));
       if (!job || s.paused.has(job.spec.name)) continue;
@@ -64,7 +67,7 @@ export class Requests {
       };
       const gate = keys.runGate(occ.job, gateScope(occ), occ.shard);
       latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, occ.fireTime));
-      queuedRuns.push({ r, occ, p, gate });
+      queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' });
     }
     if (queuedRuns.length === 0) return [];
     // The in-flight records, read once (only when something is queued: a poll may read many).
@@ -76,8 +79,10 @@ export class Requests {
     // (simulator, overlap 'queue' with runs longer than the interval). A live run holds the gate
     // anyway, so holding its queue back costs nothing.
     const recovering = new Set<string>();
+    const going = new Set<string>();
     for (const [key, rec] of runs) {
       const gate = keys.runGate(rec.job, gateScope(rec as OccurrenceId), rec.shard);
+      going.add(gate);
       // `latest` also counts the fire times in flight: a queued run older than a run that already
       // started was overtaken (an on-time claim of the next fire time took the gate the moment it
       // freed, before the queued run's claim did) — recorded skipped like an older queued one,
@@ -87,9 +92,16 @@ export class Requests {
       if (rec.claimedAt + rec.leaseMs > now || s.runningHere.has(keys.occurrenceOfInflight(key))) continue;
       recovering.add(gate);
     }
-    for (const { r, occ, p, gate } of queuedRuns) {
+    // A waiting record (overlap.ts: no run of its gate had started by its fire time) is not
+    // superseded: it overlapped nothing, and runs once the gate frees. Under overlap 'queue' it
+    // waits only until a run of its gate has started (the claim it waited for, or any other):
+    // from then on it is that run's buffered successor like any queued one — the latest runs, the
+    // older are superseded — or an overloaded job's waiting records would pile up, each claimed
+    // at every poll, and the oldest never win the gate (simulator, seed 4).
+    for (const { r, occ, p, gate, buffered } of queuedRuns) {
       const run = runs.get(keys.inflight(occ));
-      const superseded = occ.fireTime < latest.get(gate)! && run === undefined;
+      const waiting = p.wait === true && !(buffered && going.has(gate));
+      const superseded = !waiting && occ.fireTime < latest.get(gate)! && run === undefined;
       // Its own dead run is the one exception: this claim is that run's recovery (dead-attempt.ts).
       if (!superseded && run === undefined && recovering.has(gate)) continue;
       out.push({
@@ -101,7 +113,8 @@ export class Requests {
         consumes: r.key,
         consumesValue: r.value,
         fromPending: true,
-        ...(superseded && { superseded: true as const }),
+        ...(waiting && { waiting: true as const }),
+        ...(superseded && { superseded: true as const, supersededBy: latest.get(gate)! }),
         ...(run !== undefined && { deadRun: run }),
       });
     }

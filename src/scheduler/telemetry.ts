@@ -1,5 +1,6 @@
 import { type LogFields, type Logger, type LogRecord, recordWriter, silentLogger } from '../core/logger.js';
 import { SchedulerMetrics } from './metrics.js';
+import { skipText } from './skip-text.js';
 import { Tracing } from './tracing.js';
 import type { RunEvent, RunSource, SchedulerEvents, SchedulerOptions } from './types.js';
 
@@ -109,12 +110,15 @@ export class Telemetry {
         return;
       case 'skipped':
         m.runs.inc({ job: e.job, status: 'skipped' });
-        this.log?.('info', `oncely: ${e.job} skipped (a run of it is still going)`, {
+        this.log?.('info', `oncely: ${e.job} skipped (${skipText(e)})`, {
           job: e.job,
           fireTime: e.fireTime.toISOString(),
           node: this.node,
           status: 'skipped',
           reason: e.reason,
+          byFireTime: e.by.fireTime.toISOString(),
+          ...(e.by.node !== undefined && { byNode: e.by.node }),
+          ...(e.by.token !== undefined && { byToken: e.by.token }),
           ...(e.scheduleId !== undefined && { scheduleId: e.scheduleId }),
           ...(e.shard !== undefined && { shard: e.shard }),
         });

@@ -52,6 +52,23 @@ export interface SchedulerTracer {
 export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed-out' | 'skipped' | 'abandoned';
 
+/**
+ * Why a fire time was skipped. `overlap`: a run of the same overlap gate had started before the
+ * fire time and had not finished by then (`by` names it); `superseded`: a queued run (overlap
+ * 'queue', one run buffered per gate) that a later queued fire time (`by.fireTime`) replaced;
+ * `misfire`: nobody could claim it within `misfireThreshold` (the `misfired` event; no history
+ * entry). A claim that was granted and never started never causes a skip: it is recovered.
+ */
+export type SkipReason = 'overlap' | 'superseded' | 'misfire';
+
+/** The run a skip was decided against: the overlapping run, or the queued fire time that superseded it. */
+export interface SkipCause {
+  fireTime: Date;
+  /** The overlapping run's node and fencing token (`overlap`; absent for `superseded`). */
+  node?: string;
+  token?: number;
+}
+
 /** What a handler receives. */
 export interface JobContext<Data = unknown> {
   job: string;
@@ -92,6 +109,10 @@ export interface HistoryEntry {
    * another node may have recovered the occurrence meanwhile — the documented at-least-once case.
    */
   leaseLapsed?: boolean;
+  /** (`skipped`) why: see {@link SkipReason}. Every skipped entry written since 0.1 has one. */
+  reason?: SkipReason;
+  /** (`skipped`) the run it overlapped, or the queued fire time that superseded it. */
+  by?: SkipCause;
 }
 
 export interface RunEvent {
@@ -121,7 +142,15 @@ export interface SchedulerEvents {
     durationMs: number;
     leaseLapsed?: boolean;
   };
-  skipped: { job: string; scheduleId?: string; fireTime: Date; shard?: number; reason: 'overlap' };
+  /** A fire time recorded skipped (its history entry holds the same `reason` and `by`). */
+  skipped: {
+    job: string;
+    scheduleId?: string;
+    fireTime: Date;
+    shard?: number;
+    reason: 'overlap' | 'superseded';
+    by: SkipCause;
+  };
   /**
    * Fire times nobody claimed within `misfireThreshold`. `run`: one per replayed fire time
    * (`fireTime`; `count` 1). `skipped`: one per job (stored schedule) and tick for all the fire

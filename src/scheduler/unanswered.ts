@@ -1,8 +1,7 @@
 import type { Lease } from '../store/types.js';
 import { FINAL_STATUSES, occurrenceHistory } from './dead-attempt.js';
-import { type Candidate, rewind, sourceKey } from './internal-types.js';
+import { type Candidate, gateAfterWin, rewind, sourceKey } from './internal-types.js';
 import { gateScope, keys, type OccurrenceId } from './keys.js';
-import { emitMisfired } from './misfire.js';
 import type { NodeState } from './node-state.js';
 import { accountedFor } from './on-record.js';
 import { REPLAY_MARK } from './overlap.js';
@@ -94,8 +93,9 @@ export class Unanswered {
       !(await grantUsed(s, c.occ, lease.token))
     ) {
       let gate: Lease | null | undefined;
-      // A takeover asks for its gate only once it has the occurrence (claim.ts): not here.
-      if (c.gate && !c.takeover) {
+      // A takeover or a queued run asks for its gate only once it has the occurrence (claim.ts,
+      // gateAfterWin): not here.
+      if (c.gate && !gateAfterWin(c)) {
         const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
         // Granted by the same acquire: this node's, at the same store instant.
         const mine = held?.owner === s.node || held?.owner === `${s.node}${REPLAY_MARK}`;
@@ -118,23 +118,24 @@ export class Unanswered {
  * anything of it was recorded (every other node was refused it meanwhile and moved on). Make sure
  * it is run or accounted for:
  *  - a due entry: read again (it moves on only when a run starts);
- *  - a job trigger's fire time above the high-water mark: the cursor moves back before it, and
- *    the misfire policy judges it with whatever else was missed since;
- *  - one at or below the mark — a later fire time has already started, so the misfire scan,
- *    which starts at the mark, would never see it (found by the simulator: a reply lost while
- *    the node backed off past the lease, and the fire time was gone without run or record) —
- *    with `recover` (the default: a claim granted and never run is an abandoned occurrence) it
- *    is offered as a replay of its own, queued behind a run that holds the overlap gate; without
- *    `recover`, or under `misfire: 'skip'`, it is reported as a skipped misfire.
- * `cursorBack: false` (a claim another node held, see watch.ts): this node's cursor is past it for
- * a reason of its own, so it is always offered as a replay or reported.
+ *  - a job trigger's fire time above the high-water mark (`cursorBack`: this node's own claim,
+ *    whose acquire got no answer): no later fire time has started anywhere, so the cursor moves
+ *    back before it and the misfire policy judges it with whatever else was missed since — the
+ *    acquire may never have reached the store (the cluster cut off from it);
+ *  - otherwise — one at or below the mark (a later fire time has already started, so the misfire
+ *    scan, which starts at the mark, would never see it: found by the simulator, a reply lost
+ *    while the node backed off past the lease), or one another node was granted (watch.ts) — some
+ *    node claimed it in time and never started it: it is run now as a recovery (source
+ *    `recover`, a new grant and so a higher token; waiting behind a run that holds the overlap
+ *    gate), whatever the misfire policy and `recover` say: those are for fire times nobody could
+ *    claim in time, and for runs that started and died. Late by at most one lease (+ a poll).
  */
 export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true): Promise<void> {
   if (c.entryReadAt !== undefined) {
     s.dueWakeAt = 0;
     return;
   }
-  if (c.source !== 'schedule' && c.source !== 'misfire') return;
+  if (c.source !== 'schedule' && c.source !== 'misfire' && !c.unstarted) return;
   const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
   const job = s.defined.get(c.occ.job);
   if (!source || !job) return;
@@ -148,15 +149,22 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
   }
   // Handled after all (on-record.ts): it has a history, in-flight or queued record.
   if ((await accountedFor(s, [c.occ]))[0]) return;
-  const run = job.spec.recover && job.spec.misfire !== 'skip';
-  emitMisfired(s, c.occ, run ? 'run' : 'skipped', F, F, 1);
-  if (!run) return;
+  s.telemetry.log?.(
+    'info',
+    `oncely: ${c.occ.job}: a claim of it was granted and never started; recovering it`,
+    {
+      job: c.occ.job,
+      fireTime: new Date(F).toISOString(),
+      node: s.node,
+      ...(c.occ.shard !== undefined && { shard: c.occ.shard }),
+    },
+  );
   const queued = source.queue.find((q) => q.fireTime === F);
   if (queued) {
     if (!queued.shards.includes(c.occ.shard)) queued.shards.push(c.occ.shard);
     return;
   }
-  source.queue.unshift({ fireTime: F, source: 'misfire', shards: [c.occ.shard], graceMs: 0 });
+  source.queue.unshift({ fireTime: F, source: 'recover', shards: [c.occ.shard], graceMs: 0 });
 }
 
 /**

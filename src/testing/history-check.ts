@@ -12,122 +12,42 @@
  * - Tokens grow: in the order runs started, each token is higher than every earlier one.
  * - No fire time lost: every expected occurrence has a start or a recorded skip (overlap skip,
  *   misfire skip), unless it fell due while no node was healthy.
+ * - No skip without its reason: a skip is borne out by the history, or it is `unjustified-skip` —
+ *   an `overlap` skip needs a run of the same overlap gate (job, stored schedule, shard; manual
+ *   triggers share the job's gate) that started at or before the fire time and had not finished
+ *   by then (or, with the job's `lockAtLeastForMs`, started less than that before it); when the
+ *   skip names the run (`by`), that run. A `superseded` skip needs a later fire time of the gate
+ *   that started (the queued run that replaced it). A `misfire` skip needs the fire time to have
+ *   fallen outside the `healthy` windows: a fire time some healthy node could claim in time
+ *   (within `misfireThresholdMs`) is never missed — a claim granted and never started is
+ *   recovered, not skipped.
  * - A fenced effects sink (a write accepted only with a token higher than the last accepted one
  *   for its resource) never accepted a stale token.
  */
-import type { RunSource, RunStatus } from '../scheduler/types.js';
+import {
+  type CheckInput,
+  type CheckResult,
+  type DuplicateKind,
+  type FencedWrite,
+  occurrenceKey,
+  type RunRecord,
+} from './history-model.js';
+import { checkLost } from './history-skips.js';
 
-/** One start or finish of one run, as a node or the store's history saw it. */
-export interface RunRecord {
-  node: string;
-  job: string;
-  scheduleId?: string;
-  /** Nominal fire time, epoch ms. */
-  fireTime: number;
-  shard?: number;
-  attempt: number;
-  token: number;
-  source: RunSource;
-  event: 'start' | 'finish';
-  /** For `finish`: how the run ended. */
-  status?: RunStatus;
-  /**
-   * For `finish`: the outcome was stored only after the run's lease had lapsed (the scheduler's
-   * `leaseLapsed`), so a recovery after it is legal even when it succeeded — at-least-once.
-   */
-  leaseLapsed?: boolean;
-  /** When it happened, epoch ms (one clock for all records: the store's, or one host's). */
-  at: number;
-}
-
-/** Fire times skipped on purpose: a misfire policy's skip span, or an overlap skip (from = to). */
-export interface SkipRecord {
-  job: string;
-  scheduleId?: string;
-  shard?: number;
-  /** First and last skipped fire time, epoch ms, inclusive. Every fire time in between counts. */
-  from: number;
-  to: number;
-  reason: 'misfire' | 'overlap';
-}
-
-/** One occurrence that should have run (or been skipped on record). */
-export interface ExpectedOccurrence {
-  job: string;
-  scheduleId?: string;
-  fireTime: number;
-  shard?: number;
-}
-
-/** What the checker needs to know about a job's policy. */
-export interface JobFacts {
-  job: string;
-  /** Lease length (`lockAtMostFor`) in ms: a recovery before the earlier run's start + this is early. */
-  leaseMs: number;
-}
-
-/** One attempted write to a fenced sink, in the order the sink decided. */
-export interface FencedWrite {
-  resource: string;
-  token: number;
-  accepted: boolean;
-}
-
-export interface CheckInput {
-  records: readonly RunRecord[];
-  jobs: readonly JobFacts[];
-  skips?: readonly SkipRecord[];
-  expected?: readonly ExpectedOccurrence[];
-  /** Windows (epoch ms, inclusive) in which at least one node was healthy; default: always. */
-  healthy?: readonly { from: number; to: number }[];
-  writes?: readonly FencedWrite[];
-  /** Slack for `at` values taken on different processes' clocks (default 250 ms). */
-  toleranceMs?: number;
-}
-
-export type DuplicateKind =
-  | 'concurrent'
-  | 'sequential-after-success'
-  | 'sequential-after-finish'
-  | 'recovery-without-expiry';
-
-export type Violation =
-  | { kind: 'duplicate'; duplicate: DuplicateKind; occurrence: string; message: string }
-  | { kind: 'stale-token'; occurrence: string; message: string }
-  | { kind: 'lost-fire-time'; occurrence: string; message: string }
-  | { kind: 'stale-write-accepted'; resource: string; message: string }
-  | { kind: 'unknown-job'; occurrence: string; message: string };
-
-export interface CheckResult {
-  /** Distinct occurrences started at least once. */
-  occurrences: number;
-  recoveries: number;
-  retries: number;
-  duplicates: Record<DuplicateKind, number>;
-  /** Expected occurrences with neither a start nor a recorded skip. */
-  misses: number;
-  /** Expected occurrences covered by a recorded skip. */
-  skipped: number;
-  staleWritesRefused: number;
-  writesAccepted: number;
-  violations: Violation[];
-}
+export type {
+  CheckInput,
+  CheckResult,
+  DuplicateKind,
+  ExpectedOccurrence,
+  FencedWrite,
+  JobFacts,
+  RunRecord,
+  SkipRecord,
+  Violation,
+} from './history-model.js';
+export { occurrenceKey } from './history-model.js';
 
 const FAILED: ReadonlySet<string> = new Set(['failed', 'timed-out']);
-
-/** The occurrence a record belongs to, as one readable string. */
-export function occurrenceKey(o: {
-  job: string;
-  scheduleId?: string | undefined;
-  fireTime: number;
-  shard?: number | undefined;
-}): string {
-  const parts = [o.job];
-  if (o.scheduleId !== undefined) parts.push(`schedule ${o.scheduleId}`);
-  parts.push(new Date(o.fireTime).toISOString());
-  if (o.shard !== undefined) parts.push(`shard ${o.shard}`);
-  return parts.join(' · ');
-}
 
 const describeRun = (r: RunRecord) =>
   `attempt ${r.attempt} token ${r.token} (${r.source}) on ${r.node} at ${new Date(r.at).toISOString()}`;
@@ -156,6 +76,7 @@ export function checkHistory(input: CheckInput): CheckResult {
     },
     misses: 0,
     skipped: 0,
+    unjustifiedSkips: 0,
     staleWritesRefused: 0,
     writesAccepted: 0,
     violations: [],
@@ -165,11 +86,15 @@ export function checkHistory(input: CheckInput): CheckResult {
   const seen = new Map<string, RunRecord>();
   for (const r of input.records) {
     // The same run may be reported twice (a node's event and the store's history): keep one,
-    // lapsed if either report says so.
+    // lapsed if either report says so. A finish keeps the later report: the history's finishedAt
+    // is when the handler ended, the node's event comes once the outcome is stored — until then
+    // the run still holds its gate and its in-flight record (a finish held up by a stalled link),
+    // and skipping a fire time behind it is fair.
     const id = `${occurrenceKey(r)}|${r.event}|${r.token}|${r.attempt}|${r.node}`;
     const kept = seen.get(id);
     if (kept) {
       if (r.leaseLapsed) kept.leaseLapsed = true;
+      if (r.event === 'finish' && r.at > kept.at) kept.at = r.at;
       continue;
     }
     const own = { ...r };
@@ -198,7 +123,7 @@ export function checkHistory(input: CheckInput): CheckResult {
     checkTokens(key, starts, result);
     checkRuns(key, starts, finishes, job.leaseMs, tolerance, result);
   }
-  checkLost(input, byOccurrence, result);
+  checkLost(input, byOccurrence, tolerance, result);
   checkWrites(input.writes ?? [], result);
   return result;
 }
@@ -295,38 +220,6 @@ function duplicate(result: CheckResult, kind: DuplicateKind, key: string, messag
     occurrence: key,
     message: `${key}: ${message}`,
   });
-}
-
-/** Every expected occurrence (in a healthy window) has a start or a recorded skip. */
-function checkLost(
-  input: CheckInput,
-  byOccurrence: Map<string, { starts: RunRecord[] }>,
-  result: CheckResult,
-): void {
-  const healthy = input.healthy;
-  const skips = input.skips ?? [];
-  for (const e of input.expected ?? []) {
-    if ((byOccurrence.get(occurrenceKey(e))?.starts.length ?? 0) > 0) continue;
-    const skip = skips.find(
-      (s) =>
-        s.job === e.job &&
-        s.scheduleId === e.scheduleId &&
-        (s.shard === undefined || s.shard === e.shard) &&
-        s.from <= e.fireTime &&
-        e.fireTime <= s.to,
-    );
-    if (skip) {
-      result.skipped += 1;
-      continue;
-    }
-    if (healthy && !healthy.some((w) => w.from <= e.fireTime && e.fireTime <= w.to)) continue;
-    result.misses += 1;
-    result.violations.push({
-      kind: 'lost-fire-time',
-      occurrence: occurrenceKey(e),
-      message: `${occurrenceKey(e)}: fell due while a node was healthy, yet never started and no skip was recorded`,
-    });
-  }
 }
 
 /** Replays the sink's decisions: an accepted write must carry a token above the last accepted one. */

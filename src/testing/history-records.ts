@@ -52,7 +52,7 @@ function runFields(e: HistoryEntry | SchedulerEvents['started']): Omit<RunRecord
   };
 }
 
-/** The skip a `misfired` event with action `skipped`, or an overlap `skipped` event, records. */
+/** The skip a `misfired` event with action `skipped`, or a `skipped` event (overlap, superseded), records. */
 export function skipFromEvent(
   e: SchedulerEvents['misfired'] | SchedulerEvents['skipped'],
 ): SkipRecord | undefined {
@@ -66,13 +66,40 @@ export function skipFromEvent(
       reason: 'misfire',
     };
   }
+  return skipRecord(e);
+}
+
+/**
+ * The skips in `scheduler.history()` entries (status `skipped`, with the reason and the run they
+ * name): what the store holds even when the node that wrote one died before its event.
+ *
+ * @example
+ * const entries = await scheduler.history({ job: 'report', limit: 1000 });
+ * checkHistory({ records: recordsFromHistory(entries), skips: skipsFromHistory(entries), jobs, expected });
+ */
+export function skipsFromHistory(entries: readonly HistoryEntry[]): SkipRecord[] {
+  return entries.filter((e) => e.status === 'skipped').map((e) => skipRecord(e));
+}
+
+/** An overlap or superseded skip of one fire time; an entry stored before reasons existed counts as overlap. */
+function skipRecord(e: {
+  job: string;
+  scheduleId?: string | undefined;
+  shard?: number | undefined;
+  fireTime: Date;
+  reason?: string | undefined;
+  by?: { fireTime: Date; node?: string | undefined; token?: number | undefined } | undefined;
+}): SkipRecord {
   return {
     job: e.job,
     ...opt('scheduleId', e.scheduleId),
     ...opt('shard', e.shard),
     from: e.fireTime.getTime(),
     to: e.fireTime.getTime(),
-    reason: 'overlap',
+    reason: e.reason === 'superseded' ? 'superseded' : 'overlap',
+    ...(e.by !== undefined && {
+      by: { fireTime: e.by.fireTime.getTime(), ...opt('node', e.by.node), ...opt('token', e.by.token) },
+    }),
   };
 }
 

@@ -54,4 +54,5 @@ export {
   recordFromStarted,
   recordsFromHistory,
   skipFromEvent,
+  skipsFromHistory,
 } from './history-records.js';

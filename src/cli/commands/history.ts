@@ -10,6 +10,7 @@
 import type { Command } from 'commander';
 import { jobKnown } from '../../scheduler/inspect.js';
 import type { Scheduler } from '../../scheduler/scheduler.js';
+import { skipText } from '../../scheduler/skip-text.js';
 import type { HistoryEntry } from '../../scheduler/types.js';
 import type { Store } from '../../store/types.js';
 import { wholeNumber } from '../arg-parsers.js';
@@ -77,13 +78,15 @@ function historyTable(entries: HistoryEntry[]): string {
       e.node,
       e.source,
       e.finishedAt ? formatDuration(e.finishedAt.getTime() - e.startedAt.getTime()) : '-',
-      truncate(
-        (e.error ?? e.output ?? '')
-          .trim()
-          .split('\n')
-          .at(e.error ? 0 : -1) ?? '',
-        70,
-      ),
+      e.status === 'skipped'
+        ? skipText(e)
+        : truncate(
+            (e.error ?? e.output ?? '')
+              .trim()
+              .split('\n')
+              .at(e.error ? 0 : -1) ?? '',
+            70,
+          ),
     ]),
   );
 }

@@ -1,4 +1,5 @@
 import { historyCursor } from '../../scheduler/history-query.js';
+import { skipText } from '../../scheduler/skip-text.js';
 import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
 import { describeTrigger, runDuration } from '../views.js';
@@ -56,6 +57,7 @@ function attemptView(e: HistoryEntry, now: number): Html {
 <span>duration <b>${runDuration(e, now)}</b></span>
 <span>started <b>${formatTime(e.startedAt)}</b> (${formatDuration(late)} after fire time)</span>
 <span>token <b class="mono">${e.token}</b></span></div>
+${e.status === 'skipped' ? html`<p class="text skip-reason">${skipText(e)}</p>` : ''}
 ${e.error !== undefined ? html`<pre class="text error">${e.error}</pre>` : ''}
 ${e.output !== undefined ? html`<pre class="text output">${e.output}</pre>` : ''}
 </div>`;

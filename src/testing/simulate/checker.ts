@@ -1,4 +1,5 @@
 import { type History, type Invocation, occKey } from './history.js';
+import { EPOCH } from './sim-store.js';
 
 export type ViolationKind =
   | 'overlap'
@@ -6,7 +7,8 @@ export type ViolationKind =
   | 'token-order'
   | 'attempt-order'
   | 'lost-fire-time'
-  | 'unfinished';
+  | 'unfinished'
+  | 'unjustified-skip';
 
 export interface Violation {
   kind: ViolationKind;
@@ -23,6 +25,12 @@ export interface CheckedJob {
   shards: (number | undefined)[];
   /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
   mustFinish: boolean;
+  /**
+   * (Virtual ms) with `mustFinish`, an occurrence whose first run started after this has no time
+   * left to finish before the end and is not judged `unfinished`: a fire time that waited behind
+   * its gate (a claim that never started held it) runs late, after the other waiting ones.
+   */
+  finishBy?: number;
 }
 
 /**
@@ -39,6 +47,10 @@ export interface CheckedJob {
  * - `token-order`: tokens never go down; an equal token is only a retry (same node incarnation,
  *   attempt + 1, after the previous attempt failed).
  * - `attempt-order`: a run with a higher token (a recovery) has a higher attempt number.
+ * - `unjustified-skip`: a fire time recorded skipped for `overlap` while no run of its overlap gate
+ *   (job, stored schedule, shard) was going: no in-flight record of the gate, applied by the store
+ *   before the skip, that started at or before the fire time and was not yet deleted at it (a
+ *   claim that had not started held the gate); or recorded skipped with no reason.
  * Per job, only when `checkLiveness` (a node stayed healthy all along; faults stopped before the
  * settle period):
  * - `lost-fire-time`: a fire time in the window is handled by nobody: no run, no overlap
@@ -46,8 +58,8 @@ export interface CheckedJob {
  *   before it heard back), and no misfire `skipped` span covering it. (A misfire `run` announcement
  *   does not count: the replay itself must start. Run-once skipping older missed fire times in
  *   favour of the latest is a `skipped` span, so it is not "lost".)
- * - `unfinished`: (jobs with `mustFinish`) an occurrence that started but was never recorded as
- *   succeeded by the end.
+ * - `unfinished`: (jobs with `mustFinish`) an occurrence that started (by `finishBy`) but was never
+ *   recorded as succeeded by the end.
  */
 export function check(history: History, jobs: CheckedJob[], checkLiveness: boolean): Violation[] {
   const violations: Violation[] = [];
@@ -124,6 +136,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
       }
     }
   }
+  checkSkips(history, violations);
   if (!checkLiveness) return violations;
   for (const job of jobs) {
     const spans = misfireSpans.get(job.name) ?? [];
@@ -138,7 +151,12 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
             occ,
             message: 'no node ran it, skipped it for overlap, or reported it as a skipped misfire',
           });
-        } else if (ran && job.mustFinish && !succeeded.has(occ)) {
+        } else if (
+          ran &&
+          job.mustFinish &&
+          !succeeded.has(occ) &&
+          Math.min(...byOcc.get(occ)!.map((r) => r.startedAt)) <= (job.finishBy ?? Number.POSITIVE_INFINITY)
+        ) {
           violations.push({
             kind: 'unfinished',
             occ,
@@ -150,4 +168,42 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
     }
   }
   return violations;
+}
+
+/** Every stored overlap skip is borne out by a run of its gate going at its fire time (see `check`). */
+function checkSkips(history: History, violations: Violation[]): void {
+  const gateOf = (o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }) =>
+    JSON.stringify([
+      o.job,
+      o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? '' : o.scheduleId,
+      o.shard ?? null,
+    ]);
+  const at = (ms: number) => `+${((ms - EPOCH) / 1000).toFixed(3)}s`;
+  for (const skip of history.skips) {
+    if (skip.reason === 'superseded') continue;
+    if (skip.reason !== 'overlap') {
+      violations.push({
+        kind: 'unjustified-skip',
+        occ: skip.occ,
+        message: `recorded skipped with reason ${skip.reason}`,
+      });
+      continue;
+    }
+    const gate = gateOf(skip);
+    // Virtual ms of the fire time (store ms = EPOCH + virtual ms).
+    const F = skip.fireTime - EPOCH;
+    const going = history.inflight.some(
+      (r) =>
+        gateOf(r) === gate &&
+        r.putAt <= skip.at &&
+        r.startedAt <= skip.fireTime &&
+        (r.deletedAt === undefined || r.deletedAt >= F),
+    );
+    if (!going)
+      violations.push({
+        kind: 'unjustified-skip',
+        occ: skip.occ,
+        message: `recorded skipped for overlap${skip.byFireTime === undefined ? '' : ` with the run of ${at(skip.byFireTime)}`}, but no run of its gate had started by ${at(skip.fireTime)} and was still going then`,
+      });
+  }
 }

@@ -24,6 +24,34 @@ export interface Invocation {
   abortedAt?: number;
 }
 
+/** A skipped history record the store applied. */
+export interface StoredSkip {
+  occ: string;
+  job: string;
+  scheduleId: string | undefined;
+  shard: number | undefined;
+  /** Store ms. */
+  fireTime: number;
+  /** Virtual ms the store applied it. */
+  at: number;
+  reason: string;
+  byFireTime?: number;
+}
+
+/** An in-flight record the store applied: a run's start as the store saw it. */
+export interface StoredRun {
+  key: string;
+  value: string;
+  job: string;
+  scheduleId?: string;
+  shard?: number;
+  /** Store ms, as the record says. */
+  startedAt: number;
+  /** Virtual ms. */
+  putAt: number;
+  deletedAt?: number;
+}
+
 /** An outcome the scheduler reported through its events. */
 export interface Outcome {
   kind: 'succeeded' | 'failed' | 'skipped' | 'misfired';
@@ -68,6 +96,16 @@ export class History {
    */
   readonly storedSkipped = new Set<string>();
   /**
+   * The skipped history records as the store applied them (virtual ms), with their reason and
+   * the run they name: judged against the in-flight records below (checker.ts).
+   */
+  readonly skips: StoredSkip[] = [];
+  /**
+   * Every in-flight record the store applied (`ctl|run|…`, a run's start), with when its delete
+   * (the run's finish, or the recovery's clean-up) was applied: the runs as the store saw them.
+   */
+  readonly inflight: StoredRun[] = [];
+  /**
    * Tokens whose finish batch found their occurrence lease gone (its release refused): the lease
    * lapsed before the outcome was stored, so a recovery may legitimately run the occurrence again.
    */
@@ -107,13 +145,53 @@ export class History {
         const occ = occKey(entry.job, entry.fireTime.getTime(), entry.shard, entry.scheduleId);
         if (entry.status === 'skipped' && !this.storedSkipped.has(occ)) {
           this.storedSkipped.add(occ);
-          this.line(node, `stored   ${occ} skipped token=${entry.token}`);
+          this.skips.push({
+            occ,
+            job: entry.job,
+            scheduleId: entry.scheduleId,
+            shard: entry.shard,
+            fireTime: entry.fireTime.getTime(),
+            at: this.now(),
+            reason: entry.reason ?? '?',
+            ...(entry.by !== undefined && { byFireTime: entry.by.fireTime.getTime() }),
+          });
+          const by = entry.by ? ` by=${fireLabel(entry.by.fireTime.getTime())}` : '';
+          this.line(
+            node,
+            `stored   ${occ} skipped (${entry.reason ?? 'no reason'}${by}) token=${entry.token}`,
+          );
         }
         if (entry.status !== 'succeeded') return;
         const list = this.stored.get(occ) ?? [];
         list.push({ token: entry.token, at: this.now() });
         this.stored.set(occ, list);
         this.line(node, `stored   ${occ} succeeded token=${entry.token} attempt=${entry.attempt}`);
+      } else if (op.key.startsWith('ctl|pending|') && (op.op === 'put' || op.op === 'delete')) {
+        const fire = Number(op.key.split('|').at(-1));
+        const what =
+          op.op === 'put'
+            ? (JSON.parse(op.value) as { wait?: boolean }).wait
+              ? 'waits'
+              : 'queued'
+            : 'dequeued';
+        if (results[i] !== false)
+          this.line(node, `${what.padEnd(8)} ${op.key.split('|')[2]}@${fireLabel(fire)} behind its gate`);
+      } else if (op.op === 'put' && op.key.startsWith('ctl|run|') && results[i] !== false) {
+        const rec = JSON.parse(op.value) as {
+          job: string;
+          scheduleId?: string;
+          shard?: number;
+          startedAt: number;
+        };
+        this.inflight.push({ key: op.key, value: op.value, ...rec, putAt: this.now() });
+      } else if (op.op === 'delete' && op.key.startsWith('ctl|run|') && results[i] !== false) {
+        for (const r of this.inflight)
+          if (
+            r.key === op.key &&
+            r.deletedAt === undefined &&
+            (op.ifValue === undefined || op.ifValue === r.value)
+          )
+            r.deletedAt = this.now();
       } else if (
         op.op === 'release' &&
         op.key.startsWith('occ|') &&

@@ -149,6 +149,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       fireTimes,
       shards: spec.shards ? Array.from({ length: spec.shards.count }, (_, s) => s) : [undefined],
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
+      finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
     };
   });
   const ignored = new Set(options.ignore ?? []);

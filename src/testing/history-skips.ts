@@ -1,0 +1,100 @@
+/** The checker's "no fire time lost, no skip without its reason" part (see history-check.ts). */
+import type { CheckInput, CheckResult, ExpectedOccurrence, RunRecord, SkipRecord } from './history-model.js';
+import { occurrenceKey } from './history-model.js';
+
+/** The overlap gate an occurrence runs under: manual triggers (`manual:<id>`) share the job's own. */
+function gateOf(o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }): string {
+  const scope = o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? '' : o.scheduleId;
+  return JSON.stringify([o.job, scope, o.shard ?? null]);
+}
+
+/**
+ * Every expected occurrence (in a healthy window) has a start or a recorded skip, and a skip that
+ * the history bears out (see the file comment).
+ */
+export function checkLost(
+  input: CheckInput,
+  byOccurrence: Map<string, { starts: RunRecord[]; finishes: RunRecord[] }>,
+  tolerance: number,
+  result: CheckResult,
+): void {
+  const healthy = input.healthy;
+  const skips = input.skips ?? [];
+  const facts = new Map(input.jobs.map((j) => [j.job, j]));
+  // The runs of each gate: every start, with its finish (same token and attempt), if any.
+  const byGate = new Map<string, { start: RunRecord; end: RunRecord | undefined }[]>();
+  for (const { starts, finishes } of byOccurrence.values())
+    for (const start of starts) {
+      const end = finishes.find((f) => f.token === start.token && f.attempt === start.attempt);
+      const gate = gateOf(start);
+      const runs = byGate.get(gate) ?? [];
+      runs.push({ start, end });
+      byGate.set(gate, runs);
+    }
+  const inHealthy = (from: number, to: number) =>
+    healthy === undefined || healthy.some((w) => w.from <= from && to <= w.to);
+  const justified = (skip: SkipRecord, e: ExpectedOccurrence): boolean => {
+    const F = e.fireTime;
+    const job = facts.get(e.job);
+    const runs = byGate.get(gateOf(e)) ?? [];
+    if (skip.reason === 'misfire') return !inHealthy(F, F + (job?.misfireThresholdMs ?? 1000));
+    if (skip.reason === 'superseded') return runs.some((r) => r.start.fireTime > F);
+    const hold = job?.lockAtLeastForMs ?? 0;
+    return runs.some(
+      ({ start, end }) =>
+        (skip.by === undefined ||
+          (start.fireTime === skip.by.fireTime &&
+            (skip.by.token === undefined || start.token === skip.by.token))) &&
+        start.at <= F + tolerance &&
+        (end === undefined || end.at >= F - tolerance || start.at + hold >= F - tolerance),
+    );
+  };
+  for (const e of input.expected ?? []) {
+    if ((byOccurrence.get(occurrenceKey(e))?.starts.length ?? 0) > 0) continue;
+    const covering = skips.filter(
+      (s) =>
+        s.job === e.job &&
+        s.scheduleId === e.scheduleId &&
+        (s.shard === undefined || s.shard === e.shard) &&
+        s.from <= e.fireTime &&
+        e.fireTime <= s.to,
+    );
+    if (covering.some((s) => justified(s, e))) {
+      result.skipped += 1;
+      continue;
+    }
+    if (covering.length > 0) {
+      result.unjustifiedSkips += 1;
+      result.violations.push({
+        kind: 'unjustified-skip',
+        occurrence: occurrenceKey(e),
+        message: `${occurrenceKey(e)}: never started; recorded skipped (${covering.map(describeSkip).join('; ')}), which the history does not bear out: ${covering.map((s) => whyUnjustified(s)).join('; ')}`,
+      });
+      continue;
+    }
+    if (!inHealthy(e.fireTime, e.fireTime)) continue;
+    result.misses += 1;
+    result.violations.push({
+      kind: 'lost-fire-time',
+      occurrence: occurrenceKey(e),
+      message: `${occurrenceKey(e)}: fell due while a node was healthy, yet never started and no skip was recorded`,
+    });
+  }
+}
+
+function describeSkip(s: SkipRecord): string {
+  if (s.by === undefined) return s.reason;
+  const who = [s.by.node && `on ${s.by.node}`, s.by.token !== undefined && `token ${s.by.token}`].filter(
+    Boolean,
+  );
+  return `${s.reason} by the run of ${new Date(s.by.fireTime).toISOString()}${who.length > 0 ? ` (${who.join(', ')})` : ''}`;
+}
+
+function whyUnjustified(s: SkipRecord): string {
+  if (s.reason === 'misfire')
+    return 'a node was healthy from the fire time to its misfire threshold, so it could be claimed in time';
+  if (s.reason === 'superseded') return 'no later fire time of its overlap gate started';
+  return s.by === undefined
+    ? 'no run of its overlap gate had started by the fire time and was still going then'
+    : 'that run had not started by the fire time, or had finished before it';
+}
