@@ -129,6 +129,31 @@ describe('oncely history --job', () => {
     const ran = await runCli(['history', '--store', url, '--job', 'finished']);
     expect(ran.stdout).toMatch(/finished +- +1 +succeeded +node-t/);
   });
+
+  it('a skipped fire time says why: the run it overlapped, by fire time, node and token', async () => {
+    // `slow` is still running from beforeAll; a second trigger meets its gate and is skipped.
+    const skipped = nextEvent(scheduler, 'skipped', (e) => e.job === 'slow');
+    await scheduler.trigger('slow');
+    const e = await skipped;
+    expect(e.reason).toBe('overlap');
+    const running = (await scheduler.history({ job: 'slow' })).find((h) => h.status === 'running')!;
+    expect(e.by).toEqual({ fireTime: running.fireTime, node: 'node-t', token: running.token });
+    const r = await runCli(['history', '--store', url, '--job', 'slow']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `skipped +node-t +manual +\\S+ +overlap: the run of ${running.fireTime.toISOString()} \\(on node-t, token ${running.token}\\) was still going`,
+      ),
+    );
+    const json = await runCli(['history', '--store', url, '--job', 'slow', '--json']);
+    const entry = (JSON.parse(json.stdout) as { status: string; reason?: string; by?: object }[]).find(
+      (h) => h.status === 'skipped',
+    );
+    expect(entry).toMatchObject({
+      reason: 'overlap',
+      by: { fireTime: running.fireTime.toISOString(), node: 'node-t', token: running.token },
+    });
+  });
 });
 
 describe.skipIf(postgres.skip)('a PostgreSQL store URL with oncely_prepared_statements (PgBouncer)', () => {

@@ -5,9 +5,14 @@
  * recovered with a higher token.
  */
 import { describe, expect, it } from 'vitest';
+import { encodeHistory } from '../src/scheduler/history.js';
+import { keys } from '../src/scheduler/keys.js';
 import { MemoryStore } from '../src/store/memory.js';
 import type { Lease, LeaseRequest } from '../src/store/types.js';
 import { explore, type SimFaults, type SimJob, simulate } from '../src/testing/index.js';
+import { check } from '../src/testing/simulate/checker.js';
+import { History } from '../src/testing/simulate/history.js';
+import { EPOCH } from '../src/testing/simulate/sim-store.js';
 
 const tick: SimJob = { name: 'tick', options: { every: '1s', lockAtMostFor: '3s' }, runMs: [50, 1500] };
 const faults: SimFaults = {
@@ -194,6 +199,51 @@ describe('simulate', () => {
     expect(result.ok).toBe(false);
     const kinds = new Set(result.violations.map((v) => v.kind));
     expect([...kinds].some((k) => k === 'overlap' || k === 'rerun-after-success')).toBe(true);
+  });
+
+  it('calls a fire time recorded skipped for overlap while no run of its gate was going unjustified', () => {
+    let now = 0;
+    const h = new History(() => now);
+    const occ = (fireMs: number) => ({
+      job: 'tick',
+      scheduleId: undefined,
+      fireTime: EPOCH + fireMs,
+      shard: undefined,
+    });
+    // The run of +0.5 s: its in-flight record applied at 0.9 s (started then), deleted at 1.4 s.
+    const inflight = {
+      op: 'put' as const,
+      key: keys.inflight(occ(500)),
+      value: JSON.stringify({ job: 'tick', fireTime: EPOCH + 500, startedAt: EPOCH + 900 }),
+    };
+    now = 900;
+    h.applied('n1', [inflight], [true]);
+    now = 1_400;
+    h.applied('n1', [{ op: 'delete', key: inflight.key, ifValue: inflight.value }], [true]);
+    const skipped = (fireMs: number) => ({
+      op: 'put' as const,
+      key: keys.history(occ(fireMs), 1),
+      value: encodeHistory({
+        job: 'tick',
+        fireTime: new Date(EPOCH + fireMs),
+        node: 'n2',
+        attempt: 1,
+        token: 9,
+        source: 'schedule',
+        status: 'skipped',
+        startedAt: new Date(EPOCH + fireMs),
+        finishedAt: new Date(EPOCH + fireMs),
+        reason: 'overlap',
+        by: { fireTime: new Date(EPOCH + 500), node: 'n1', token: 3 },
+      }),
+    });
+    // +1.0 s fell due while that run was going: fair. +0.8 s: it had not started yet. +2.0 s: over.
+    now = 2_100;
+    h.applied('n2', [skipped(1_000), skipped(800), skipped(2_000)], [true, true, true]);
+    expect(check(h, [], false).map((v) => [v.kind, v.occ])).toEqual([
+      ['unjustified-skip', 'tick@+0.800s'],
+      ['unjustified-skip', 'tick@+2.000s'],
+    ]);
   });
 
   it('explore stops at the first failing seed and prints it with a shrunk trace', async () => {

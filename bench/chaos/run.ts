@@ -15,6 +15,8 @@ import {
   expectedOccurrences,
   type RunRecord,
   recordsFromHistory,
+  type SkipRecord,
+  skipsFromHistory,
 } from '../../src/testing/index.js';
 import { spawnTsx, type TsxChild } from '../../test/harness/child.js';
 import { type FaultProxy, startFaultProxy } from '../../test/harness/fault-proxy.js';
@@ -196,10 +198,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const store = await openStore(server.url, { prefix: PREFIX });
     const sink = await openSink(server.url);
     const history: RunRecord[] = [];
+    const storedSkips: SkipRecord[] = [];
     try {
       const s = createScheduler({ store });
-      for (const job of Object.keys(CHAOS_JOBS))
-        history.push(...recordsFromHistory(await s.history({ job, limit: 10_000 })));
+      for (const job of Object.keys(CHAOS_JOBS)) {
+        const entries = await s.history({ job, limit: 10_000 });
+        history.push(...recordsFromHistory(entries));
+        // Every skip on record, with its reason: the checker asks each one why (unjustified-skip).
+        storedSkips.push(...skipsFromHistory(entries));
+      }
     } finally {
       await store.close();
     }
@@ -209,7 +216,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const healthy = complement({ from: tStart, to: tEnd }, storeDown);
     const result = checkHistory({
       records: [...records, ...history],
-      skips,
+      skips: [...skips, ...storedSkips],
       jobs: Object.entries(CHAOS_JOBS).map(([job, j]) => ({ job, leaseMs: j.leaseMs })),
       expected: [
         ...expectedOccurrences('tick', { every: CHAOS_JOBS.tick.every }, { from: tStart, to: tEnd }),

@@ -96,11 +96,7 @@ export class Overlap {
       await this.queue(job, c, lease, sentAt, advance, !by || c.waiting === true);
       return;
     }
-    await this.skip(job, c, lease, sentAt, advance, 'overlap', {
-      fireTime: new Date(by.fireTime),
-      ...(by.node !== undefined && { node: by.node }),
-      ...(by.token !== undefined && { token: by.token }),
-    });
+    await this.skip(job, c, lease, sentAt, advance, 'overlap', by);
   }
 
   /**

@@ -24,7 +24,11 @@ import type {
   SchedulerOptions,
 } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
-import { recordsFromHistory } from '../../src/testing/history-records.js';
+import {
+  expectedOccurrences,
+  recordsFromHistory,
+  skipsFromHistory,
+} from '../../src/testing/history-records.js';
 import { spawnTsx } from './child.js';
 import { recordEvents } from './events.js';
 import { expectHistoryHolds, runsFromLines } from './history.js';
@@ -522,6 +526,21 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
           .filter((f) => f <= Math.max(...history.map((h) => h.fireTime.getTime())))
           .sort((x, y) => x - y),
       );
+      // Each skip names the run it overlapped — one that ran — in its event and its history entry,
+      // and the history checker bears every one of them out.
+      for (const e of nodes.flatMap((n) => n.events.skipped)) {
+        expect(e.reason).toBe('overlap');
+        expect(ran).toContain(e.by.fireTime.getTime());
+      }
+      for (const h of history.filter((x) => x.status === 'skipped'))
+        expect([h.reason, ran.includes(h.by?.fireTime.getTime() ?? -1)]).toEqual(['overlap', true]);
+      const checked = expectHistoryHolds({
+        records: recordsFromHistory(history),
+        skips: skipsFromHistory(history),
+        jobs: [{ job, leaseMs: 30_000 }],
+        expected: expectedOccurrences(job, { every: '1s' }, { from: ran[0]!, to: ran.at(-1)! }),
+      });
+      expect(checked.skipped).toBeGreaterThanOrEqual(1);
     });
 
     test('overlap queue: a fire time that falls due during a run runs after it, never in parallel', async ({
