@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, startDashboard } from '../src/dashboard/server.js';
 import { createScheduler, openStore } from '../src/index.js';
+import { encodeHistory } from '../src/scheduler/history.js';
+import { keys } from '../src/scheduler/keys.js';
 import {
   type Cluster,
   dashboardFor,
@@ -217,6 +219,31 @@ describe('pages', () => {
     expect(text).toMatch(/<pre class="text output">tick \d+<\/pre>/);
     expect((await get('/jobs/tick?limit=0')).res.status).toBe(400);
     expect((await get('/jobs/no-such-job')).res.status).toBe(404);
+  });
+
+  it('/jobs/:name says why a fire time was skipped: the run it overlapped', async () => {
+    const fireTime = Date.UTC(2026, 0, 2, 3, 0, 1);
+    const occ = { job: 'tick', scheduleId: undefined, fireTime, shard: undefined };
+    await cluster.store.put(
+      keys.history(occ, 1),
+      encodeHistory({
+        job: 'tick',
+        fireTime: new Date(fireTime),
+        node: 'node-b',
+        attempt: 1,
+        token: 41,
+        source: 'schedule',
+        status: 'skipped',
+        startedAt: new Date(fireTime + 3),
+        finishedAt: new Date(fireTime + 3),
+        reason: 'overlap',
+        by: { fireTime: new Date(fireTime - 1_000), node: 'node-<a>', token: 40 },
+      }),
+    );
+    const { text } = await get(`/jobs/tick?before=${fireTime + 1}&limit=5`);
+    expect(text).toContain(
+      '<p class="text skip-reason">overlap: the run of 2026-01-02T03:00:00.000Z (on node-&lt;a&gt;, token 40) was still going</p>',
+    );
   });
 
   it('/nodes and /locks list nodes and leases', async () => {

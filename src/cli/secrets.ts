@@ -8,7 +8,7 @@
  * JSON) goes through `scrubSecrets`, and `oncely run` redacts command output with
  * `secretsRedactor()` before it is logged or stored in history.
  */
-import { urlPassword } from '../core/redact.js';
+import { urlSecrets } from '../core/redact.js';
 import { Redactor } from './redact.js';
 
 const secrets = new Set<string>();
@@ -21,14 +21,14 @@ function add(secret: string | undefined): void {
   current = undefined;
 }
 
-/** Registers the password of a store URL (nothing for a URL without one). */
+/** Registers the passwords of a store URL (`user:password@`, `?password=`, `?sslpassword=`, …; nothing for a URL without one). */
 export function registerStoreUrl(url: string): void {
-  const password = urlPassword(url);
-  // As written, also when the WHATWG parser rejects the URL (then `password` is undefined).
-  const raw = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1];
-  add(password);
-  add(raw);
-  if (password !== undefined) add(encodeURIComponent(password));
+  // As written, also when the WHATWG parser rejects the URL.
+  add(/\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1]);
+  for (const secret of urlSecrets(url)) {
+    add(secret);
+    add(encodeURIComponent(secret));
+  }
 }
 
 /** Registers the dashboard token. */

@@ -1,6 +1,6 @@
 import type mysqlCallbacks from 'mysql2';
 import { invalidArgument } from '../core/errors.js';
-import { urlPassword } from '../core/redact.js';
+import { urlSecrets } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { loadDriver } from './driver.js';
 import { BoundedMysqlPool, type RawMysqlPool } from './sql/mysql/bounded-pool.js';
@@ -99,7 +99,7 @@ export class MysqlStore extends SqlStore {
         ...shedlockTable,
       });
     }
-    super(dialect, urlPassword(uri));
+    super(dialect, urlSecrets(uri));
   }
 }
 

@@ -1,6 +1,6 @@
 import { OncelyError } from '../core/errors.js';
 import { describe } from '../core/options.js';
-import { redactSecret, redactUrl, urlPassword } from '../core/redact.js';
+import { redactSecret, redactUrl, urlSecrets } from '../core/redact.js';
 import type { FromUrl } from './backend-options.js';
 import { backendOnlyOptions, checkOpenOptions } from './open-options.js';
 import type { Store } from './types.js';
@@ -103,7 +103,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   } catch (err) {
     if (err instanceof OncelyError) throw err;
     // A driver refusing the URL itself (it does not connect here): the URL is what to fix.
-    const detail = redactSecret(err instanceof Error ? err.message : String(err), urlPassword(url));
+    const detail = redactSecret(err instanceof Error ? err.message : String(err), urlSecrets(url));
     throw new OncelyError('INVALID_ARGUMENT', `store URL ${JSON.stringify(shown)}: ${detail}`, {
       cause: err,
     });
@@ -128,7 +128,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   } catch (err) {
     await store.close().catch(() => {});
     if (err instanceof OncelyError && err.code !== 'STORE_UNAVAILABLE') throw err;
-    const password = urlPassword(url);
+    const password = urlSecrets(url);
     const detail = redactSecret(err instanceof Error ? err.message : String(err), password);
     const message = detail.includes(shown) ? detail : `cannot open store ${shown}: ${detail}`;
     throw new OncelyError('STORE_UNAVAILABLE', redactSecret(message, password), { cause: err });

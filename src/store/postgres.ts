@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { invalidArgument } from '../core/errors.js';
-import { urlPassword } from '../core/redact.js';
+import { urlSecrets } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { loadDriver } from './driver.js';
 import { type PgPoolLike, PostgresDialect } from './sql/postgres/dialect.js';
@@ -121,7 +121,7 @@ export class PostgresStore extends SqlStore {
       prepare,
       ...(shedlock && { shedlockTable: shedlock }),
     });
-    super(dialect, urlPassword(connectionString));
+    super(dialect, urlSecrets(connectionString));
   }
 }
 

@@ -36,18 +36,18 @@ export class SqlStore extends BaseStore {
   readonly capabilities: StoreCapabilities;
   protected readonly dialect: Dialect;
   private readonly statements: SharedStatements;
-  private readonly secret: string | undefined;
+  private readonly secret: readonly string[] | string | undefined;
   /** Where `tryLock`/`withLock` keep named locks when the store has a ShedLock table. */
   readonly [LOCK_TABLE]: LockTable | undefined;
 
-  /** @param secret a password to redact from every error message (from a connection string). */
-  constructor(dialect: Dialect, secret?: string) {
+  /** @param secret passwords to redact from every error message (from a connection string). */
+  constructor(dialect: Dialect, secret?: string | readonly string[]) {
     super();
     this.dialect = dialect;
     this.kind = dialect.kind;
     this.capabilities = dialect.capabilities;
     this.statements = new SharedStatements(dialect.tables, dialect.syntax);
-    this.secret = secret || undefined;
+    this.secret = typeof secret === 'string' ? secret || undefined : secret;
     const { shedlock } = dialect;
     this[LOCK_TABLE] = shedlock
       ? shedlockLockTable(shedlock, (operation, work) =>
