@@ -3,6 +3,7 @@
  * CSRF without a token, open redirects, weak tokens, wrong-token throttling, bounded and paged
  * history, random server-side sessions, strict Host parsing.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostOfHeader, isLoopbackHost } from '../src/dashboard/auth.js';
 import { type Dashboard, startDashboard } from '../src/dashboard/server.js';
@@ -508,5 +509,88 @@ describe('Host header (no token: loopback names only)', () => {
     expect(hostOfHeader('Example.COM:8080')).toBe('example.com');
     expect(isLoopbackHost(hostOfHeader('127.0.0.1.evil.com')!)).toBe(false);
     expect(isLoopbackHost(hostOfHeader('localhost.')!)).toBe(false);
+  });
+});
+
+describe('slow and idle clients (issue 29, finding 2)', () => {
+  /** A raw socket to the dashboard: what it received, and when (ms after connecting) it was closed. */
+  async function slowClient(base: string, head: string, trickle: { every: number; times: number }) {
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname);
+    const t0 = performance.now();
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('error', () => {});
+    const closed = new Promise<number>((resolve) =>
+      socket.on('close', () => resolve(performance.now() - t0)),
+    );
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(head);
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (socket.destroyed || sent++ >= trickle.times) return clearInterval(timer);
+      socket.write('x');
+    }, trickle.every);
+    const closedAfterMs = await Promise.race([
+      closed,
+      new Promise<number>((r) => setTimeout(() => r(-1), 20_000)),
+    ]);
+    clearInterval(timer);
+    socket.destroy();
+    return { received, closedAfterMs };
+  }
+  const post = (extra: string) =>
+    `POST /api/jobs/tick/pause HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 65000\r\n${extra}\r\n`;
+
+  it('a refused request (no token) is answered 401 and its socket closed, whatever body is still coming', async () => {
+    await withDashboard({ token: TOKEN }, async (d) => {
+      const r = await slowClient(d.url, post(''), { every: 200, times: 100 });
+      expect(r.received).toMatch(/^HTTP\/1\.1 401 /);
+      expect(r.received.toLowerCase()).toContain('connection: close');
+      expect(r.closedAfterMs).toBeGreaterThanOrEqual(0);
+      expect(r.closedAfterMs).toBeLessThan(5_000);
+    });
+  });
+
+  it('an authenticated body sent a byte at a time is cut off after requestTimeoutMs', async () => {
+    await withDashboard({ token: TOKEN, requestTimeoutMs: 2_000 }, async (d) => {
+      const r = await slowClient(d.url, post(`Authorization: Bearer ${TOKEN}\r\n`), {
+        every: 300,
+        times: 1_000,
+      });
+      // Node answers 408 (or just closes) once the request is not complete in time.
+      expect(r.closedAfterMs).toBeGreaterThanOrEqual(1_500);
+      expect(r.closedAfterMs).toBeLessThan(8_000);
+      expect(r.received).not.toMatch(/^HTTP\/1\.1 2/);
+      // The dashboard still serves everyone else.
+      const ok = await fetch(`${d.url}/api/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(ok.status).toBe(200);
+    });
+  });
+
+  it('headers that never end, and an idle socket, are closed too', async () => {
+    await withDashboard({ requestTimeoutMs: 2_000 }, async (d) => {
+      const slowHeaders = await slowClient(d.url, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n', {
+        every: 300,
+        times: 1_000,
+      });
+      expect(slowHeaders.closedAfterMs).toBeGreaterThanOrEqual(1_500);
+      expect(slowHeaders.closedAfterMs).toBeLessThan(8_000);
+      const idle = await slowClient(d.url, '', { every: 1_000, times: 0 });
+      expect(idle.closedAfterMs).toBeGreaterThanOrEqual(1_500);
+      expect(idle.closedAfterMs).toBeLessThan(8_000);
+    });
+  });
+
+  it('requestTimeoutMs is checked', async () => {
+    for (const bad of [0, 999, 1.5, 3_600_001, '30s'])
+      await expect(
+        startDashboard({ store: cluster.store, requestTimeoutMs: bad as number, port: 0 }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('requestTimeoutMs'),
+      });
   });
 });

@@ -56,7 +56,9 @@ export function redactSecret(text: string, secret: string | readonly string[] | 
     let out = text;
     for (const form of new Set([secret, encodeURIComponent(secret)])) {
       out = out.split(`:${form}@`).join(':***@');
-      out = out.replace(SECRET_PARAM, (all, name: string, value: string) => (value === form ? `${name}***` : all));
+      out = out.replace(SECRET_PARAM, (all, name: string, value: string) =>
+        value === form ? `${name}***` : all,
+      );
     }
     return out;
   }

@@ -12,6 +12,7 @@ import { type Deps, HttpError, STATUS_TEXT, sendJsonError, wantsJson } from './c
 import { frameworkError } from './framework-errors.js';
 import { html, layout } from './html.js';
 import { RouteMethods } from './methods.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, limitedServer } from './http-server.js';
 import { DashboardMetrics } from './metrics.js';
 import { registerPages } from './pages/routes.js';
 import { FAVICON_SVG, STYLE_CSS } from './style.js';
@@ -27,6 +28,12 @@ export interface DashboardOptions {
   /** Usually from ONCELY_DASHBOARD_TOKEN; when set (at least 16 characters), every request needs it. */
   token?: string;
   logger?: Logger;
+  /**
+   * How long a client has to send a whole request, body included (default 30 s, at least 1 s);
+   * its headers must come within 10 s, and an idle socket is closed after this long. See
+   * http-server.ts.
+   */
+  requestTimeoutMs?: number;
 }
 
 export interface Dashboard {
@@ -88,8 +95,15 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const auth = new Auth(token);
   const deps: Deps = { store, scheduler, auth, metrics, logger };
 
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1_000 || requestTimeoutMs > 3_600_000)
+    throw invalidArgument(
+      `dashboard requestTimeoutMs must be a whole number of ms from 1000 to 3600000; got ${String(requestTimeoutMs)}`,
+    );
+
   const methods = new RouteMethods();
   const app = Fastify({
+    serverFactory: limitedServer({ requestTimeoutMs }),
     logger: false,
     bodyLimit: BODY_LIMIT,
     // Job names are up to 255 characters, more when percent-encoded.
@@ -237,6 +251,8 @@ function sendError(
   storeKind: string,
 ): void {
   if (status === 401) reply.header('WWW-Authenticate', 'Bearer realm="oncely"');
+  // Refused: the socket goes with the answer, whatever body the client is still sending.
+  if (status === 401 || status === 403 || status === 429) reply.header('Connection', 'close');
   if (wantsJson(req)) {
     sendJsonError(reply, status, code, message);
     return;
