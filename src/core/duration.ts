@@ -27,6 +27,9 @@ const MAX_PARSED_STRINGS = 256;
  * parseDuration('PT0.5S') // 500
  * parseDuration(250) // 250
  */
+/** Characters a duration string may have at most. */
+export const MAX_DURATION_TEXT = 64;
+
 export function parseDuration(value: Duration, what = 'duration'): number {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) {
@@ -39,6 +42,12 @@ export function parseDuration(value: Duration, what = 'duration'): number {
       `${what} must be a number of milliseconds or a string such as '30s'; got ${typeof value}`,
     );
   }
+  // The longest real spelling is ~20 characters ('PT1H30M15.250S'); a longer one is refused
+  // without echoing it (a megabyte of text in an error message helps nobody).
+  if (value.length > MAX_DURATION_TEXT)
+    throw invalidArgument(
+      `${what} is ${value.length} characters long; a duration is at most ${MAX_DURATION_TEXT} ('30s', 'PT5M')`,
+    );
   const known = parsedStrings.get(value);
   if (known !== undefined) return known;
   const ms = parseText(value);

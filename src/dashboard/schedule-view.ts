@@ -5,7 +5,8 @@
  */
 import type { Duration } from '../core/duration.js';
 import { fireTimes } from '../schedule/fire-times.js';
-import { type CompiledTrigger, compileTrigger, type Trigger } from '../schedule/trigger.js';
+import { compileShared } from '../schedule/shared-triggers.js';
+import type { CompiledTrigger, Trigger } from '../schedule/trigger.js';
 import type { StoredSchedule } from '../scheduler/types.js';
 
 /** A stored schedule's trigger without its time zone (that is a field of its own); `at` as ISO-8601. */
@@ -43,9 +44,11 @@ export function triggerOf(s: StoredSchedule): Trigger | undefined {
 }
 
 /**
- * A page of schedules with their next fire times after `now` (store time, epoch ms). Pure; each
- * distinct trigger is compiled once (a page mostly repeats a few). A record whose trigger no
- * longer compiles (written by another version) gets no next fire time instead of failing the page.
+ * A page of schedules with their next fire times after `now` (store time, epoch ms). Each distinct
+ * trigger is compiled once per process (the scheduler's shared cache, shared-triggers.ts: before,
+ * every request compiled every cron of its page again — ten 500 KB crons stalled the event loop
+ * 3.5 s per request), and a trigger that fails to compile once per page. A record whose trigger
+ * no longer compiles (written by another version) gets no next fire time instead of failing the page.
  */
 export function scheduleViews(schedules: readonly StoredSchedule[], now: number): ScheduleView[] {
   const compiled = new Map<string, CompiledTrigger | null>();
@@ -56,7 +59,7 @@ export function scheduleViews(schedules: readonly StoredSchedule[], now: number)
     let c = compiled.get(signature);
     if (c === undefined) {
       try {
-        c = compileTrigger(trigger);
+        c = compileShared(trigger, `schedule ${JSON.stringify(schedule.id)}`);
       } catch {
         c = null;
       }

@@ -26,10 +26,19 @@ export const MAX_AT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 /** Every time zone name this runtime knows, checked once per name. */
 const knownZones = new Map<string, boolean>();
 
+/** Characters a cron pattern may have at most (a real one is well under 100). */
+export const MAX_CRON_LENGTH = 1024;
+/** Characters a time zone name may have at most (the longest IANA name has 32). */
+export const MAX_TIMEZONE_LENGTH = 64;
+
 /** Throws `INVALID_ARGUMENT` unless `timezone` is an IANA zone name the runtime knows (or `UTC`). */
 export function validateTimezone(timezone: string, what = 'timezone'): string {
   if (typeof timezone !== 'string' || timezone === '')
     throw invalidArgument(`${what} must be an IANA time zone name such as 'Europe/Berlin'`);
+  if (timezone.length > MAX_TIMEZONE_LENGTH)
+    throw invalidArgument(
+      `${what} is ${timezone.length} characters long; an IANA time zone name is at most ${MAX_TIMEZONE_LENGTH}`,
+    );
   let ok = knownZones.get(timezone);
   if (ok === undefined) {
     try {
@@ -101,6 +110,11 @@ export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrig
   if (t.cron !== undefined) {
     if (typeof t.cron !== 'string' || t.cron.trim() === '')
       throw invalidArgument(`${what}: cron must be a pattern string such as '0 9 * * *'`);
+    // Checked before croner sees it: a 1 MB pattern took croner a second, and its error echoed it.
+    if (t.cron.length > MAX_CRON_LENGTH)
+      throw invalidArgument(
+        `${what}: cron is ${t.cron.length} characters long; a pattern is at most ${MAX_CRON_LENGTH}`,
+      );
     const timezone = validateTimezone((t.timezone as string | undefined) ?? 'UTC', `${what}: timezone`);
     const shape = cronShapeProblem(t.cron);
     if (shape !== undefined)

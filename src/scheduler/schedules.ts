@@ -92,7 +92,7 @@ export function createSchedules(state: NodeState): Schedules {
   };
   return {
     upsert: async (input) => {
-      const list = validateSchedules(Array.isArray(input) ? input : [input as StoredSchedule]);
+      const list = await validateSchedules(Array.isArray(input) ? input : [input as StoredSchedule]);
       if (list.length === 0) return;
       const now = await store.now();
       const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
