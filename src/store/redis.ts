@@ -60,6 +60,8 @@ import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBo
 
 /** Schema version this code writes and understands (the `{prefix}schema` key). */
 const SCHEMA_VERSION = 1;
+/** Dead index entries (expired, unswept records) one scan script walks past at most (scan.lua.ts). */
+const SCAN_DEAD_WALK = 1_000;
 
 export type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 
@@ -240,20 +242,32 @@ export class RedisStore extends BaseStore {
       if (!reverse && compareKeys(after, prefix) >= 0) low = `(${after}`;
       if (reverse && (upper === undefined || compareKeys(after, upper) < 0)) high = `(${after}`;
     }
-    const reply = (await this.run(SCRIPTS.scan, [low, high, scan.limit, reverse ? 1 : 0])) as (
-      | string
-      | number
-    )[];
+    // Each script walks at most `limit` + SCAN_DEAD_WALK index entries (scan.lua.ts): a stretch of
+    // expired, unswept records is crossed in several calls, other clients served in between.
     const records: StoredRecord[] = [];
-    for (let i = 0; i < reply.length; i += 3) {
-      const expiresAt = reply[i + 2] as number;
-      records.push({
-        key: reply[i] as string,
-        value: reply[i + 1] as string,
-        expiresAt: expiresAt < 0 ? null : expiresAt,
-      });
+    for (;;) {
+      const reply = (await this.run(SCRIPTS.scan, [
+        low,
+        high,
+        scan.limit - records.length,
+        reverse ? 1 : 0,
+        SCAN_DEAD_WALK,
+      ])) as (string | number)[];
+      const whole = reply.length - (reply.length % 3);
+      for (let i = 0; i < whole; i += 3) {
+        const expiresAt = reply[i + 2] as number;
+        records.push({
+          key: reply[i] as string,
+          value: reply[i + 1] as string,
+          expiresAt: expiresAt < 0 ? null : expiresAt,
+        });
+      }
+      if (whole === reply.length) return records;
+      // The budget ran out: on from the last key walked (exclusive).
+      const last = reply[whole] as string;
+      if (reverse) high = `(${last}`;
+      else low = `(${last}`;
     }
-    return records;
   }
 
   protected async doDelete(key: string): Promise<boolean> {
