@@ -167,3 +167,25 @@ suite('etcd store specifics', () => {
     });
   });
 });
+
+describe.skipIf(target.skip)('etcd: a write over the size limits (issue 29, finding 5)', () => {
+  it('is INVALID_ARGUMENT naming --max-request-bytes, not an outage to retry', async () => {
+    const store = await openStore(target.url!, { prefix: testPrefix('etbig') });
+    try {
+      for (const size of [2 * 1024 * 1024, 5 * 1024 * 1024]) {
+        const err = await store.put('big', 'x'.repeat(size)).then(
+          () => new Error('stored'),
+          (e: unknown) => e as Error,
+        );
+        expect(err).toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          message: expect.stringContaining('max-request-bytes'),
+        });
+      }
+      await store.put('small', 'ok');
+      expect(await store.get('small')).toBe('ok');
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});

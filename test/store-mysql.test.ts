@@ -306,3 +306,30 @@ describeSqlServerSpecifics<mysql.Pool>(
     });
   },
 );
+
+it.skipIf(target.skip !== undefined)(
+  'a write over max_allowed_packet is INVALID_ARGUMENT naming the setting, not an outage to retry (issue 29, finding 5)',
+  async () => {
+    const store = await openStore(target.url!, { prefix: testPrefix('mybig') });
+    try {
+      const pool = mysql.createPool(target.url!);
+      const [rows] = await pool.query('SELECT @@max_allowed_packet AS max');
+      await pool.end();
+      const max = Number((rows as { max: number }[])[0]!.max);
+      const err = await store.put('big', 'x'.repeat(max + 1024)).then(
+        () => new Error('stored'),
+        (e: unknown) => e as Error,
+      );
+      expect(err).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('max_allowed_packet'),
+      });
+      // The store still works afterwards.
+      await store.put('small', 'ok');
+      expect(await store.get('small')).toBe('ok');
+    } finally {
+      await store.close();
+    }
+  },
+  60_000,
+);

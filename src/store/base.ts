@@ -1,4 +1,4 @@
-import { OncelyError } from '../core/errors.js';
+import { invalidArgument, OncelyError } from '../core/errors.js';
 import { tryLock } from '../lock/try-lock.js';
 import type { Lock, TryLockOptions } from '../lock/types.js';
 import { ACQUIRE_ONE, RELEASE_GRANTED, type TrustedCalls } from './trusted.js';
@@ -60,6 +60,27 @@ export abstract class BaseStore implements Store, TrustedCalls {
   abstract readonly kind: string;
   abstract readonly capabilities: StoreCapabilities;
   private closed = false;
+  /**
+   * The largest request the server takes (keys and values of one `put` or `apply`, in UTF-8
+   * bytes), with the setting that decides it; `undefined`: no limit worth checking. A request
+   * over it is refused here with `INVALID_ARGUMENT`, before it is sent: the server's own refusal
+   * looks like an outage (MariaDB closes the connection on a packet over max_allowed_packet; etcd's
+   * RESOURCE_EXHAUSTED opens its client's circuit breaker, failing every call for a while), which
+   * a caller would retry forever.
+   */
+  protected requestLimit: { bytes: number; setting: string } | undefined;
+
+  /** Throws `INVALID_ARGUMENT` if a request of these keys and values is over `requestLimit`. */
+  private checkSize(operation: string, parts: readonly (string | undefined)[]): void {
+    const limit = this.requestLimit;
+    if (limit === undefined) return;
+    let bytes = 0;
+    for (const part of parts) if (part !== undefined) bytes += Buffer.byteLength(part);
+    if (bytes > limit.bytes)
+      throw invalidArgument(
+        `${this.kind} store: ${operation} of ${bytes} bytes is more than the server takes in one request (${limit.bytes} bytes: ${limit.setting}); store less per value or batch`,
+      );
+  }
 
   protected abstract doNow(): Promise<number>;
   protected abstract doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]>;
@@ -273,6 +294,7 @@ export abstract class BaseStore implements Store, TrustedCalls {
     validateKey(key);
     validateValue(value);
     const ttl = normalizePut(options);
+    this.checkSize('put', [key, value]);
     return this.call('put', () => this.doPut(key, value, ttl));
   }
 
@@ -308,6 +330,14 @@ export abstract class BaseStore implements Store, TrustedCalls {
   async apply(ops: readonly WriteOp[]): Promise<boolean[]> {
     const normalized = normalizeWriteOps(ops);
     if (normalized.length === 0) return [];
+    if (this.requestLimit !== undefined)
+      this.checkSize(
+        'apply',
+        normalized.flatMap((op) => [
+          op.key,
+          op.op === 'put' ? op.value : op.op === 'delete' ? op.ifValue : undefined,
+        ]),
+      );
     return this.call('apply', () => this.doApply(normalized));
   }
 

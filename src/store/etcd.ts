@@ -105,6 +105,9 @@ export class EtcdStore extends BaseStore {
 
   constructor(options: EtcdStoreOptions) {
     super();
+    // etcd's --max-request-bytes is 1.5 MiB by default; oncely's keys, leases and the gRPC frame
+    // come on top of the values, so a little less is taken here.
+    this.requestLimit = { bytes: 1_400_000, setting: "etcd's --max-request-bytes, 1.5 MiB by default" };
     checkStoreOptions('EtcdStore', options, ETCD_OPTIONS, ['client', 'url']);
     onlyWith(
       'EtcdStore',

@@ -10,7 +10,7 @@ export function classifyEtcdError(err: unknown, operation: string, secret: strin
   if (err instanceof OncelyError) return err;
   const message = redactSecret(err instanceof Error ? err.message : String(err), secret);
   const hint = hintFor(message);
-  const code = /request is too large|too many operations/.test(message)
+  const code = /request is too large|too many operations|larger than max/.test(message)
     ? 'INVALID_ARGUMENT'
     : 'STORE_UNAVAILABLE';
   return new OncelyError(code, `etcd store: ${operation} failed: ${message}${hint ? ` (${hint})` : ''}`, {
@@ -19,7 +19,7 @@ export function classifyEtcdError(err: unknown, operation: string, secret: strin
 }
 
 function hintFor(message: string): string | undefined {
-  if (/request is too large/.test(message))
+  if (/request is too large|larger than max/.test(message))
     return "the batch is larger than the server's --max-request-bytes (1.5 MiB by default); send smaller batches or raise it";
   if (/too many operations/.test(message))
     return "the server's --max-txn-ops is below 100; raise it to at least 128";

@@ -116,4 +116,11 @@ export interface Dialect {
   isSchemaError(err: unknown): boolean;
   /** The statement was rolled back as a whole (deadlock, serialisation failure) and may be re-run. */
   isRetryable(err: unknown): boolean;
+  /**
+   * The server refused the request for its size (MySQL/MariaDB `max_allowed_packet`): sending it
+   * again cannot help, so it is `INVALID_ARGUMENT`, not an outage. Absent: no such limit.
+   */
+  isOversize?(err: unknown): boolean;
+  /** The largest request the server takes (see BaseStore.requestLimit), read once after migrate. */
+  requestLimit?(): Promise<{ bytes: number; setting: string }>;
 }

@@ -79,6 +79,12 @@ export class SqlStore extends BaseStore {
         { cause: err },
       );
     }
+    if (this.dialect.isOversize?.(err))
+      return new OncelyError(
+        'INVALID_ARGUMENT',
+        `${this.kind} store: ${operation} failed: the request is larger than the server accepts (${detail}); store less per value or batch, or raise the server's max_allowed_packet`,
+        { cause: err },
+      );
     return new OncelyError('STORE_UNAVAILABLE', `${this.kind} store: ${operation} failed: ${detail}`, {
       cause: err,
     });
@@ -210,6 +216,7 @@ export class SqlStore extends BaseStore {
   protected async doMigrate(): Promise<void> {
     await this.dialect.migrate();
     await this.dialect.shedlock?.migrate();
+    if (this.dialect.requestLimit) this.requestLimit = await this.dialect.requestLimit();
   }
 
   protected async doClose(): Promise<void> {

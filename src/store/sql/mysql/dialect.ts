@@ -38,6 +38,8 @@ import { mysqlSweepScript } from './sweep.js';
 const SCHEMA_ERRNOS = new Set([1146, 1054]);
 /** ER_LOCK_DEADLOCK: InnoDB rolled the whole transaction back. */
 const DEADLOCK = 1213;
+/** ER_NET_PACKET_TOO_LARGE: a packet over the server's max_allowed_packet. */
+const PACKET_TOO_LARGE = 1153;
 
 function errno(err: unknown): number | undefined {
   const n = (err as { errno?: unknown } | null)?.errno;
@@ -290,5 +292,32 @@ export class MysqlDialect implements Dialect {
 
   isRetryable(err: unknown): boolean {
     return errno(err) === DEADLOCK;
+  }
+
+  /**
+   * Half of the server's max_allowed_packet, less 64 KiB for the statement around the values:
+   * the multi-statement scripts carry values as hex literals (two characters a byte). A store
+   * built on a pool without migrate() does not know it: then the server's own refusal (it closes
+   * the connection) is what the caller sees.
+   */
+  async requestLimit(): Promise<{ bytes: number; setting: string }> {
+    const { rows } = await this.query(
+      { name: 'max_allowed_packet', text: 'SELECT @@max_allowed_packet AS m' },
+      [],
+    );
+    const max = Number(rows[0]?.['m']);
+    return {
+      bytes: Math.max(1, Math.floor(max / 2) - 65_536),
+      setting: `the server's max_allowed_packet is ${max}, and values travel hex-encoded`,
+    };
+  }
+
+  isOversize(err: unknown): boolean {
+    // ER_NET_PACKET_TOO_LARGE, from the server or from mysql2 itself before it sends.
+    return (
+      errno(err) === PACKET_TOO_LARGE ||
+      (err as { code?: unknown } | null)?.code === 'ER_NET_PACKET_TOO_LARGE' ||
+      /max_allowed_packet/.test(err instanceof Error ? err.message : '')
+    );
   }
 }
