@@ -65,7 +65,7 @@ export function redactSecret(text: string, secret: string | readonly string[] | 
   return text.split(secret).join('***');
 }
 
-/** The password in a connection URL's `user:password@`, decoded; `undefined` if none. */
+/** The password in a connection URL's `user:password@`, decoded; `undefined` if none (or not decodable). */
 export function urlPassword(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   let password: string;
@@ -88,6 +88,9 @@ export function urlSecrets(url: string | undefined): string[] {
   const out = new Set<string>();
   const password = urlPassword(url);
   if (password !== undefined) out.add(password);
+  // As written too (also when it does not decode).
+  const raw = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1];
+  if (raw) out.add(raw);
   for (const [, , value] of url.matchAll(SECRET_PARAM)) {
     // As a query string decodes it (`+` a space), as percent-decoding alone does, and as written.
     for (const secret of [decoded(value!.replace(/\+/g, ' ')), decoded(value!), value])
@@ -96,11 +99,12 @@ export function urlSecrets(url: string | undefined): string[] {
   return [...out];
 }
 
+/** Percent-decoded; `undefined` for nothing, or for text that is not valid percent-encoding. */
 function decoded(text: string): string | undefined {
   if (!text) return undefined;
   try {
     return decodeURIComponent(text);
   } catch {
-    return text;
+    return undefined;
   }
 }
