@@ -109,7 +109,7 @@ export interface HistoryEntry {
    * another node may have recovered the occurrence meanwhile — the documented at-least-once case.
    */
   leaseLapsed?: boolean;
-  /** (`skipped`) why: see {@link SkipReason}. Every skipped entry written since 0.1 has one. */
+  /** (`skipped`) why: see {@link SkipReason}. Absent only on entries written by builds before skips carried reasons. */
   reason?: SkipReason;
   /** (`skipped`) the run it overlapped, or the queued fire time that superseded it. */
   by?: SkipCause;
