@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createScheduler, fireTimes, openStore } from '../src/index.js';
+import { refused } from './harness/refused.js';
 
 async function scheduler() {
   const store = await openStore('memory:');
@@ -15,13 +16,6 @@ async function scheduler() {
 }
 
 const base = { id: 'u1', job: 'report' };
-
-/** The error a call was refused with (a test failure if it was not). */
-const refused = (p: Promise<unknown>): Promise<Error> =>
-  p.then(
-    () => new Error('not refused'),
-    (e: unknown) => e as Error,
-  );
 
 describe('stored schedule limits', () => {
   it('a cron over 1,024 characters is refused before it is compiled, in a short message', async () => {

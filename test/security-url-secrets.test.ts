@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { redactSecret, redactUrl, urlSecrets } from '../src/core/redact.js';
 import { openStore } from '../src/index.js';
 import { requireBuiltCli, runCli } from './fixtures/cli/cli.js';
+import { refused } from './harness/refused.js';
 
 const PW = 'S3CRETPW';
 
@@ -41,11 +42,10 @@ describe('a password in a URL query parameter', () => {
   });
 
   it('openStore’s error names the URL without it (PostgreSQL, nothing listening)', async () => {
-    const err = await openStore(`postgres://root@127.0.0.1:1/test?password=${PW}`, {
-      connectTimeoutMs: 2_000,
-    }).then(
-      () => new Error('opened'),
-      (e: unknown) => e as Error,
+    const err = await refused(
+      openStore(`postgres://root@127.0.0.1:1/test?password=${PW}`, {
+        connectTimeoutMs: 2_000,
+      }),
     );
     expect(err).toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(err.message).toContain('password=***');
@@ -53,10 +53,7 @@ describe('a password in a URL query parameter', () => {
   });
 
   it('the Redis refusal of query parameters does not echo it', async () => {
-    const err = await openStore(`redis://127.0.0.1:1/0?password=${PW}`).then(
-      () => new Error('opened'),
-      (e: unknown) => e as Error,
-    );
+    const err = await refused(openStore(`redis://127.0.0.1:1/0?password=${PW}`));
     expect(err).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(err.message).toContain('password=***');
     expect(err.message).not.toContain(PW);

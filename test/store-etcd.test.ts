@@ -5,6 +5,7 @@ import { OncelyError, openStore } from '../src/index.js';
 import { EtcdStore } from '../src/store/etcd.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { refused } from './harness/refused.js';
 
 const target = serverBackend('etcd');
 const prefix = testPrefix('etcd');
@@ -173,10 +174,7 @@ describe.skipIf(target.skip)('etcd: a write over the size limits (issue 29, find
     const store = await openStore(target.url!, { prefix: testPrefix('etbig') });
     try {
       for (const size of [2 * 1024 * 1024, 5 * 1024 * 1024]) {
-        const err = await store.put('big', 'x'.repeat(size)).then(
-          () => new Error('stored'),
-          (e: unknown) => e as Error,
-        );
+        const err = await refused(store.put('big', 'x'.repeat(size)));
         expect(err).toMatchObject({
           code: 'INVALID_ARGUMENT',
           message: expect.stringContaining('max-request-bytes'),

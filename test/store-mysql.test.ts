@@ -6,6 +6,7 @@ import type { WriteOp } from '../src/store/types.js';
 import { describeStore } from '../src/testing/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { noBackslashEscapesPool } from './harness/mysql-modes.js';
+import { refused } from './harness/refused.js';
 import { describeSqlServerSpecifics } from './harness/sql-server-specifics.js';
 
 const target = serverBackend('mysql');
@@ -316,10 +317,7 @@ it.skipIf(target.skip !== undefined)(
       const [rows] = await pool.query('SELECT @@max_allowed_packet AS max');
       await pool.end();
       const max = Number((rows as { max: number }[])[0]!.max);
-      const err = await store.put('big', 'x'.repeat(max + 1024)).then(
-        () => new Error('stored'),
-        (e: unknown) => e as Error,
-      );
+      const err = await refused(store.put('big', 'x'.repeat(max + 1024)));
       expect(err).toMatchObject({
         code: 'INVALID_ARGUMENT',
         message: expect.stringContaining('max_allowed_packet'),
