@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createScheduler, fireTimes, openStore } from '../src/index.js';
+import { serverBackend, testPrefix } from './harness/backends.js';
 import { refused } from './harness/refused.js';
 
 async function scheduler() {
@@ -88,3 +89,30 @@ describe('stored schedule limits', () => {
     expect(await s.schedules.count()).toBe(20_000);
   });
 });
+
+for (const backend of ['mysql', 'etcd'] as const) {
+  const target = serverBackend(backend);
+  describe.skipIf(target.skip)(`bulk upsert of large schedules (${backend})`, () => {
+    it('is written in batches that fit one request to the server', async () => {
+      // 200 schedules of ~60 KiB: 12 MB, one batch before — over etcd's 1.5 MiB request limit
+      // and over what MariaDB's default max_allowed_packet (16 MiB) carries hex-encoded.
+      const store = await openStore(target.url!, { prefix: testPrefix(`bulkbig_${backend}`) });
+      try {
+        const s = createScheduler({ store });
+        const blob = 'x'.repeat(60_000);
+        await s.schedules.upsert(
+          Array.from({ length: 200 }, (_, i) => ({
+            id: `u${i}`,
+            job: 'report',
+            cron: '0 9 * * *',
+            data: { blob },
+          })),
+        );
+        expect(await s.schedules.count()).toBe(200);
+        expect((await s.schedules.get('u199'))?.data).toEqual({ blob });
+      } finally {
+        await store.close();
+      }
+    }, 120_000);
+  });
+}

@@ -16,6 +16,8 @@ import type { StoredSchedule } from './types.js';
 
 /** Ops per stored schedule in an upsert batch: sch|, schj|, due|. */
 const OPS_PER_SCHEDULE = 3;
+/** Bytes of records (their JSON, plus the keys) per upsert batch at most, unless one schedule is larger. */
+const BATCH_BYTES = 1_000_000;
 /** Schedules per upsert batch: one `apply` each, with the change signal. */
 const SCHEDULES_PER_BATCH = Math.floor((MAX_BATCH - 1) / OPS_PER_SCHEDULE);
 /** Upsert batches in flight at once. */
@@ -101,15 +103,28 @@ export function createSchedules(state: NodeState): Schedules {
       // and is dropped when a node meets it.
       // The change signal goes with the only batch, or once after all of them: one key in every
       // batch would make concurrent batches wait for each other's row lock on it.
-      const batches = Math.ceil(list.length / SCHEDULES_PER_BATCH);
+      // Batch b holds list[starts[b]] up to list[starts[b + 1]]: at most SCHEDULES_PER_BATCH
+      // schedules and about BATCH_BYTES of records, so that a batch of large schedules stays
+      // within what one request to the server may carry (MySQL's max_allowed_packet, etcd's
+      // --max-request-bytes) — 333 schedules of 64 KiB would be 21 MB.
+      const starts = [0];
+      for (let at = 0, bytes = 0; at < list.length; at++) {
+        const size = Buffer.byteLength(list[at]!.json) + 200;
+        if (
+          at > starts.at(-1)! &&
+          (at - starts.at(-1)! >= SCHEDULES_PER_BATCH || bytes + size > BATCH_BYTES)
+        ) {
+          starts.push(at);
+          bytes = 0;
+        }
+        bytes += size;
+      }
+      starts.push(list.length);
+      const batches = starts.length - 1;
       /** Batch `b`'s writes, built when it is sent (all of them at once would outlive the young heap). */
       const opsOf = (b: number): WriteOp[] => {
         const ops: WriteOp[] = batches === 1 ? [changed()] : [];
-        for (
-          let at = b * SCHEDULES_PER_BATCH;
-          at < Math.min((b + 1) * SCHEDULES_PER_BATCH, list.length);
-          at++
-        ) {
+        for (let at = starts[b]!; at < starts[b + 1]!; at++) {
           const { id, job, trigger, json } = list[at]!;
           // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
           const v = `${base}${at.toString(36)}`;
@@ -129,8 +144,7 @@ export function createSchedules(state: NodeState): Schedules {
       const worker = async () => {
         while (sent < batches && failed === undefined) {
           const b = sent++;
-          const from = b * SCHEDULES_PER_BATCH;
-          const entries = list.slice(from, from + SCHEDULES_PER_BATCH);
+          const entries = list.slice(starts[b]!, starts[b + 1]!);
           try {
             // A schedule moved to another job leaves its entry in the old job's index (count and
             // list by job would still show it there): one read per batch finds those, and the
