@@ -8,7 +8,7 @@ import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { accountedFor } from './on-record.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
-import type { InflightRecord } from './run-records.js';
+import { type InflightRecord, sinceOf } from './run-records.js';
 import type { Runs } from './runs.js';
 import { settle } from './settle.js';
 import { Unanswered } from './unanswered.js';
@@ -351,6 +351,9 @@ export class Claims {
         ...(c.source === 'misfire' && { replay: true as const }),
         data: c.data,
         ...(startWrites.length > 0 && { startWrites }),
+        ...(after.deadRun !== undefined && dead !== undefined
+          ? { runningSince: sinceOf(after.deadRun) }
+          : c.runningSince !== undefined && { runningSince: c.runningSince }),
         ...(claimSpan !== undefined && { claimSpan }),
       },
       // Never started, nothing on record (the start batch failed until the lease ended, e.g. an

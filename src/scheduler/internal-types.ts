@@ -2,7 +2,7 @@ import type { CompiledTrigger } from '../schedule/trigger.js';
 import type { WriteOp } from '../store/types.js';
 import type { JobSpec } from './job-options.js';
 import type { OccurrenceId } from './keys.js';
-import type { InflightRecord } from './run-records.js';
+import type { InflightRecord, RunningSince } from './run-records.js';
 import type { JobHandler, RunSource } from './types.js';
 
 /** A job defined on this node. */
@@ -66,6 +66,8 @@ export interface Candidate {
   consumesValue?: string;
   /** Written together with the run's in-flight record (recovery: the dead attempt's history). */
   startWrites?: WriteOp[];
+  /** (A recovery) the run it recovers (InflightRecord.runningSince). */
+  runningSince?: RunningSince;
   /** Comes from a pending (overlap queue) record (the one `consumes` names). */
   fromPending?: true;
   /**

@@ -2,7 +2,7 @@ import { decodeHistory } from './history.js';
 import type { Job } from './internal-types.js';
 import { esc, gateScope, keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
-import type { InflightRecord } from './run-records.js';
+import { type InflightRecord, type RunningSince, sinceOf } from './run-records.js';
 import type { SkipCause } from './types.js';
 
 /** In-flight records of one gate read at most (a gate has one run going, a few around a recovery). */
@@ -38,15 +38,17 @@ export async function overlappingRun(
       ? [`${keys.inflightPrefix(occ.job)}|`, `${keys.inflightPrefix(occ.job)}manual:`]
       : [`${keys.inflightPrefix(occ.job)}${esc(scope)}|`];
   const pages = await Promise.all(prefixes.map((p) => s.store.scan(p, { limit: MAX_GATE_RUNS })));
-  let best: InflightRecord | undefined;
+  // A recovery's record names the run that died (sinceOf): the occurrence has been going since then.
+  let best: { rec: InflightRecord; since: RunningSince } | undefined;
   for (const page of pages)
     for (const r of page) {
       const rec = JSON.parse(r.value) as InflightRecord;
       if (rec.shard !== occ.shard || gateScope(rec as OccurrenceId) !== scope) continue;
-      if (rec.startedAt > occ.fireTime) continue;
-      if (!best || rec.startedAt > best.startedAt) best = rec;
+      const since = sinceOf(rec);
+      if (since.startedAt > occ.fireTime) continue;
+      if (!best || since.startedAt > best.since.startedAt) best = { rec, since };
     }
-  if (best) return { fireTime: new Date(best.fireTime), node: best.node, token: best.token };
+  if (best) return { fireTime: new Date(best.rec.fireTime), node: best.since.node, token: best.since.token };
   const hold = job.spec.lockAtLeastForMs;
   if (hold <= 0) return undefined;
   const recent = await s.store.scan(keys.historyPrefix(occ.job), {

@@ -4,7 +4,7 @@ import { abandonedEntry, attemptEnded } from './dead-attempt.js';
 import type { Candidate } from './internal-types.js';
 import { keys, type OccurrenceId } from './keys.js';
 import type { NodeState } from './node-state.js';
-import type { InflightRecord } from './run.js';
+import { type InflightRecord, sinceOf } from './run-records.js';
 
 /** Runs in flight whose node died (or gave up): run again, or recorded as abandoned. */
 export class Recovery {
@@ -78,6 +78,7 @@ export class Recovery {
         data: rec.data,
         attempt: rec.attempt + 1,
         gate: job.spec.overlap !== 'allow',
+        runningSince: sinceOf(rec),
         startWrites: [
           {
             op: 'put',

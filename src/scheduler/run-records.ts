@@ -22,6 +22,8 @@ export interface Claim {
   data: unknown;
   /** Written together with the first in-flight record (recovery: the dead attempt's history). */
   startWrites?: WriteOp[];
+  /** (A recovery) the run it recovers, as its in-flight record said: see InflightRecord.runningSince. */
+  runningSince?: RunningSince;
   /** The recorded `oncely.claim` span that won it: its runs link to it (tracing.ts). */
   claimSpan?: SpanContext | undefined;
 }
@@ -42,6 +44,24 @@ export interface InflightRecord {
   /** Store time of the claim and the lease length: the lease cannot end before claimedAt + leaseMs. */
   claimedAt: number;
   leaseMs: number;
+  /**
+   * (A recovery) the first run of the occurrence that died unfinished: the occurrence has been
+   * running, from the fleet's point of view, since then. A fire time of the same gate that fell
+   * due after it is fairly skipped for overlap (overlapping-run.ts), naming that run.
+   */
+  runningSince?: RunningSince;
+}
+
+/** The start of a run that died, carried by the in-flight records of its recoveries. */
+export interface RunningSince {
+  startedAt: number;
+  node: string;
+  token: number;
+}
+
+/** What a recovery of the run `rec` describes (its own `runningSince`, or `rec` itself). */
+export function sinceOf(rec: InflightRecord): RunningSince {
+  return rec.runningSince ?? { startedAt: rec.startedAt, node: rec.node, token: rec.token };
 }
 
 /**

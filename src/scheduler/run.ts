@@ -158,6 +158,7 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
       if (claim.occ.scheduleId !== undefined) inflight.scheduleId = claim.occ.scheduleId;
       if (claim.occ.shard !== undefined) inflight.shard = claim.occ.shard;
       if (claim.data !== undefined) inflight.data = claim.data;
+      if (claim.runningSince !== undefined) inflight.runningSince = claim.runningSince;
       const first = attempt === claim.attempt;
       const value = JSON.stringify(inflight);
       const startOps: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];

@@ -45,7 +45,7 @@ export interface StoredRun {
   job: string;
   scheduleId?: string;
   shard?: number;
-  /** Store ms, as the record says. */
+  /** Store ms, as the record says (a recovery's: the start of the run it recovers). */
   startedAt: number;
   /** Virtual ms. */
   putAt: number;
@@ -182,8 +182,11 @@ export class History {
           scheduleId?: string;
           shard?: number;
           startedAt: number;
+          runningSince?: { startedAt: number };
         };
-        this.inflight.push({ key: op.key, value: op.value, ...rec, putAt: this.now() });
+        // A recovery's record: the occurrence has been running since the run it recovers started.
+        const startedAt = rec.runningSince?.startedAt ?? rec.startedAt;
+        this.inflight.push({ key: op.key, value: op.value, ...rec, startedAt, putAt: this.now() });
       } else if (op.op === 'delete' && op.key.startsWith('ctl|run|') && results[i] !== false) {
         for (const r of this.inflight)
           if (
