@@ -23,8 +23,7 @@ function add(secret: string | undefined): void {
 
 /** Registers the passwords of a store URL (`user:password@`, `?password=`, `?sslpassword=`, …; nothing for a URL without one). */
 export function registerStoreUrl(url: string): void {
-  // As written, also when the WHATWG parser rejects the URL.
-  add(/\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1]);
+  // Decoded and as written (urlSecrets), and percent-encoded.
   for (const secret of urlSecrets(url)) {
     add(secret);
     add(encodeURIComponent(secret));

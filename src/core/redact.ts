@@ -19,6 +19,9 @@ const SECRET_PARAM = /([?&;](?:password[123]?|sslpassword|passwd|pwd|pass)=)([^&
 
 const isSecretParam = (name: string) => SECRET_PARAMS.has(name.toLowerCase());
 
+/** The password of `//user:password@`, as written (also in a URL the WHATWG parser rejects). */
+const USERINFO_PASSWORD = /\/\/[^:/@]*:([^@]*)@/;
+
 /**
  * Replaces the password in a connection URL — `user:password@` and any secret query parameter
  * (`?password=`, `?sslpassword=`, …) — with `***`, so it is never printed or logged.
@@ -74,7 +77,7 @@ export function urlPassword(url: string | undefined): string | undefined {
   } catch {
     // Not a URL the WHATWG parser accepts (a host list: etcd://u:p@h1:2379,h2:2379): the text
     // between "//user:" and "@".
-    password = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1] ?? '';
+    password = USERINFO_PASSWORD.exec(url)?.[1] ?? '';
   }
   return decoded(password);
 }
@@ -89,7 +92,7 @@ export function urlSecrets(url: string | undefined): string[] {
   const password = urlPassword(url);
   if (password !== undefined) out.add(password);
   // As written too (also when it does not decode).
-  const raw = /\/\/[^:/@]*:([^@]*)@/.exec(url)?.[1];
+  const raw = USERINFO_PASSWORD.exec(url)?.[1];
   if (raw) out.add(raw);
   for (const [, , value] of url.matchAll(SECRET_PARAM)) {
     // As a query string decodes it (`+` a space), as percent-decoding alone does, and as written.

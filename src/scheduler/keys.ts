@@ -66,7 +66,7 @@ function occParts(o: OccurrenceId): string {
  * The overlap scope of an occurrence: its stored schedule's id; `undefined` for the job's own
  * trigger and for manual triggers (`manual:<id>`), which share the job's gate.
  */
-export function gateScope(o: OccurrenceId): string | undefined {
+export function gateScope(o: { scheduleId?: string | undefined }): string | undefined {
   return o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? undefined : o.scheduleId;
 }
 

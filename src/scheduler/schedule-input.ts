@@ -18,6 +18,8 @@ export interface ValidSchedule {
   trigger: CompiledTrigger;
   /** `JSON.stringify(schedule)` minus the closing brace (the version is appended per write). */
   json: string;
+  /** UTF-8 bytes of the record's JSON (upsert batches are cut by it). */
+  bytes: number;
 }
 
 const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'data']);
@@ -90,9 +92,10 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
     trigger = requireFires(compileShared(rest as Trigger, what), what);
   });
   let json = '';
+  let bytes = 0;
   field('data', () => {
     json = jsonText({ id, job, ...rest, ...(data !== undefined && { data }) }, '');
-    const bytes = Buffer.byteLength(json);
+    bytes = Buffer.byteLength(json);
     if (bytes > MAX_SCHEDULE_BYTES)
       throw invalidArgument(
         `the schedule as JSON is ${bytes} bytes; at most ${MAX_SCHEDULE_BYTES} (64 KiB) are stored: keep large data in your own tables and put its key in data`,
@@ -100,5 +103,5 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
     requireWellFormed(json, 'the schedule as JSON');
   });
   byId.delete(id);
-  byId.set(id, { id, job, trigger, json: json.slice(0, -1) });
+  byId.set(id, { id, job, trigger, json: json.slice(0, -1), bytes });
 }

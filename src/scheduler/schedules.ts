@@ -109,7 +109,7 @@ export function createSchedules(state: NodeState): Schedules {
       // --max-request-bytes) — 333 schedules of 64 KiB would be 21 MB.
       const starts = [0];
       for (let at = 0, bytes = 0; at < list.length; at++) {
-        const size = Buffer.byteLength(list[at]!.json) + 200;
+        const size = list[at]!.bytes + 200;
         if (
           at > starts.at(-1)! &&
           (at - starts.at(-1)! >= SCHEDULES_PER_BATCH || bytes + size > BATCH_BYTES)

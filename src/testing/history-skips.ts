@@ -1,11 +1,12 @@
 /** The checker's "no fire time lost, no skip without its reason" part (see history-check.ts). */
+
+import { gateScope, keys } from '../scheduler/keys.js';
 import type { CheckInput, CheckResult, ExpectedOccurrence, RunRecord, SkipRecord } from './history-model.js';
 import { occurrenceKey } from './history-model.js';
 
-/** The overlap gate an occurrence runs under: manual triggers (`manual:<id>`) share the job's own. */
+/** The overlap gate an occurrence runs under (the scheduler's own key: manual triggers share the job's). */
 function gateOf(o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }): string {
-  const scope = o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? '' : o.scheduleId;
-  return JSON.stringify([o.job, scope, o.shard ?? null]);
+  return keys.runGate(o.job, gateScope(o), o.shard);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { gateScope, keys } from '../../scheduler/keys.js';
 import { type History, type Invocation, occKey } from './history.js';
 import { EPOCH } from './sim-store.js';
 
@@ -173,11 +174,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
 /** Every stored overlap skip is borne out by a run of its gate going at its fire time (see `check`). */
 function checkSkips(history: History, violations: Violation[]): void {
   const gateOf = (o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }) =>
-    JSON.stringify([
-      o.job,
-      o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? '' : o.scheduleId,
-      o.shard ?? null,
-    ]);
+    keys.runGate(o.job, gateScope(o), o.shard);
   const at = (ms: number) => `+${((ms - EPOCH) / 1000).toFixed(3)}s`;
   for (const skip of history.skips) {
     if (skip.reason === 'superseded') continue;
