@@ -28,7 +28,10 @@ export interface JobOptions {
   timeout?: Duration;
   /** Re-run a handler that threw, up to this many times (default 0). */
   retries?: number;
-  /** Base delay before a retry, doubled each time with jitter (default 1 s). */
+  /**
+   * The least wait before a retry (default 1 s), doubled each time; a jitter of up to half of it
+   * is added, never taken off.
+   */
   retryDelay?: Duration;
   /** Re-run an occurrence whose node died mid-run (default true). */
   recover?: boolean;

@@ -302,7 +302,7 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
       emit('failed', event);
       const n = spec.retries - retriesLeft;
       retriesLeft--;
-      const delay = spec.retryDelayMs * 2 ** n * (0.5 + deps.random() / 2);
+      const delay = retryWait(spec.retryDelayMs, n, deps.random);
       await clock.sleep(delay, halt.signal);
       if (halt.aborted) {
         outcome = 'abandoned';
@@ -361,4 +361,13 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
         .catch((err) => emit('error', { error: err, during: `release of ${claim.occ.job}` }));
     }
   }
+}
+
+/**
+ * How long the `n`-th retry (0 = the first) waits after its failed attempt: `retryDelay × 2^n`,
+ * plus a jitter of up to half of that so nodes that failed together do not retry in lockstep.
+ * The jitter only adds: `retryDelay` is a minimum.
+ */
+export function retryWait(retryDelayMs: number, n: number, random: () => number): number {
+  return retryDelayMs * 2 ** n * (1 + random() / 2);
 }
