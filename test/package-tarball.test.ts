@@ -8,7 +8,9 @@
  * - every subpath of package.json `exports` loads with a plain ESM `import()`;
  * - a store whose driver is absent fails only when used, with an `OncelyError` saying what to
  *   install; the memory store works;
- * - the `oncely` bin answers `--version` and `--help` through `npx`.
+ * - the `oncely` bin answers `--version` and `--help` through `npx`;
+ * - the guides ship: every docs/*.md of this checkout is in the tarball, and the path `--help`
+ *   names for the CLI guide is a file of the installed package (issue 31).
  * Packs the built `dist/` (`npm run build` first, as for the CLI tests); installs with
  * `--prefer-offline`, so the registry is asked only for what the npm cache lacks.
  */
@@ -19,6 +21,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -192,5 +195,17 @@ describe('oncely installed from its npm pack tarball', () => {
     expect(help.stdout).toMatch(/^Usage: oncely /);
     for (const command of ['run', 'status', 'history', 'locks', 'dashboard'])
       expect(help.stdout).toContain(command);
+    const docs = /^Docs: (\S+)/m.exec(help.stdout);
+    expect(docs, 'a "Docs:" line in --help').not.toBeNull();
+    expect(docs![1]).toBe(join(realpathSync(app), 'node_modules', 'oncely', 'docs', 'cli.md'));
+    expect(existsSync(docs![1]!)).toBe(true);
+  });
+
+  it('ships every guide of docs/', () => {
+    const guides = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
+    expect(guides).toEqual(expect.arrayContaining(['README.md', 'cli.md', 'scheduler.md']));
+    const installed = join(app, 'node_modules', 'oncely', 'docs');
+    const missing = guides.filter((f) => !existsSync(join(installed, f)));
+    expect(missing, 'docs/*.md missing from the installed package').toEqual([]);
   });
 });

@@ -5,6 +5,7 @@
  * subcommands are added, which copy them.
  */
 import { Command } from 'commander';
+import { docPath } from '../core/docs.js';
 import { packageVersion } from '../core/version.js';
 import { registerControl } from './commands/control.js';
 import { registerDashboard } from './commands/dashboard.js';
@@ -32,7 +33,7 @@ export function buildProgram(): Command {
       'after',
       '\nStore: --store URL, else $ONCELY_STORE, else sqlite:./oncely.db\n' +
         'Exit codes: 0 ok, 1 runtime failure (e.g. store unreachable), 2 usage or config error.\n' +
-        'Docs: docs/cli.md',
+        `Docs: ${docPath('cli.md')} (all guides: ${docPath('README.md')})`,
     );
   registerRun(program);
   registerStatus(program);

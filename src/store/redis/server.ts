@@ -1,3 +1,4 @@
+import { docPath } from '../../core/docs.js';
 import { OncelyError } from '../../core/errors.js';
 
 /**
@@ -75,7 +76,7 @@ export function hintFor(message: string): string | undefined {
   if (message.startsWith('NOAUTH') || message.startsWith('WRONGPASS'))
     return 'check the password in the store URL';
   if (message.startsWith('NOPERM'))
-    return 'the Redis user lacks a command or key pattern oncely needs; see docs/redis.md (ACLs)';
+    return `the Redis user lacks a command or key pattern oncely needs; see ${docPath('redis.md')} (ACLs)`;
   if (message.startsWith('WRONGTYPE'))
     return `a key under the store's prefix holds data oncely did not write`;
   return undefined;
