@@ -6,6 +6,8 @@ import type {
   Lease,
   LeaseRequest,
   ListLeasesOptions,
+  PageClaim,
+  PageOp,
   PutOptions,
   ScanOptions,
   Store,
@@ -33,6 +35,7 @@ import {
   validateToken,
   validateValue,
 } from './validate.js';
+import { type NormalizedPageOp, normalizePageClaim } from './validate-page.js';
 
 /** Defaults a backend inherits; a new capability gets a safe default here so no backend breaks. */
 export const DEFAULT_CAPABILITIES: StoreCapabilities = {
@@ -49,6 +52,8 @@ export const DEFAULT_CAPABILITIES: StoreCapabilities = {
   // a round trip per key and per scan page. Every shipped backend overrides both and sets them true.
   batchGet: false,
   serverCount: false,
+  // False by default: a page claim cannot be built from the single calls without a race.
+  pages: false,
 };
 
 /**
@@ -151,6 +156,17 @@ export abstract class BaseStore implements Store, TrustedCalls {
       if (page.length < MAX_SCAN_LIMIT) return total;
       after = page[page.length - 1]!.key;
     }
+  }
+
+  /**
+   * A validated page claim (see `Store.claimPage`), in one round trip and atomically. This
+   * default refuses it: a store offering it overrides this and states `pages: true`.
+   */
+  protected async doClaimPage(_lease: LeaseRequest, _ops: readonly NormalizedPageOp[]): Promise<PageClaim> {
+    throw new OncelyError(
+      'INVALID_ARGUMENT',
+      `the ${this.kind} store does not offer claimPage (capabilities.pages is false)`,
+    );
   }
 
   protected abstract doMigrate(): Promise<void>;
@@ -339,6 +355,17 @@ export abstract class BaseStore implements Store, TrustedCalls {
         ]),
       );
     return this.call('apply', () => this.doApply(normalized));
+  }
+
+  async claimPage(lease: LeaseRequest, ops: readonly PageOp[]): Promise<PageClaim> {
+    const normalized = normalizePageClaim(lease, ops);
+    if (this.requestLimit !== undefined)
+      this.checkSize(
+        'claimPage',
+        normalized.flatMap((op) => (op.op === 'move' ? [op.from, op.to, op.value] : [op.key, op.value])),
+      );
+    const request = { key: lease.key, owner: lease.owner, leaseMs: lease.leaseMs };
+    return this.call('claimPage', () => this.doClaimPage(request, normalized));
   }
 
   async sweep(options?: SweepOptions): Promise<SweepResult> {

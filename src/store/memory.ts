@@ -1,8 +1,16 @@
 import { invalidArgument } from '../core/errors.js';
 import { checkOptionNames, describe } from '../core/options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
-import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
+import type {
+  Lease,
+  LeaseRequest,
+  PageClaim,
+  StoreCapabilities,
+  StoredRecord,
+  SweepResult,
+} from './types.js';
 import { compareKeys, type NormalizedScan, type NormalizedWriteOp } from './validate.js';
+import type { NormalizedPageOp } from './validate-page.js';
 
 /** The shared state behind one memory space; every `MemoryStore` on the same space sees it. */
 interface Space {
@@ -55,6 +63,7 @@ export class MemoryStore extends BaseStore {
     batchApply: true,
     batchGet: true,
     serverCount: true,
+    pages: true,
   };
   private readonly space: Space;
   private readonly readClock: () => number;
@@ -229,6 +238,28 @@ export class MemoryStore extends BaseStore {
       }
       return this.releaseAt(op.key, op.token, op.holdUntil, now);
     });
+  }
+
+  /** The lease and the whole page between two awaits, on one clock reading (keys are distinct). */
+  protected override async doClaimPage(
+    request: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ): Promise<PageClaim> {
+    const now = this.clock();
+    const lease = this.grant(request, now);
+    if (!lease) return { lease: null, results: ops.map(() => false) };
+    const results = ops.map((op) => {
+      if (op.op !== 'move') {
+        if (op.op === 'create' && this.liveRecord(op.key, now)) return false;
+        this.putAt(op.key, op.value, op.ttlMs, now);
+        return true;
+      }
+      if (!this.liveRecord(op.from, now)) return false;
+      this.space.records.delete(op.from);
+      this.putAt(op.to, op.value, op.ttlMs, now);
+      return true;
+    });
+    return { lease, results };
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

@@ -75,6 +75,35 @@ export type WriteOp =
   /** Like {@link Store.release}, fencing and `holdUntil` included. Result: whether `token` still held the lease. */
   | { op: 'release'; key: string; token: number; holdUntil?: number };
 
+/**
+ * One write of a {@link Store.claimPage} batch: applied only if the page's lease is granted.
+ * Every key (`key`, `from`, `to`) appears at most once in a batch.
+ */
+export type PageOp =
+  /** Creates or replaces a record (like {@link Store.put}). Result: `true`. */
+  | { op: 'put'; key: string; value: string; ttlMs?: number }
+  /**
+   * Put-if-absent: creates the record only if no live record has the key (absent, or expired on
+   * the store clock). Result: whether it was created; a live record is left exactly as it was.
+   * Two batches racing for one key: exactly one creates it.
+   */
+  | { op: 'create'; key: string; value: string; ttlMs?: number }
+  /**
+   * Compare-and-move: if a live record has the key `from`, it is deleted and `to` is written with
+   * `value` (replacing whatever `to` held, live or expired); otherwise nothing is written, neither
+   * `from` nor `to`. Result: whether it moved. Two batches racing to move one `from`: exactly one
+   * moves it. (A due-index entry moved to its next due time is claimed by the move itself.)
+   */
+  | { op: 'move'; from: string; to: string; value: string; ttlMs?: number };
+
+/** What {@link Store.claimPage} answers. */
+export interface PageClaim {
+  /** The page's lease, or `null` when its key is held (then nothing of the batch was applied). */
+  lease: Lease | null;
+  /** One result per op, in order (all `false` when the lease was not granted). */
+  results: boolean[];
+}
+
 export interface ScanOptions {
   /** At most this many records (default 100, at most 10,000). */
   limit?: number;
@@ -131,6 +160,14 @@ export interface StoreCapabilities {
    * not change meanwhile, one round trip per 10,000 records).
    */
   serverCount: boolean;
+  /**
+   * `claimPage` is offered: a lease and a batch of puts, put-if-absent creates and
+   * compare-and-moves, applied together in one round trip, atomically, and only if the lease is
+   * granted; its token is greater than every token the store granted before, for any key. `false`
+   * (the default) for a store without it: `claimPage` is then refused, and the scheduler claims
+   * occurrence by occurrence.
+   */
+  pages: boolean;
 }
 
 export interface Store extends AsyncDisposable {
@@ -231,6 +268,26 @@ export interface Store extends AsyncDisposable {
    * ]);
    */
   apply(ops: readonly WriteOp[]): Promise<boolean[]>;
+
+  /**
+   * Claims a page of work under one lease (see `capabilities.pages`): acquires `lease` as
+   * {@link Store.acquire} would and, only if it is granted, applies `ops` in order — all in **one
+   * round trip**, all or nothing, on one store instant. The grant's token is greater than every
+   * token this store granted before (for any key), so a later claim of the same work always holds
+   * a higher token. At most 1,000 ops; every key at most once in a batch; ops are validated like
+   * `apply`'s before anything is sent (`INVALID_ARGUMENT`). A store without the capability refuses
+   * it with `INVALID_ARGUMENT`.
+   *
+   * @example
+   * // Claim two due entries (moved to their next due time) and record the page, under one lease.
+   * const { lease, results } = await store.claimPage({ key: 'page/n1/7f3a', owner: 'n1', leaseMs: 30_000 }, [
+   *   { op: 'move', from: 'due/0900/a', to: 'due/0930/a', value: '{"page":"7f3a"}' },
+   *   { op: 'move', from: 'due/0900/b', to: 'due/0930/b', value: '{"page":"7f3a"}' },
+   *   { op: 'put', key: 'page-record/7f3a', value: '["a","b"]' },
+   * ]);
+   * // results[i] === true: this page holds entry i (no other claim moved it).
+   */
+  claimPage(lease: LeaseRequest, ops: readonly PageOp[]): Promise<PageClaim>;
 
   /** Deletes expired leases and records, in bounded batches; returns how many of each went. */
   sweep(options?: SweepOptions): Promise<SweepResult>;

@@ -29,6 +29,7 @@ export function describeMetadata(ctx: SuiteContext, factory: StoreFactory): void
         'batchApply',
         'batchGet',
         'serverCount',
+        'pages',
       ] as const) {
         expect(typeof c[flag]).toBe('boolean');
       }

@@ -6,6 +6,7 @@ import { describeApplyDeletes } from './conformance-apply-deletes.js';
 import { describeLeases } from './conformance-leases.js';
 import { describeLocks } from './conformance-locks.js';
 import { describeMetadata } from './conformance-metadata.js';
+import { describePages } from './conformance-pages.js';
 import { describeReads } from './conformance-reads.js';
 import { describeRecords } from './conformance-records.js';
 import { describeSweep } from './conformance-sweep.js';
@@ -63,5 +64,6 @@ export function describeStore(name: string, factory: StoreFactory, options: Desc
     describeApplyDeletes(ctx);
     describeReads(ctx);
     describeSweep(ctx);
+    describePages(ctx);
   });
 }

@@ -1,5 +1,6 @@
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../types.js';
 import type { NormalizedWriteOp } from '../validate.js';
+import type { NormalizedPageOp } from '../validate-page.js';
 import type { ShedlockOps } from './shedlock/ops.js';
 import type { Tables } from './tables.js';
 
@@ -108,6 +109,17 @@ export interface Dialect {
    * May be re-run after an {@link Dialect.isRetryable} error (the whole batch was rolled back).
    */
   apply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]>;
+  /**
+   * A page claim (present exactly when `capabilities.pages`): grants `lease` as `acquire` would
+   * (a token from the fence counter) and, only if granted, applies `ops` (distinct keys; see
+   * `Store.claimPage`) in one round trip, all or nothing. Returns the granted row (or `null`, then
+   * nothing was applied) and one result per op. May be re-run after an {@link Dialect.isRetryable}
+   * error (the whole of it was rolled back).
+   */
+  claimPage?(
+    lease: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ): Promise<{ granted: GrantedRow | null; results: boolean[] }>;
   sweep(limit: number): Promise<SweepResult>;
   migrate(): Promise<void>;
   close(): Promise<void>;

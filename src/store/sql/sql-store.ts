@@ -2,8 +2,16 @@ import { OncelyError } from '../../core/errors.js';
 import { redactSecret } from '../../core/redact.js';
 import { BaseStore } from '../base.js';
 import { LOCK_TABLE, type LockTable } from '../lock-table.js';
-import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from '../types.js';
+import type {
+  Lease,
+  LeaseRequest,
+  PageClaim,
+  StoreCapabilities,
+  StoredRecord,
+  SweepResult,
+} from '../types.js';
 import { type NormalizedScan, type NormalizedWriteOp, prefixUpperBound, sortByKey } from '../validate.js';
+import type { NormalizedPageOp } from '../validate-page.js';
 import type { Dialect, GrantedRow, SqlValue } from './dialect.js';
 import { toInt, toLease, toRecord, toText } from './rows.js';
 import { shedlockLockTable } from './shedlock/lock-table.js';
@@ -196,6 +204,18 @@ export class SqlStore extends BaseStore {
 
   protected override async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
     return this.retrying(() => this.dialect.apply(ops));
+  }
+
+  protected override async doClaimPage(
+    lease: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ): Promise<PageClaim> {
+    const claim = this.dialect.claimPage;
+    if (!claim) return super.doClaimPage(lease, ops);
+    const { granted, results } = await this.retrying(() => claim.call(this.dialect, lease, ops));
+    return granted
+      ? { lease: grantedLease(lease, granted), results }
+      : { lease: null, results: ops.map(() => false) };
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

@@ -6,6 +6,8 @@ import type {
   Lease,
   LeaseRequest,
   ListLeasesOptions,
+  PageClaim,
+  PageOp,
   PutOptions,
   ScanOptions,
   Store,
@@ -189,6 +191,10 @@ export class NodeStore implements Store {
       this.onApply(ops, results);
       return results;
     });
+  }
+  /** Passed through; the simulator's scheduler does not claim pages yet, so nothing is observed. */
+  claimPage(lease: LeaseRequest, ops: readonly PageOp[]): Promise<PageClaim> {
+    return this.rpc('claimPage', [lease.key], () => this.server.claimPage(lease, ops));
   }
   sweep(options?: SweepOptions): Promise<SweepResult> {
     return this.rpc('sweep', [], () => this.server.sweep(options));

@@ -43,6 +43,7 @@ export class SqliteDialect implements Dialect {
       batchApply: true,
       batchGet: true,
       serverCount: true,
+      pages: false,
     };
     this.prepared = new Prepared(db);
     ({ acquire: this.acquire, acquireNow: this.acquireNow } = sqliteAcquire(tables, this.prepared));
