@@ -481,3 +481,65 @@ describe.skipIf(target.skip)('redis: a scan over expired, unswept records (issue
     }
   }, 60_000);
 });
+
+describe.skipIf(target.skip)('redis: a count over expired, unswept records (issue 29)', () => {
+  it('walks at most ~1,000 index entries per script, the rest in further calls, and stays exact', async () => {
+    const p = testPrefix('deadcount');
+    const redis = new Redis(target.url!);
+    // Counts this store's scripts only (INFO commandstats would count other test files' too).
+    let scripts = 0;
+    const client = {
+      call: (command: string, ...args: (string | number)[]) => {
+        if (command === 'evalsha' || command === 'eval') scripts++;
+        return redis.call(command, ...args);
+      },
+    };
+    const store = new RedisStore({ client, prefix: p });
+    await store.migrate();
+    const put = async (keys: string[], ttlMs?: number) => {
+      for (let at = 0; at < keys.length; at += 1_000)
+        await store.apply(
+          keys.slice(at, at + 1_000).map((key) => ({
+            op: 'put' as const,
+            key,
+            value: 'x',
+            ...(ttlMs !== undefined && { ttlMs }),
+          })),
+        );
+    };
+    const numbered = (head: string, n: number) =>
+      Array.from({ length: n }, (_, i) => `${head}${String(i).padStart(5, '0')}`);
+    try {
+      // 5,100 records that expire at once (5,000 under hist|, 100 under sch|) among live ones:
+      // 2,500 under sch|, 1 under hist|, 6,000 under a|.
+      await put([...numbered('hist|', 5_000), ...numbered('sch|dead-', 100)], 50);
+      await put([...numbered('sch|', 2_500), 'hist|zz-live', ...numbered('a|', 6_000)]);
+      await new Promise((r) => setTimeout(r, 200));
+      const counted = async (prefix: string) => {
+        const before = scripts;
+        const n = await store.count(prefix);
+        return { n, scripts: scripts - before };
+      };
+      // Fewer records in the range than expired ones: the range is walked, ~1,000 keys a script
+      // (one script used to walk all of it, or all the expired entries: 200,000 held Redis ~120 ms).
+      expect(await counted('sch|')).toMatchObject({ n: 2_500 });
+      expect((await counted('sch|')).scripts).toBeGreaterThanOrEqual(3);
+      expect(await counted('hist|')).toMatchObject({ n: 1 });
+      expect((await counted('hist|')).scripts).toBeGreaterThanOrEqual(5);
+      // Reading the range removes nothing.
+      expect(await redis.zcard(`{${p}}rec-exp`)).toBe(5_100);
+      // More records in the range than expired ones: the expired ones are swept, ~1,000 a script,
+      // until the rest fits one walk; the count is then one script, exact and atomic.
+      const wide = await counted('a|');
+      expect(wide.n).toBe(6_000);
+      expect(wide.scripts).toBeGreaterThanOrEqual(6);
+      expect(await redis.zcard(`{${p}}rec-exp`)).toBeLessThanOrEqual(1_000);
+      expect(await counted('sch|')).toEqual({ n: 2_500, scripts: 1 });
+      expect(await counted('')).toEqual({ n: 8_501, scripts: 1 });
+    } finally {
+      await store.close();
+      await wipe(redis, p);
+      redis.disconnect();
+    }
+  }, 60_000);
+});

@@ -38,9 +38,10 @@
  * as put, delete and release; it is atomic, all or nothing (see the script's header for how it
  * stays so without rollback).
  *
- * `getMany` and `count` are one read-only EVALSHA each: getMany reads the record hashes as get
- * does; count answers from the two record indexes (ZLEXCOUNT over `recs` minus the expired
- * entries of `rec-exp`), walking entries only when a prefix meets unswept expired records (see
+ * `getMany` is one read-only EVALSHA: it reads the record hashes as get does. `count` answers from
+ * the two record indexes (ZLEXCOUNT over `recs` minus the expired entries of `rec-exp`) in one
+ * EVALSHA, walking entries only when a prefix meets unswept expired records; each script walks at
+ * most 1,000, so a long walk is several calls, or a few bounded sweeps first (see
  * ./redis/count.lua.ts for why that is exact and what it costs).
  */
 import type { Redis } from 'ioredis';
@@ -50,6 +51,7 @@ import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import { loadDriver } from './driver.js';
 import type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
+import { countRecords } from './redis/count.js';
 import { checkRedisOptions } from './redis/options.js';
 import type { LuaScript } from './redis/script.js';
 import { SCRIPTS } from './redis/scripts.js';
@@ -227,9 +229,7 @@ export class RedisStore extends BaseStore {
   }
 
   protected override async doCount(prefix: string): Promise<number> {
-    const upper = prefixUpperBound(prefix);
-    const low = prefix === '' ? '-' : `[${prefix}`;
-    return (await this.run(SCRIPTS.count, [low, upper === undefined ? '+' : `(${upper}`, prefix])) as number;
+    return countRecords((script, args) => this.run(script, args), prefix);
   }
 
   protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
