@@ -45,6 +45,8 @@ import { postgresStats, redisStats, type ServerCounts, type ServerStats } from '
 import { ceilMinute } from './workload.js';
 
 const HEADING = '## Scale (`npm run bench:scale`)';
+/** The quick profile's own section (issue 30: every claim-path change is checked with it). */
+const QUICK_HEADING = '## Scale, quick profile (`npm run bench:scale -- --quick`)';
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 type Backend = 'postgres' | 'redis';
@@ -84,6 +86,8 @@ interface Options {
   seedTimeoutS: number;
   idleS: number;
   quick: boolean;
+  /** --due, --other or --nodes was given (a quick run so changed is not the quick profile). */
+  resized: boolean;
   verbose: boolean;
 }
 
@@ -572,10 +576,20 @@ function ratio(oncely: RunResult | undefined, peer: RunResult, fireTimeoutS: num
   return '—';
 }
 
+/** The sum of a list of figures, `undefined` when there is none. */
+function sum(xs: readonly number[] | undefined): number | undefined {
+  return xs === undefined || xs.length === 0 ? undefined : xs.reduce((a, b) => a + b, 0);
+}
+
+/** CPU seconds spread over the occurrences started, in µs each (the issue's budget unit). */
+function perOccUs(cpuS: number | undefined, started: number): string {
+  return cpuS === undefined || started === 0 ? '—' : int((cpuS * 1e6) / started);
+}
+
 function fanOutRow(r: RunResult, all: RunResult[], o: Options): string {
   const label = `| ${r.backend} | ${SYSTEMS[r.system].label} | ${r.nodes} |`;
   const seedRate = r.seedMs > 0 ? int(r.seeded / (r.seedMs / 1000)) : '—';
-  if (!r.fire) return `${label} ${seedRate} | ${cell(r.failure ?? 'not measured')} | | | | | | | | | | |`;
+  if (!r.fire) return `${label} ${seedRate} | ${cell(r.failure ?? 'not measured')} | | | | | | | | | | | | |`;
   const f = r.fire;
   const started =
     f.started === f.due ? int(f.started) : `${int(f.started)} of ${int(f.due)} by ${o.fireTimeoutS} s`;
@@ -588,7 +602,8 @@ function fanOutRow(r: RunResult, all: RunResult[], o: Options): string {
   return (
     `${label} ${seedRate} | ${started} | ${seconds(f.p50)} | ${seconds(f.p99)} | ${seconds(f.max)} | ` +
     `${int(f.duplicates)}${f.unexpected > 0 ? ` (+${int(f.unexpected)} unexpected)` : ''} | ${rt} | ` +
-    `${fixed(r.writesPerOcc, 2)} | ${(r.nodeCpuS ?? []).map((c) => fixed(c, 1)).join(' / ')} | ` +
+    `${fixed(r.writesPerOcc, 2)} | ${perOccUs(sum(r.nodeCpuS), f.started)} | ${perOccUs(r.serverCpuS, f.started)} | ` +
+    `${(r.nodeCpuS ?? []).map((c) => fixed(c, 1)).join(' / ')} | ` +
     `${(r.nodeRssMiB ?? []).map((m, i) => `${fixed(m, 0)} (${fixed(r.nodePeakRssMiB?.[i], 0)})`).join(' / ')} | ` +
     `${fixed(r.serverCpuS, 1)} | ${vs} |`
   );
@@ -660,8 +675,8 @@ function render(
     '',
     '### Fan-out',
     '',
-    '| backend | system | nodes | seeded/s | started | p50 s | p99 s | max s (all started) | duplicates | round trips/occ. | rows written/occ. | CPU s per node | RSS MiB per node (peak) | server CPU s | oncely ÷ this (time to all started) |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| backend | system | nodes | seeded/s | started | p50 s | p99 s | max s (all started) | duplicates | round trips/occ. | rows written/occ. | node CPU µs/occ. (all nodes) | server CPU µs/occ. | CPU s per node | RSS MiB per node (peak) | server CPU s | oncely ÷ this (time to all started) |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...results.map((r) => fanOutRow(r, results, o)),
     '',
     '### Idle (everything stored, nothing due)',
@@ -723,9 +738,11 @@ function options(): Options {
     return n;
   };
   return {
-    due: num(values.due, 2_000, 100_000),
-    other: num(values.other, 8_000, 900_000),
-    nodes: (values.nodes ?? (q ? '1,2' : '1,2,4')).split(',').map(Number),
+    // --quick (issue 30): the full fan-out against a tenth of the stored schedules, on 4 nodes
+    // only, so that a change to the claim path can be checked in under 20 minutes.
+    due: num(values.due, 100_000, 100_000),
+    other: num(values.other, 100_000, 900_000),
+    nodes: (values.nodes ?? (q ? '4' : '1,2,4')).split(',').map(Number),
     backends: list(values.backends, ['postgres', 'redis'] as const, 'backend'),
     peers: list(values.peers ?? PEERS.join(','), PEERS, 'peer'),
     concurrency: num(values.concurrency, 1000, 1000),
@@ -734,6 +751,7 @@ function options(): Options {
     seedTimeoutS: num(values['seed-timeout'], 300, 3600),
     idleS: num(values.idle, 10, 60),
     quick: q,
+    resized: values.due !== undefined || values.other !== undefined || values.nodes !== undefined,
     verbose: values.verbose,
   };
 }
@@ -827,7 +845,10 @@ async function main(): Promise<void> {
         `\n(rows so far, after ${backend})\n\n${render(results, o, servers, settled, started, load)}`,
       );
   }
-  publish(ROOT, HEADING, render(results, o, servers, settled, started, load), o.quick);
+  // A quick run with its sizes changed by hand is a smoke run: printed only.
+  const body = render(results, o, servers, settled, started, load);
+  if (o.quick) publish(ROOT, QUICK_HEADING, body, o.resized);
+  else publish(ROOT, HEADING, body, false);
 }
 
 runMain(main);
