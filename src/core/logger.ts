@@ -49,9 +49,52 @@ export function isPinoLike(logger: Logger): boolean {
   return typeof l.child === 'function' && typeof l.bindings === 'function';
 }
 
+/**
+ * A record as one line of text: the message, then its fields as `key=value` (strings quoted only
+ * when they need it, objects as JSON, `…Ms` durations in whole milliseconds). For loggers that print their arguments as they are
+ * (`console`, Nest's `Logger`), where a fields object would be dumped over many lines.
+ *
+ * @example
+ * recordLine('oncely: report failed', { job: 'report', attempt: 1 }); // 'oncely: report failed · job=report attempt=1'
+ */
+export function recordLine(message: string, fields: LogFields): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    parts.push(`${key}=${fieldText(key, value)}`);
+  }
+  return parts.length === 0 ? message : `${message} · ${parts.join(' ')}`;
+}
+
+function fieldText(key: string, value: unknown): string {
+  if (typeof value === 'string') return /^[^\s"=·]+$/u.test(value) ? value : JSON.stringify(value);
+  // Durations (`durationMs`, `lateMs`) in whole milliseconds, not 0.6259840000002441.
+  if (typeof value === 'number') return String(key.endsWith('Ms') ? Math.round(value) : value);
+  if (value instanceof Date) return value.toISOString();
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
 /** The record writer for `logger` (see isPinoLike for the calling convention). Never throws. */
 export function recordWriter(logger: Logger): LogRecord {
   if (logger === silentLogger) return () => {};
+  if (logger === consoleWarnings) {
+    // One line per record on stderr; the error goes along for its stack (its text is in it).
+    return (level, message, fields, error) => {
+      if (level !== 'warn' && level !== 'error') return;
+      try {
+        const { error: _text, ...rest } = fields;
+        const line = recordLine(message, error === undefined ? fields : rest);
+        if (error === undefined) logger[level](line);
+        else logger[level](line, error);
+      } catch {
+        // A broken stderr must not break the scheduler's loop.
+      }
+    };
+  }
   const pino = isPinoLike(logger);
   return (level, message, fields, error) => {
     try {

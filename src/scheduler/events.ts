@@ -40,9 +40,9 @@ export class SchedulerEmitter {
     if (this.read('succeeded')) this.emit('succeeded', event());
   }
 
-  /** Whether an event of this kind would reach anyone: a listener, or the log. */
-  private read(event: keyof SchedulerEvents): boolean {
-    return this.telemetry.log !== undefined || this.events.listenerCount(event) > 0;
+  /** Whether a started/succeeded event would reach anyone: a listener, or a log that keeps info. */
+  private read(event: 'started' | 'succeeded'): boolean {
+    return this.telemetry.chatter !== undefined || this.events.listenerCount(event) > 0;
   }
 
   emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {

@@ -3,7 +3,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { defaultOwner } from '../core/ids.js';
-import { type Logger, silentLogger } from '../core/logger.js';
+import { consoleWarnings, type Logger, silentLogger } from '../core/logger.js';
 import { unknownOption } from '../core/options.js';
 import type { Store } from '../store/types.js';
 import type { SchedulerOptions, SchedulerTracer } from './types.js';
@@ -68,7 +68,9 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 10_000) {
     throw invalidArgument(`concurrency must be a whole number from 1 to 10000; got ${options.concurrency}`);
   }
-  const logger = options.logger ?? silentLogger;
+  // Loud by default: a handler that throws, a lost lease or a store outage reaches stderr unless
+  // the user routes it elsewhere or asks for silence (`logger: false` or `silentLogger`).
+  const logger = options.logger === false ? silentLogger : (options.logger ?? consoleWarnings);
   if (
     typeof logger !== 'object' ||
     logger === null ||
@@ -76,7 +78,9 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
       (l) => typeof (logger as unknown as Record<string, unknown>)[l] !== 'function',
     )
   )
-    throw invalidArgument('logger must have debug, info, warn and error methods (pino, console, …)');
+    throw invalidArgument(
+      'logger must have debug, info, warn and error methods (pino, console, …), or be false for none',
+    );
   if (
     options.tracer !== undefined &&
     typeof (options.tracer as { startSpan?: unknown })?.startSpan !== 'function'

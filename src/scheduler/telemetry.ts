@@ -1,4 +1,11 @@
-import { type LogFields, type Logger, type LogRecord, recordWriter, silentLogger } from '../core/logger.js';
+import {
+  consoleWarnings,
+  type LogFields,
+  type Logger,
+  type LogRecord,
+  recordWriter,
+  silentLogger,
+} from '../core/logger.js';
 import { SchedulerMetrics } from './metrics.js';
 import { skipText } from './skip-text.js';
 import { Tracing } from './tracing.js';
@@ -36,10 +43,16 @@ export class Telemetry {
   readonly metrics: SchedulerMetrics;
   readonly tracing: Tracing | undefined;
   /**
-   * Writes a log record; `undefined` with the silent logger (the default), so that `this.log?.(…)`
-   * does not even build the record's fields — two records per run add up at 100,000 runs.
+   * Writes a warn or error record; `undefined` with the silent logger, so that `this.log?.(…)`
+   * does not even build the record's fields.
    */
   readonly log: LogRecord | undefined;
+  /**
+   * Writes a debug or info record (a run started, succeeded, skipped); `undefined` with a logger
+   * that drops them anyway (the default `consoleWarnings`, or silence): two records per run add
+   * up at 100,000 runs.
+   */
+  readonly chatter: LogRecord | undefined;
 
   constructor(
     logger: Logger,
@@ -47,6 +60,7 @@ export class Telemetry {
     options: Pick<SchedulerOptions, 'tracer' | 'registry'>,
   ) {
     this.log = logger === silentLogger ? undefined : recordWriter(logger);
+    this.chatter = logger === consoleWarnings ? undefined : this.log;
     this.metrics = new SchedulerMetrics(options.registry);
     this.tracing = Tracing.create(options.tracer);
   }
@@ -81,11 +95,11 @@ export class Telemetry {
       // whether or not the event is built (SchedulerEmitter.started/succeeded): here only the log.
       case 'started': {
         const lateMs = Math.max(0, e.startedAt.getTime() - e.fireTime.getTime());
-        this.log?.('debug', `oncely: ${e.job} started`, { ...runFields(e), status: 'running', lateMs });
+        this.chatter?.('debug', `oncely: ${e.job} started`, { ...runFields(e), status: 'running', lateMs });
         return;
       }
       case 'succeeded':
-        this.log?.('info', `oncely: ${e.job} succeeded`, {
+        this.chatter?.('info', `oncely: ${e.job} succeeded`, {
           ...runFields(e),
           status: 'succeeded',
           durationMs: e.durationMs,
@@ -110,7 +124,7 @@ export class Telemetry {
         return;
       case 'skipped':
         m.runs.inc({ job: e.job, status: 'skipped' });
-        this.log?.('info', `oncely: ${e.job} skipped (${skipText(e)})`, {
+        this.chatter?.('info', `oncely: ${e.job} skipped (${skipText(e)})`, {
           job: e.job,
           fireTime: e.fireTime.toISOString(),
           node: this.node,
@@ -125,7 +139,7 @@ export class Telemetry {
         return;
       case 'misfired':
         m.misfires.inc({ job: e.job, action: e.action }, e.count ?? 1);
-        this.log?.(
+        (e.action === 'run' ? this.chatter : this.log)?.(
           e.action === 'run' ? 'info' : 'warn',
           e.action === 'run'
             ? `oncely: ${e.job} replays a missed fire time`

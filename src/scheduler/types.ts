@@ -12,10 +12,16 @@ export interface SchedulerOptions {
   /** Runs at once on this node (default 16); a node never claims more than it has free slots for. */
   concurrency?: number;
   /**
-   * Where the scheduler logs (default: nowhere). pino gets structured records `(fields, message)`;
-   * any other logger (`console`, winston…) gets `(message, fields)`. See README "Observability".
+   * Where the scheduler logs. Default: warnings and errors (a handler that threw or timed out, a
+   * lease lost, a store outage) to stderr through `console.warn`/`console.error`, nothing else.
+   * `false` (or `silentLogger`) logs nothing. pino gets structured records `(fields, message)`;
+   * any other logger (`console`, winston…) gets `(message, fields)`. See docs/observability.md.
+   *
+   * @example
+   * createScheduler({ store, logger: pino() });   // everything, as JSON
+   * createScheduler({ store, logger: false });    // nothing
    */
-  logger?: Logger;
+  logger?: Logger | false;
   /**
    * An OpenTelemetry `Tracer` for the `oncely.claim`/`oncely.run`/`oncely.finish` spans (default:
    * the global tracer provider's `oncely` tracer, a no-op until an SDK is registered). Needs

@@ -149,10 +149,20 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         stores.push(s);
         return s;
       }
-      /** A scheduler on a store of its own; every event it emits is recorded. */
+      /**
+       * A scheduler on a store of its own; every event it emits is recorded (so it logs nothing:
+       * these tests make handlers throw and stores fail on purpose, and assert on the events).
+       */
       async function node(id: string, more: Partial<SchedulerOptions> = {}) {
         const st = await store();
-        const s = createScheduler({ store: st, node: id, pollInterval: POLL, stopTimeout: '10s', ...more });
+        const s = createScheduler({
+          store: st,
+          node: id,
+          pollInterval: POLL,
+          stopTimeout: '10s',
+          logger: false,
+          ...more,
+        });
         schedulers.push(s);
         return { s, store: st, events: recordEvents(s), id };
       }
