@@ -1,11 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
+import type { NormalizedPageOp } from '../../validate-page.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
 import { SharedStatements } from '../statements.js';
 import type { Tables } from '../tables.js';
 import { sqliteAcquire } from './acquire.js';
 import { sqliteApply } from './apply.js';
+import { sqliteClaimPage } from './claim-page.js';
 import { SQLITE_NOW } from './clock.js';
 import { Prepared } from './driver.js';
 import { sqliteExtend } from './extend.js';
@@ -22,6 +24,10 @@ export class SqliteDialect implements Dialect {
   readonly acquireNow: (request: LeaseRequest) => GrantedRow | null;
   readonly sweep: (limit: number) => Promise<SweepResult>;
   readonly apply: (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]>;
+  readonly claimPage: (
+    lease: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ) => Promise<{ granted: GrantedRow | null; results: boolean[] }>;
   private readonly prepared: Prepared;
   private readonly extendStatement: Statement;
   private readonly releaseStatement: Statement;
@@ -43,7 +49,7 @@ export class SqliteDialect implements Dialect {
       batchApply: true,
       batchGet: true,
       serverCount: true,
-      pages: false,
+      pages: true,
     };
     this.prepared = new Prepared(db);
     ({ acquire: this.acquire, acquireNow: this.acquireNow } = sqliteAcquire(tables, this.prepared));
@@ -58,6 +64,7 @@ export class SqliteDialect implements Dialect {
       deleteIf: shared.deleteIf,
       release: this.releaseStatement,
     });
+    this.claimPage = sqliteClaimPage(tables, this.prepared, this.acquireNow);
   }
 
   async query(statement: Statement, params: readonly SqlValue[]): Promise<QueryResult> {
