@@ -4,7 +4,8 @@ import { MAX_BATCH, normalizePut, validateKey, validateRequests, validateValue }
 
 /** A validated {@link PageOp}: ttl rounded (`undefined` = never expires), no other fields. */
 export type NormalizedPageOp =
-  | { op: 'put' | 'create'; key: string; value: string; ttlMs: number | undefined }
+  | { op: 'put'; key: string; value: string; ttlMs: number | undefined }
+  | { op: 'create'; key: string; value: string; ttlMs: number | undefined }
   | { op: 'move'; from: string; to: string; value: string; ttlMs: number | undefined };
 
 /**
@@ -49,8 +50,9 @@ function normalizePageOp(op: PageOp): NormalizedPageOp {
   const ttlMs = normalizePut(op.ttlMs === undefined ? {} : { ttlMs: op.ttlMs });
   switch (op.op) {
     case 'put':
+      return { op: 'put', key: validateKey(op.key), value: validateValue(op.value), ttlMs };
     case 'create':
-      return { op: op.op, key: validateKey(op.key), value: validateValue(op.value), ttlMs };
+      return { op: 'create', key: validateKey(op.key), value: validateValue(op.value), ttlMs };
     case 'move':
       return {
         op: 'move',
