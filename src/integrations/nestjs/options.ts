@@ -6,15 +6,10 @@ import { createScheduler, type Scheduler } from '../../scheduler/scheduler.js';
 import type { SchedulerOptions } from '../../scheduler/types.js';
 import { type OpenStoreOptions, openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
+import { defaultNestLogger, type NestLoggerLike, nestLogger } from './nest-logger.js';
 import { OnceRuntime } from './once-run.js';
 
-/** A Nest `LoggerService` (`new Logger('oncely')`): `log` where oncely's `Logger` has `info`. */
-export interface NestLoggerLike {
-  log(message: unknown, ...rest: unknown[]): unknown;
-  warn(message: unknown, ...rest: unknown[]): unknown;
-  error(message: unknown, ...rest: unknown[]): unknown;
-  debug?(message: unknown, ...rest: unknown[]): unknown;
-}
+export type { NestLoggerLike } from './nest-logger.js';
 
 /**
  * `OncelyModule.forRoot(options)`: the store (exactly one of `store` or `storeUrl`) and the
@@ -27,8 +22,12 @@ export interface OncelyModuleOptions extends Omit<SchedulerOptions, 'store' | 'l
   storeUrl?: string;
   /** `openStore` options for `storeUrl` (`prefix`, …). */
   storeOptions?: OpenStoreOptions;
-  /** oncely's `Logger` (pino, `console`) or a Nest logger (`new Logger('oncely')`). Default: silent. */
-  logger?: Logger | NestLoggerLike;
+  /**
+   * oncely's `Logger` (pino, `console`), a Nest logger (`new Logger('oncely')`: one line per run at
+   * `debug`, warnings and errors at their levels), or `false` for none. Default: Nest's `Logger`
+   * (context `oncely`), warnings and errors only.
+   */
+  logger?: Logger | NestLoggerLike | false;
 }
 
 /** What the module's providers share: built once per application from its options. */
@@ -68,16 +67,11 @@ export function checkModuleOptions(options: OncelyModuleOptions): void {
 }
 
 /** oncely's `Logger` from either kind the options accept. */
-function adaptLogger(logger: Logger | NestLoggerLike | undefined): Logger {
-  if (logger === undefined) return silentLogger;
+function adaptLogger(logger: Logger | NestLoggerLike | false | undefined): Logger {
+  if (logger === false) return silentLogger;
+  if (logger === undefined) return defaultNestLogger();
   if (typeof (logger as Partial<Logger>).info === 'function') return logger as Logger;
-  const nest = logger as NestLoggerLike;
-  return {
-    debug: (...args) => nest.debug?.(...(args as [unknown])),
-    info: (...args) => nest.log(...(args as [unknown])),
-    warn: (...args) => nest.warn(...(args as [unknown])),
-    error: (...args) => nest.error(...(args as [unknown])),
-  };
+  return nestLogger(logger as NestLoggerLike);
 }
 
 /**
