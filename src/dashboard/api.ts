@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { invalidArgument } from '../core/errors.js';
 import { historyCursor } from '../scheduler/history-query.js';
 import { validateJobName } from '../scheduler/job-options.js';
 import {
@@ -7,6 +8,7 @@ import {
   checkPost,
   checkQuery,
   type Deps,
+  HttpError,
   MAX_HISTORY_LIMIT,
   MAX_SCHEDULES_LIMIT,
   parseBefore,
@@ -16,6 +18,7 @@ import {
   requireLiveNode,
   runAction,
 } from './context.js';
+import { readScheduleRows } from './schedule-rows.js';
 import { scheduleJson, scheduleViews } from './schedule-view.js';
 import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.js';
 
@@ -27,8 +30,11 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  *                                        (`nextFireTimes` are then when it would fire)
  *   GET  /api/history?job=&limit=&before=  [{ job, fireTime, node, attempt, token, source, status, startedAt, … }]
  *                                        newest first; limit ≤ 500; a full page has `Link: <…>; rel="next"`
- *   GET  /api/schedules?job=&after=&limit=  [{ id, job, trigger, timezone?, nextFireTime, data }]
- *                                        ascending by id; limit ≤ 500; a full page has `Link: <…>; rel="next"`
+ *   GET  /api/schedules?job=&after=&limit=  [{ id, job, trigger, timezone?, nextFireTime, data, dataTruncated?, dataPreview?, dataLength? }]
+ *                                        ascending by id; limit ≤ 500; a full page has `Link: <…>; rel="next"`;
+ *                                        data whose JSON is over 4,096 characters: `data: null`, `dataTruncated: true`,
+ *                                        its first 200 characters as `dataPreview`, `dataLength` (schedule-rows.ts)
+ *   GET  /api/schedule?id=               { id, job, trigger, timezone?, nextFireTime, data } — one schedule, whole; 404 if none
  *   GET  /api/schedules/count?job=       { count, job? }
  *   GET  /api/nodes                      [{ id, host, pid, version, startedAt, lastSeen }]
  *   GET  /api/locks?limit=               [{ key, owner, token, acquiredAt, expiresAt, kind, name?, state? }]
@@ -78,24 +84,28 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
     const job = nonEmpty(queryString(req.query, 'job'));
     const after = nonEmpty(queryString(req.query, 'after'));
     const limit = parseLimit(queryString(req.query, 'limit'), 100, MAX_SCHEDULES_LIMIT);
-    const [page, now] = await Promise.all([
-      scheduler.schedules.list({
-        limit,
-        ...(job !== undefined && { job }),
-        ...(after !== undefined && { after }),
-      }),
-      store.now(),
-    ]);
+    const [page, now] = await Promise.all([readScheduleRows(store, { limit, job, after }), store.now()]);
     const last = page.length === limit ? page.at(-1) : undefined;
     if (last) {
       const next = new URLSearchParams({
         ...(job !== undefined && { job }),
         limit: String(limit),
-        after: last.id,
+        after: last.schedule.id,
       });
       void reply.header('Link', `</api/schedules?${next}>; rel="next"`);
     }
     return scheduleViews(page, now).map(scheduleJson);
+  });
+
+  // One stored schedule, whole (`data` too, however large: one record per request).
+  app.get('/api/schedule', async (req) => {
+    checkQuery(req.query, '/api/schedule', ['id']);
+    const id = queryString(req.query, 'id');
+    if (id === undefined) throw invalidArgument('/api/schedule needs ?id=<schedule id>');
+    const [schedule, now] = await Promise.all([scheduler.schedules.get(id), store.now()]);
+    if (!schedule)
+      throw new HttpError(404, 'NOT_FOUND', `no stored schedule has the id ${JSON.stringify(id)}`);
+    return scheduleJson(scheduleViews([{ schedule }], now)[0]!);
   });
 
   app.get('/api/schedules/count', async (req) => {

@@ -8,6 +8,7 @@ import { fireTimes } from '../schedule/fire-times.js';
 import { compileShared } from '../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../schedule/trigger.js';
 import type { StoredSchedule } from '../scheduler/types.js';
+import { cutText, type ScheduleRow } from './schedule-rows.js';
 
 /** A stored schedule's trigger without its time zone (that is a field of its own); `at` as ISO-8601. */
 export type ScheduleTriggerJson = { cron: string } | { every: Duration } | { at: string };
@@ -20,13 +21,20 @@ export interface ScheduleJson {
   timezone?: string;
   /** The next fire time after the store's now; `null` for an `at` in the past. */
   nextFireTime: string | null;
-  /** The schedule's data; `null` when it has none. */
+  /** The schedule's data; `null` when it has none, or when it is given as `dataPreview`. */
   data: unknown;
+  /**
+   * Lists only (schedule-rows.ts): set when data's JSON is over DATA_INLINE_MAX (4,096)
+   * characters; `data` is then `null`, `dataPreview` its first 200 characters and `dataLength`
+   * the characters of the whole (`GET /api/schedule?id=` gives it whole).
+   */
+  dataTruncated?: true;
+  dataPreview?: string;
+  dataLength?: number;
 }
 
-/** A schedule with its next fire time. */
-export interface ScheduleView {
-  schedule: StoredSchedule;
+/** A schedule (whole, or a list row with a preview of large data) with its next fire time. */
+export interface ScheduleView extends ScheduleRow {
   next: Date | undefined;
 }
 
@@ -50,11 +58,12 @@ export function triggerOf(s: StoredSchedule): Trigger | undefined {
  * 3.5 s per request), and a trigger that fails to compile once per page. A record whose trigger
  * no longer compiles (written by another version) gets no next fire time instead of failing the page.
  */
-export function scheduleViews(schedules: readonly StoredSchedule[], now: number): ScheduleView[] {
+export function scheduleViews(rows: readonly ScheduleRow[], now: number): ScheduleView[] {
   const compiled = new Map<string, CompiledTrigger | null>();
-  return schedules.map((schedule) => {
+  return rows.map((row) => {
+    const { schedule } = row;
     const trigger = triggerOf(schedule);
-    if (!trigger) return { schedule, next: undefined };
+    if (!trigger) return { ...row, next: undefined };
     const signature = JSON.stringify(trigger);
     let c = compiled.get(signature);
     if (c === undefined) {
@@ -65,11 +74,11 @@ export function scheduleViews(schedules: readonly StoredSchedule[], now: number)
       }
       compiled.set(signature, c);
     }
-    return { schedule, next: c ? fireTimes(c, { after: now, count: 1 })[0] : undefined };
+    return { ...row, next: c ? fireTimes(c, { after: now, count: 1 })[0] : undefined };
   });
 }
 
-export function scheduleJson({ schedule: s, next }: ScheduleView): ScheduleJson {
+export function scheduleJson({ schedule: s, next, dataPreview }: ScheduleView): ScheduleJson {
   let trigger: ScheduleTriggerJson | null = null;
   if (s.cron !== undefined) trigger = { cron: s.cron };
   else if (s.every !== undefined) trigger = { every: s.every };
@@ -84,6 +93,11 @@ export function scheduleJson({ schedule: s, next }: ScheduleView): ScheduleJson 
     ...(s.timezone !== undefined && { timezone: s.timezone }),
     nextFireTime: next ? next.toISOString() : null,
     data: s.data ?? null,
+    ...(dataPreview && {
+      dataTruncated: true,
+      dataPreview: dataPreview.text,
+      dataLength: dataPreview.length,
+    }),
   };
 }
 
@@ -99,6 +113,16 @@ export function describeScheduleTrigger(s: StoredSchedule): string {
 /** The schedule's data as one line of at most `max` characters (`-` for none). */
 export function abbreviateData(data: unknown, max: number): string {
   if (data === undefined || data === null) return '-';
-  const text = JSON.stringify(data) ?? String(data);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return abbreviateText(JSON.stringify(data) ?? String(data), max);
+}
+
+/** A row's data as one line of at most `max` characters, from its preview when it has one. */
+export function abbreviateRowData(row: ScheduleRow, max: number): string {
+  return row.dataPreview
+    ? `${cutText(row.dataPreview.text, max - 1)}…`
+    : abbreviateData(row.schedule.data, max);
+}
+
+function abbreviateText(text: string, max: number): string {
+  return text.length > max ? `${cutText(text, max - 1)}…` : text;
 }

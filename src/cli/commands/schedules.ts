@@ -75,7 +75,10 @@ export function registerSchedules(program: Command): void {
           }),
           store.now(),
         ]);
-        const views = scheduleViews(page, now);
+        const views = scheduleViews(
+          page.map((schedule) => ({ schedule })),
+          now,
+        );
         if (flags.json) printJson(views.map(scheduleJson));
         else printText(schedulesText(views, flags));
       });

@@ -19,6 +19,7 @@ import {
 } from '../context.js';
 import { type Html, html, jobPath, layout } from '../html.js';
 import { localPath, withParams } from '../redirect.js';
+import { readScheduleRows } from '../schedule-rows.js';
 import { scheduleViews } from '../schedule-view.js';
 import { leaseViews } from '../views.js';
 import { jobPage } from './job.js';
@@ -96,7 +97,7 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
     const [jobs, history, page, count, c] = await Promise.all([
       scheduler.jobs({ nextCount: 5 }),
       scheduler.history({ job: name, limit, ...(before !== undefined && { before }) }),
-      scheduler.schedules.list({ job: name, limit: SCHEDULES_PAGE, ...(after !== undefined && { after }) }),
+      readScheduleRows(store, { job: name, limit: SCHEDULES_PAGE, after }),
       scheduler.schedules.count({ job: name }),
       ctx(),
     ]);

@@ -1,5 +1,5 @@
 import { type Html, html, jobPath, timeCell } from '../html.js';
-import { abbreviateData, describeScheduleTrigger, type ScheduleView } from '../schedule-view.js';
+import { abbreviateRowData, describeScheduleTrigger, type ScheduleView } from '../schedule-view.js';
 import type { PageContext } from './common.js';
 
 export interface StoredSchedulesData {
@@ -34,12 +34,12 @@ export function storedSchedulesSection(d: StoredSchedulesData, ctx: PageContext)
 ${last ? html`<a href="${pageLink(d.job, last.schedule.id)}" data-page="next-schedules">Next schedules</a>` : ''}</nav>`
       : '';
   const rows = d.views.map(
-    ({ schedule: s, next }) => html`<tr data-schedule="${s.id}">
-<td class="mono">${s.id}</td>
-<td class="mono">${describeScheduleTrigger(s)}</td>
-<td class="mono">${s.cron === undefined ? '—' : (s.timezone ?? 'UTC')}</td>
-<td>${timeCell(next, ctx.now)}</td>
-<td class="mono">${abbreviateData(s.data, 80)}</td>
+    (view) => html`<tr data-schedule="${view.schedule.id}">
+<td class="mono">${view.schedule.id}</td>
+<td class="mono">${describeScheduleTrigger(view.schedule)}</td>
+<td class="mono">${view.schedule.cron === undefined ? '—' : (view.schedule.timezone ?? 'UTC')}</td>
+<td>${timeCell(view.next, ctx.now)}</td>
+<td class="mono">${abbreviateRowData(view, 80)}</td>
 </tr>`,
   );
   const range =
