@@ -2,13 +2,11 @@ import type { Span } from '@opentelemetry/api';
 import type { Clock } from '../core/clock.js';
 import { OncelyError } from '../core/errors.js';
 import { INTERNAL_ABORT, LazyAbort, type LinkedSignal, linkSignals } from '../core/signals.js';
-import { KeepAlive } from '../lock/keep-alive.js';
 import type { WriteOp } from '../store/types.js';
-import { doneUntil } from './high-water.js';
 import { encodeHistory, occFields } from './history.js';
 import { jobContext } from './job-context.js';
 import { keys } from './keys.js';
-import { RunLeases } from './run-leases.js';
+import { claimBook, type RunBook } from './run-book.js';
 import { persist, recordLapse } from './run-persist.js';
 import type { Claim, InflightRecord, RunDeps, RunHooks } from './run-records.js';
 import type { HistoryEntry, RunEvent, RunStatus } from './types.js';
@@ -63,7 +61,12 @@ function errorText(err: unknown): string {
  *     recovered (at-least-once); recovery skips occurrences whose final history exists.
  * `succeeded`/`failed` are emitted once the outcome is stored.
  */
-export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = {}): Promise<void> {
+export async function executeRun(
+  deps: RunDeps,
+  claim: Claim,
+  hooks: RunHooks = {},
+  book: RunBook = claimBook(deps, claim),
+): Promise<void> {
   const { spec, node, clock, logger, emit, writes } = deps;
   // Aborted when the leases could not be kept, or when stop() gives up: the run must end. One
   // per run, aborted directly by both (no listeners to add and remove per run); its AbortSignal
@@ -77,58 +80,19 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
     halt.abort(reason);
     haltAttempt?.(reason);
   };
-  // One keep-alive for the claim and its gate: both leases have the same length and are renewed
-  // together (one keep-alive per run halves the timers and signals 1,000 simultaneous runs cost).
-  const keeper = new KeepAlive(new RunLeases(deps.store, clock, claim.lease, claim.gate, claim.sentAt), {
-    leaseMs: spec.lockAtMostForMs,
-    renew: true,
-    clock,
-    logger,
-    onLost: (reason) => {
-      leaseLost = true;
-      stopRun(reason);
-    },
+  const keeper = book.keep((reason) => {
+    leaseLost = true;
+    stopRun(reason);
   });
   const unwatchStop = deps.onStop(stopRun);
   const links: LinkedSignal[] = [];
   const base = runFields(claim, node) as Omit<RunEvent, 'attempt' | 'source'>;
-  const inflightKey = keys.inflight(claim.occ);
   const historyPut = (entry: HistoryEntry): WriteOp => ({
     op: 'put',
     key: keys.history(claim.occ, entry.attempt),
     value: encodeHistory(entry),
     ttlMs: deps.historyRetentionMs,
   });
-  const releases = (hold: boolean): WriteOp[] => {
-    const ops: WriteOp[] = [
-      hold
-        ? {
-            op: 'release',
-            key: claim.lease.key,
-            token: claim.lease.token,
-            holdUntil: Math.max(
-              doneUntil(
-                claim.occ.fireTime,
-                claim.lease,
-                claim.sentAt,
-                deps.clock.monotonic(),
-                deps.doneHoldMs,
-              ),
-              claim.lease.acquiredAt + spec.lockAtLeastForMs,
-            ),
-          }
-        : { op: 'release', key: claim.lease.key, token: claim.lease.token },
-    ];
-    // The gate honours lockAtLeastFor; a hold in the past frees it at once.
-    if (claim.gate)
-      ops.push({
-        op: 'release',
-        key: claim.gate.key,
-        token: claim.gate.token,
-        holdUntil: claim.gate.acquiredAt + spec.lockAtLeastForMs,
-      });
-    return ops;
-  };
   let attempt = claim.attempt;
   let source = claim.source;
   let retriesLeft = spec.retries;
@@ -160,12 +124,11 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
       if (claim.data !== undefined) inflight.data = claim.data;
       if (claim.runningSince !== undefined) inflight.runningSince = claim.runningSince;
       const first = attempt === claim.attempt;
-      const value = JSON.stringify(inflight);
-      const startOps: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];
-      startOps.push({ op: 'put', key: inflightKey, value });
-      const highWater = first ? deps.highWater(claim.occ) : undefined;
-      if (highWater) startOps.push(highWater);
-      const recorded = await persist(deps, `start of ${claim.occ.job}`, () => writes.submit(startOps), halt);
+      const value = book.wantsInflight ? JSON.stringify(inflight) : undefined;
+      const startOps = book.startOps(first, value);
+      const recorded =
+        startOps.length === 0 ||
+        (await persist(deps, `start of ${claim.occ.job}`, () => writes.submit(startOps), halt));
       if (!recorded) {
         // The first attempt never started: give the claim up. A retry that could not start is
         // an abandoned occurrence (its earlier attempts are on record): recovery decides.
@@ -282,7 +245,13 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
         return;
       }
       const willRetry = retriesLeft > 0;
-      const failed: HistoryEntry = { ...entry, status, finishedAt, error: errorText(error) };
+      const failed: HistoryEntry = {
+        ...entry,
+        status,
+        finishedAt,
+        error: errorText(error),
+        ...(willRetry && { willRetry: true }),
+      };
       const event = {
         ...base,
         attempt,
@@ -323,12 +292,7 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
       // occurrence again (it stays claimed, and late nodes also consult the high-water mark).
       // The in-flight record is deleted only as this run wrote it: if the lease lapsed first, a
       // recovery may have put its own there, which must stay for as long as that run lives.
-      const frees = releases(true);
-      const ops: WriteOp[] = [
-        ...(final ? [historyPut(final)] : []),
-        { op: 'delete', key: inflightKey, ...(inflightValue !== undefined && { ifValue: inflightValue }) },
-        ...frees,
-      ];
+      const { ops, lapse } = book.finishOps(final ? historyPut(final) : undefined, inflightValue);
       const finishSpan = span && tracing?.finish(span, final?.status ?? 'succeeded');
       let results: boolean[] = [];
       const stored = await persist(
@@ -339,15 +303,15 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
         },
         deps.stopSignal,
       );
-      // The store refused the occurrence's release (the first of `frees`): its lease had lapsed
-      // before the outcome was stored (a stalled link, a long pause), so another node may have
-      // recovered it — the documented at-least-once case. Said in the history entry and the
-      // event, so that nobody (operator, history checker) reads the recovery as a run after a
-      // success.
-      const leaseLapsed = stored && results[ops.length - frees.length] === false;
+      // The store refused the claim's release (`lapse`): its lease had lapsed before the outcome
+      // was stored (a stalled link, a long pause), so another node may have recovered it — the
+      // documented at-least-once case. Said in the history entry and the event, so that nobody
+      // (operator, history checker) reads the recovery as a run after a success.
+      const leaseLapsed = stored && lapse !== undefined && results[lapse] === false;
       if (leaseLapsed) await recordLapse(deps, claim, final, historyPut);
       if (finishSpan) tracing?.finishEnded(finishSpan, stored);
       await keeper.stop();
+      book.ended?.(stored);
       if (stored) announce(leaseLapsed);
     } else {
       await keeper.stop();
@@ -355,10 +319,10 @@ export async function executeRun(deps: RunDeps, claim: Claim, hooks: RunHooks = 
       // so that another node recovers it (its in-flight record stays) or, never started, the
       // misfire policy covers it. Releases of a lost lease are refused harmlessly. One try: the
       // leases expire on their own if the store is away.
-      const ops: WriteOp[] = [...(final ? [historyPut(final)] : []), ...releases(false)];
       await writes
-        .submit(ops)
+        .submit(book.abandonOps(final ? historyPut(final) : undefined))
         .catch((err) => emit('error', { error: err, during: `release of ${claim.occ.job}` }));
+      book.ended?.(false);
     }
   }
 }

@@ -5,7 +5,15 @@ import type { Logger } from '../core/logger.js';
 import type { Trigger } from '../schedule/trigger.js';
 import type { Store } from '../store/types.js';
 
+/**
+ * What `createScheduler(options)` accepts. Durations are milliseconds or strings (`'30s'`, `'5m'`,
+ * `'1h30m'`, ISO-8601 `'PT5M'`). An unknown option is `INVALID_ARGUMENT` with a "did you mean".
+ *
+ * @example
+ * const scheduler = createScheduler({ store, node: 'web-1', concurrency: 8, historyRetention: '30d' });
+ */
 export interface SchedulerOptions {
+  /** The store every node of the cluster shares (required); see `openStore`. */
   store: Store;
   /** This node's id (default `host:pid:random`, plus `#2`, `#3`… for further schedulers of one process); shown in history and `nodes()`. */
   node?: string;
@@ -52,10 +60,22 @@ export interface SchedulerOptions {
 
 /** An OpenTelemetry `Tracer` (`@opentelemetry/api`), typed loosely so oncely's types need not that package. */
 export interface SchedulerTracer {
+  /** Starts a span, as `Tracer.startSpan` of `@opentelemetry/api` does. */
   startSpan(name: string, options?: object, context?: unknown): unknown;
 }
 
+/**
+ * Why a run started: `schedule` (its fire time came), `misfire` (a missed fire time replayed by the
+ * `misfire` policy), `retry` (a handler that threw, run again), `recover` (its node died mid-run),
+ * `manual` (`scheduler.trigger()`).
+ */
 export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual';
+/**
+ * The state of one attempt in history: `running`; `succeeded`; `failed` (the handler threw);
+ * `timed-out` (it ran past the job's `timeout`); `skipped` (the fire time was not run, see
+ * {@link SkipReason}); `abandoned` (cut off without an outcome: its node stopped, lost the lease or
+ * died mid-run; the job's `recover` decides whether the occurrence runs again).
+ */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed-out' | 'skipped' | 'abandoned';
 
 /**
@@ -69,22 +89,36 @@ export type SkipReason = 'overlap' | 'superseded' | 'misfire';
 
 /** The run a skip was decided against: the overlapping run, or the queued fire time that superseded it. */
 export interface SkipCause {
+  /** The overlapping run's fire time, or the fire time of the queued run that superseded this one. */
   fireTime: Date;
   /** The overlapping run's node and fencing token (`overlap`; absent for `superseded`). */
   node?: string;
+  /** See `node`. */
   token?: number;
 }
 
 /** What a handler receives. */
 export interface JobContext<Data = unknown> {
+  /** The job's name. */
   job: string;
   /** The occurrence's nominal fire time (not when it started). */
   fireTime: Date;
+  /** The stored schedule this occurrence comes from (absent for the job's own trigger and for `trigger()`). */
   scheduleId?: string;
+  /** The stored schedule's `data`, or the `data` given to `scheduler.trigger(job, { data })`. */
   data?: Data;
-  shard?: { index: number; count: number; param?: string };
+  /** For a job with `shards`: which shard of the occurrence this run is. */
+  shard?: {
+    /** 0-based index of this shard. */
+    index: number;
+    /** How many shards each occurrence has. */
+    count: number;
+    /** This shard's parameter, when `shards` was given as a list of strings. */
+    param?: string;
+  };
   /** 1 for the first run of an occurrence; grows with retries and recoveries. */
   attempt: number;
+  /** The id of the node running it (`SchedulerOptions.node`). */
   node: string;
   /** Fencing token of this run's claim: higher than any earlier run of the same occurrence. */
   token: number;
@@ -92,21 +126,38 @@ export interface JobContext<Data = unknown> {
   signal: AbortSignal;
 }
 
+/**
+ * A job's code, given to `scheduler.define`. It may return a promise; a throw (or rejection) fails
+ * the attempt. A returned string is kept in history as `output` (its last 4,000 characters).
+ * Stop work when `ctx.signal` aborts.
+ */
 export type JobHandler<Data = unknown> = (ctx: JobContext<Data>) => Promise<unknown> | unknown;
 
 /** One attempt of one occurrence, as kept in the store. */
 export interface HistoryEntry {
+  /** The job's name. */
   job: string;
+  /** The stored schedule it ran for, if any. */
   scheduleId?: string;
+  /** The occurrence's nominal fire time. */
   fireTime: Date;
+  /** The shard index, for a sharded job. */
   shard?: number;
+  /** The node that ran (or skipped) it. */
   node: string;
+  /** 1 for the first run of the occurrence, then 2, 3… for retries and recoveries. */
   attempt: number;
+  /** The fencing token of the attempt's claim. */
   token: number;
+  /** Why it ran. */
   source: RunSource;
+  /** Its state; `running` until the outcome is stored. */
   status: RunStatus;
+  /** When it started, on the store's clock. */
   startedAt: Date;
+  /** When its outcome was stored, on the store's clock; absent while `running`. */
   finishedAt?: Date;
+  /** A failed or timed-out attempt's error, as text. */
   error?: string;
   /** What a succeeded handler returned, when it returned a string (its last 4,000 characters). */
   output?: string;
@@ -115,46 +166,84 @@ export interface HistoryEntry {
    * another node may have recovered the occurrence meanwhile — the documented at-least-once case.
    */
   leaseLapsed?: boolean;
+  /** (`failed`, `timed-out`) another attempt of the occurrence followed this one (a retry). */
+  willRetry?: boolean;
   /** (`skipped`) why: see {@link SkipReason}. Absent only on entries written by builds before skips carried reasons. */
   reason?: SkipReason;
   /** (`skipped`) the run it overlapped, or the queued fire time that superseded it. */
   by?: SkipCause;
 }
 
+/** What every run event (`started`, `succeeded`, `failed`) carries: which attempt of which occurrence. */
 export interface RunEvent {
+  /** The job's name. */
   job: string;
+  /** The stored schedule it runs for, if any. */
   scheduleId?: string;
+  /** The occurrence's nominal fire time. */
   fireTime: Date;
+  /** The shard index, for a sharded job. */
   shard?: number;
+  /** 1 for the first run of the occurrence, then 2, 3… for retries and recoveries. */
   attempt: number;
+  /** The fencing token of the attempt's claim. */
   token: number;
+  /** The node running it (this scheduler's node). */
   node: string;
+  /** Why it runs. */
   source: RunSource;
 }
 
+/**
+ * The events of `scheduler.on(name, listener)`: each listener gets one object of the type below.
+ * Tests can await an event instead of sleeping.
+ *
+ * @example
+ * scheduler.on('failed', (e) => console.error(e.job, e.fireTime, e.error));
+ * const done = new Promise((resolve) => scheduler.once('succeeded', resolve));
+ */
 export interface SchedulerEvents {
   /** `startedAt`: store-time estimate of the handler's start (fire time to start = lateness). */
-  started: RunEvent & { startedAt: Date };
+  started: RunEvent & {
+    /** Store-time estimate of the handler's start (fire time to start = lateness). */
+    startedAt: Date;
+  };
   /**
    * Emitted once the outcome is stored. `leaseLapsed`: it was stored only after the run's lease had
    * lapsed, so another node may have recovered the occurrence (at-least-once); absent otherwise.
    */
-  succeeded: RunEvent & { durationMs: number; leaseLapsed?: boolean };
+  succeeded: RunEvent & {
+    /** How long the handler ran, in milliseconds (monotonic clock). */
+    durationMs: number;
+    /** `true`: the outcome was stored only after the run's lease had lapsed; absent otherwise. */
+    leaseLapsed?: boolean;
+  };
   /** `durationMs`: how long the attempt's handler ran (monotonic clock). `leaseLapsed`: as for `succeeded`. */
   failed: RunEvent & {
+    /** What the handler threw (for `timed-out`, an `OncelyError` with code `TIMEOUT`). */
     error: unknown;
+    /** `failed`: the handler threw; `timed-out`: it ran past the job's `timeout`. */
     status: 'failed' | 'timed-out';
+    /** A retry of the occurrence will follow (the job's `retries` are not used up). */
     willRetry: boolean;
+    /** How long the handler ran, in milliseconds (monotonic clock). */
     durationMs: number;
+    /** `true`: the outcome was stored only after the run's lease had lapsed; absent otherwise. */
     leaseLapsed?: boolean;
   };
   /** A fire time recorded skipped (its history entry holds the same `reason` and `by`). */
   skipped: {
+    /** The job's name. */
     job: string;
+    /** The stored schedule, if any. */
     scheduleId?: string;
+    /** The fire time that was skipped. */
     fireTime: Date;
+    /** The shard index, for a sharded job. */
     shard?: number;
+    /** Why: see {@link SkipReason}. */
     reason: 'overlap' | 'superseded';
+    /** The run it overlapped, or the queued fire time that superseded it. */
     by: SkipCause;
   };
   /**
@@ -164,32 +253,53 @@ export interface SchedulerEvents {
    * for a cron span too long to count cheaply (more than 1,000).
    */
   misfired: {
+    /** The job's name. */
     job: string;
+    /** The stored schedule, if any. */
     scheduleId?: string;
+    /** The replayed fire time (`run`), or the latest skipped one (`skipped`). */
     fireTime: Date;
+    /** What the job's `misfire` policy did: `run` the fire time late, or leave them `skipped`. */
     action: 'skipped' | 'run';
+    /** The earliest fire time this event covers (equal to `fireTime` for `run`). */
     firstFireTime: Date;
+    /** How many fire times this event covers; absent when too many to count cheaply. */
     count?: number;
   };
-  error: { error: unknown; during: string };
+  /** Background work failed (a poll, sweep, or storing a run's outcome); the scheduler backs off and goes on. */
+  error: {
+    /** What was thrown (usually an `OncelyError`, e.g. `STORE_UNAVAILABLE`). */
+    error: unknown;
+    /** What it was doing, e.g. `poll`, `sweep`, `run of <job>`: for logs, not a stable value. */
+    during: string;
+  };
 }
 
+/** A live scheduler node, as `scheduler.nodes()` lists it. */
 export interface NodeInfo {
+  /** Its node id (`SchedulerOptions.node`). */
   id: string;
+  /** Its host name. */
   host: string;
+  /** Its process id. */
   pid: number;
+  /** The oncely version it runs. */
   version: string;
+  /** When it started, on the store's clock. */
   startedAt: Date;
+  /** Its last heartbeat, on the store's clock. */
   lastSeen: Date;
 }
 
 /** A job as recorded in the store by the nodes that define it (see `scheduler.jobs()`). */
 export interface JobInfo {
+  /** The job's name. */
   name: string;
   /** The job's own trigger as defined; `null` for a job that runs only from stored schedules and `trigger()`. */
   trigger: Trigger | null;
   /** The job's options with defaults filled in (durations in ms). */
   options: Record<string, unknown>;
+  /** Paused by `scheduler.pause(job)` (cluster-wide). */
   paused: boolean;
   /** The next fire times of its own trigger after the store's now. */
   nextFireTimes: Date[];
@@ -204,12 +314,23 @@ export interface JobInfo {
   updatedAt: Date;
 }
 
+/**
+ * A schedule kept in the store (`scheduler.schedules.upsert`): one more trigger for a defined job,
+ * with its own `data`, e.g. one per user or tenant. Exactly one of `cron`, `every`, `at`.
+ */
 export interface StoredSchedule {
+  /** Its id, unique in the store: upserting an existing id replaces that schedule. */
   id: string;
+  /** The job it runs (defined with `scheduler.define` on the nodes that should run it). */
   job: string;
+  /** A cron pattern: 5 fields, or 6 with seconds first (croner syntax); at most 1,024 characters. */
   cron?: string;
+  /** An interval: fires on multiples of it counted from the Unix epoch. */
   every?: Duration;
+  /** One fire time: a `Date`, an ISO-8601 string or epoch milliseconds. */
   at?: Date | string | number;
+  /** IANA time zone for `cron` (default UTC). */
   timezone?: string;
+  /** JSON data handed to the handler as `ctx.data` (the whole schedule at most 64 KiB as JSON). */
   data?: unknown;
 }
