@@ -222,6 +222,61 @@ describeSqlServerSpecifics<pg.Pool>(
       }
     });
 
+    it('claims a page in one statement; a move whose `to` another writer commits meanwhile is sent again, once', async () => {
+      const texts: string[] = [];
+      const p = suite.fresh('page');
+      const store = new PostgresStore({ pool: recording(texts), prefix: p });
+      await store.migrate();
+      await store.apply([
+        { op: 'put', key: 'due/a', value: 'a' },
+        { op: 'put', key: 'due/b', value: 'b' },
+      ]);
+      texts.length = 0;
+      const first = await store.claimPage({ key: 'page/1', owner: 'o', leaseMs: 10_000 }, [
+        { op: 'move', from: 'due/a', to: 'next/a', value: 'moved' },
+        { op: 'create', key: 'occ/a', value: 'o' },
+      ]);
+      expect(first.results).toEqual([true, true]);
+      expect(texts).toHaveLength(1);
+      // `next/b` is absent when the claim's statement starts (so it renames `due/b`), and committed
+      // by another writer while the claim waits for it: the unique violation rolls the statement
+      // back, and the claim is sent again, deleting `due/b` and overwriting `next/b`.
+      const writer = await suite.pool.connect();
+      try {
+        await writer.query('BEGIN');
+        await writer.query(`INSERT INTO ${p}records ("key", value) VALUES ('next/b', 'theirs')`);
+        texts.length = 0;
+        const claim = store.claimPage({ key: 'page/2', owner: 'o', leaseMs: 10_000 }, [
+          { op: 'move', from: 'due/b', to: 'next/b', value: 'mine' },
+          { op: 'create', key: 'occ/b', value: 'o' },
+        ]);
+        for (let waited = 0; waited < 5_000; waited += 20) {
+          const { rows } = await suite.pool.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+            [`%${p}records%`],
+          );
+          if (rows[0].n > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await writer.query('COMMIT');
+        const second = await claim;
+        expect(second.lease).not.toBeNull();
+        expect(second.lease!.token).toBeGreaterThan(first.lease!.token);
+        expect(second.results).toEqual([true, true]);
+        expect(texts).toHaveLength(2);
+      } finally {
+        await writer.query('ROLLBACK').catch(() => {});
+        writer.release();
+      }
+      expect(await store.getMany(['due/b', 'next/b', 'occ/b', 'next/a'])).toEqual([
+        null,
+        'mine',
+        'o',
+        'moved',
+      ]);
+      await store.close();
+    });
+
     it('binds array parameters as literals that PostgreSQL reads back element for element', async () => {
       // Array syntax inside elements: braces, commas, quotes, backslashes, the word NULL, empty
       // and blank strings; plus the odd-data strings and numbers with NULLs.

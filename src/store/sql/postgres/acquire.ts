@@ -25,18 +25,11 @@ import { gateBucket, gateSpace } from './gate.js';
  * no indexed column and can be a HOT update.
  */
 export function pgAcquire(t: Tables, run: Run): (requests: readonly LeaseRequest[]) => Promise<GrantedRow[]> {
-  const upsert = `INSERT INTO ${t.leases} AS l ("key", owner, token, acquired_at, expires_at, sweep_at)`;
-  const onConflict =
-    `ON CONFLICT ("key") DO UPDATE SET owner = EXCLUDED.owner, token = nextval('${t.fence}'), ` +
-    `acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at ` +
-    `WHERE l.expires_at <= EXCLUDED.acquired_at ` +
-    `RETURNING l."key" AS "key", l.token, l.acquired_at, l.expires_at`;
-  // The lock call comes first in c's target list, so the clock is read after any wait for a sweep.
+  const { upsert, onConflict } = pgGrant(t);
   const one: Statement = {
     name: `${t.prefix}acquire1`,
     text:
-      `WITH c AS (SELECT pg_advisory_xact_lock_shared(${gateSpace(t)}, ${gateBucket('$1::text')}) AS gate, ` +
-      `${PG_NOW} AS now) ${upsert} ` +
+      `WITH ${pgGateThenClock(t, '$1::text')} ${upsert} ` +
       `SELECT $1::text, $2::text, nextval('${t.fence}'), c.now, c.now + $3::bigint, c.now + $3::bigint FROM c ${onConflict}`,
   };
   // unnest yields the arrays' elements in order, so rows are inserted (and locked) in key order.
@@ -61,4 +54,30 @@ export function pgAcquire(t: Tables, run: Run): (requests: readonly LeaseRequest
           ]);
     return rows as unknown as GrantedRow[];
   };
+}
+
+/**
+ * The grant itself, shared with claim-page.ts: `upsert` is `INSERT INTO <leases> (…)`, to be
+ * followed by a SELECT of (key, owner, pre-drawn token, now, now + ms, now + ms), and `onConflict`
+ * takes an existing row only when its lease has expired, drawing its token then, and returns the
+ * granted row (key, token, acquired_at, expires_at).
+ */
+export function pgGrant(t: Tables): { upsert: string; onConflict: string } {
+  return {
+    upsert: `INSERT INTO ${t.leases} AS l ("key", owner, token, acquired_at, expires_at, sweep_at)`,
+    onConflict:
+      `ON CONFLICT ("key") DO UPDATE SET owner = EXCLUDED.owner, token = nextval('${t.fence}'), ` +
+      `acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at ` +
+      `WHERE l.expires_at <= EXCLUDED.acquired_at ` +
+      `RETURNING l."key" AS "key", l.token, l.acquired_at, l.expires_at`,
+  };
+}
+
+/**
+ * `c AS (…)` for a grant of one key (the text parameter `keyParam`): takes the key's sweep gate
+ * bucket in share mode, then reads the clock once, as `c.now`. The lock call comes first in the
+ * target list, so the clock is read after any wait for a sweep.
+ */
+export function pgGateThenClock(t: Tables, keyParam: string): string {
+  return `c AS (SELECT pg_advisory_xact_lock_shared(${gateSpace(t)}, ${gateBucket(keyParam)}) AS gate, ${PG_NOW} AS now)`;
 }

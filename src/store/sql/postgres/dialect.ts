@@ -1,6 +1,7 @@
 import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
+import type { NormalizedPageOp } from '../../validate-page.js';
 import type { Dialect, GrantedRow, QueryResult, SqlSyntax, SqlValue, Statement } from '../dialect.js';
 import type { ShedlockOps } from '../shedlock/ops.js';
 import type { ShedlockTableName } from '../shedlock/table-name.js';
@@ -10,6 +11,7 @@ import { SCHEMA_VERSION, schemaTooNew } from '../tables.js';
 import { pgAcquire } from './acquire.js';
 import { pgApply } from './apply.js';
 import { pgArrayLiteral } from './array-literal.js';
+import { pgClaimPage } from './claim-page.js';
 import { PG_NOW } from './clock.js';
 import { pgExtend } from './extend.js';
 import type { PgPoolLike } from './pool.js';
@@ -44,6 +46,7 @@ export class PostgresDialect implements Dialect {
     batchApply: true,
     batchGet: true,
     serverCount: true,
+    pages: true,
   };
   readonly syntax: SqlSyntax = {
     param: (n) => `$${n}`,
@@ -57,6 +60,10 @@ export class PostgresDialect implements Dialect {
   readonly put: (key: string, value: string, ttlMs: number | null) => Promise<void>;
   readonly sweep: (limit: number) => Promise<SweepResult>;
   readonly apply: (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]>;
+  readonly claimPage: (
+    lease: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ) => Promise<{ granted: GrantedRow | null; results: boolean[] }>;
   readonly shedlock: ShedlockOps | undefined;
 
   constructor(
@@ -71,6 +78,7 @@ export class PostgresDialect implements Dialect {
     this.release = pgRelease(tables, run);
     this.put = pgPut(tables, run);
     this.sweep = pgSweep(tables, run);
+    this.claimPage = pgClaimPage(tables, run);
     const shared = new SharedStatements(tables, this.syntax);
     this.apply = pgApply(tables, run, this.simple.bind(this), {
       put: pgPutStatement(tables),
