@@ -327,6 +327,7 @@ suite('redis store specifics', () => {
       batchApply: true,
       batchGet: true,
       serverCount: true,
+      pages: true,
     });
     await store.close();
   });
@@ -542,4 +543,98 @@ describe.skipIf(target.skip)('redis: a count over expired, unswept records (issu
       redis.disconnect();
     }
   }, 60_000);
+});
+
+describe.skipIf(target.skip)('redis: claimPage (issue 30)', () => {
+  it('claims a page in one EVALSHA and keeps the record indexes count, scan and sweep rely on', async () => {
+    const p = testPrefix('pageidx');
+    const redis = new Redis(target.url!);
+    const calls: string[] = [];
+    const client = {
+      call: (command: string, ...args: (string | number)[]) => {
+        calls.push(command);
+        return redis.call(command, ...args);
+      },
+    };
+    const store = new RedisStore({ client, prefix: p });
+    await store.migrate();
+    try {
+      await store.apply([
+        { op: 'put', key: 'a', value: 'a' },
+        { op: 'put', key: 'b', value: 'b', ttlMs: 60_000 },
+        { op: 'put', key: 'stale', value: 'old', ttlMs: 50 },
+        { op: 'put', key: 'z', value: 'old z', ttlMs: 60_000 },
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // Redis' own expiry removed the hash; its index entries (`rec-exp` score in the past) stay.
+      await redis.del(`{${p}}rec:stale`);
+      await store.claimPage({ key: 'warm', owner: 'o', leaseMs: 1_000 }, []); // the script is known now
+      calls.length = 0;
+      const { lease, results } = await store.claimPage({ key: 'page', owner: 'n1', leaseMs: 10_000 }, [
+        { op: 'move', from: 'a', to: 'a2', value: 'moved a' },
+        { op: 'move', from: 'b', to: 'stale', value: 'moved b' },
+        { op: 'move', from: 'gone', to: 'g2', value: 'never' },
+        { op: 'create', key: 'y', value: 'created', ttlMs: 30_000 },
+        { op: 'put', key: 'z', value: 'new z' },
+      ]);
+      expect(calls).toEqual(['evalsha']);
+      expect(results).toEqual([true, true, false, true, true]);
+      // `recs` holds exactly the stored records, `rec-exp` exactly those with a ttl, by expiresAt.
+      expect(await redis.zrange(`{${p}}recs`, 0, -1)).toEqual(['a2', 'stale', 'y', 'z']);
+      expect(await redis.zrange(`{${p}}rec-exp`, 0, -1, 'WITHSCORES')).toEqual([
+        'y',
+        String(lease!.acquiredAt + 30_000),
+      ]);
+      // A record written without ttl carries neither an `e` field nor a Redis expiry.
+      expect(await redis.hgetall(`{${p}}rec:stale`)).toEqual({ v: 'moved b' });
+      expect(await redis.pttl(`{${p}}rec:stale`)).toBe(-1);
+      expect(await redis.hgetall(`{${p}}rec:z`)).toEqual({ v: 'new z' });
+      expect(await redis.pttl(`{${p}}rec:z`)).toBe(-1);
+      expect(await redis.pttl(`{${p}}rec:y`)).toBeGreaterThan(20_000);
+      expect(await redis.exists(`{${p}}rec:a`, `{${p}}rec:b`, `{${p}}rec:g2`)).toBe(0);
+      expect(await store.count('')).toBe(4);
+      expect(await store.sweep()).toEqual({ leases: 0, records: 0 });
+      expect((await store.scan('')).map((r) => [r.key, r.value, r.expiresAt])).toEqual([
+        ['a2', 'moved a', null],
+        ['stale', 'moved b', null],
+        ['y', 'created', lease!.acquiredAt + 30_000],
+        ['z', 'new z', null],
+      ]);
+    } finally {
+      await store.close();
+      await wipe(redis, p);
+      redis.disconnect();
+    }
+  });
+
+  it('applies nothing, lease included, when a key of the page holds another program’s data (WRONGTYPE)', async () => {
+    const p = testPrefix('pagewt');
+    const redis = new Redis(target.url!);
+    const store = new RedisStore({ client: redis, prefix: p });
+    await store.migrate();
+    try {
+      await store.acquire([{ key: 'first', owner: 'o', leaseMs: 10_000 }]);
+      await store.put('due', 'due');
+      const fence = await redis.get(`{${p}}fence`);
+      const page = (from: string) =>
+        store.claimPage({ key: 'page', owner: 'n1', leaseMs: 10_000 }, [
+          { op: 'put', key: 'record', value: 'r' },
+          { op: 'move', from: 'due', to: 'next', value: 'moved' },
+          { op: 'move', from, to: 'elsewhere', value: 'moved' },
+        ]);
+      // A record read by the page, then an index, hold a plain string.
+      await redis.set(`{${p}}rec:foreign`, 'a plain string');
+      await expect(page('foreign')).rejects.toMatchObject({ code: 'SCHEMA' });
+      await redis.set(`{${p}}rec-exp`, 'a plain string');
+      await expect(page('absent')).rejects.toMatchObject({ code: 'SCHEMA' });
+      await redis.del(`{${p}}rec-exp`);
+      expect(await redis.get(`{${p}}fence`)).toBe(fence);
+      expect(await store.inspect('page')).toBeNull();
+      expect(await store.getMany(['record', 'due', 'next'])).toEqual([null, 'due', null]);
+    } finally {
+      await store.close();
+      await wipe(redis, p);
+      redis.disconnect();
+    }
+  });
 });

@@ -36,7 +36,8 @@
  *
  * `apply` is one EVALSHA for the whole batch (./redis/apply.lua.ts), running the same Lua functions
  * as put, delete and release; it is atomic, all or nothing (see the script's header for how it
- * stays so without rollback).
+ * stays so without rollback). `claimPage` is one EVALSHA too: acquire's lease grant and the page's
+ * writes, batched per page (./redis/claim-page.lua.ts).
  *
  * `getMany` is one read-only EVALSHA: it reads the record hashes as get does. `count` answers from
  * the two record indexes (ZLEXCOUNT over `recs` minus the expired entries of `rec-exp`) in one
@@ -50,20 +51,28 @@ import { redactSecret } from '../core/redact.js';
 import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import { loadDriver } from './driver.js';
+import { claimPage } from './redis/claim-page.js';
 import type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 import { countRecords } from './redis/count.js';
 import { checkRedisOptions } from './redis/options.js';
+import { scanRecords } from './redis/scan.js';
 import type { LuaScript } from './redis/script.js';
 import { SCRIPTS } from './redis/scripts.js';
 import { checkServer, hintFor, readInfo } from './redis/server.js';
 import { parseRedisUrl } from './redis/url.js';
-import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
-import { compareKeys, type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from './validate.js';
+import type {
+  Lease,
+  LeaseRequest,
+  PageClaim,
+  StoreCapabilities,
+  StoredRecord,
+  SweepResult,
+} from './types.js';
+import { type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from './validate.js';
+import type { NormalizedPageOp } from './validate-page.js';
 
 /** Schema version this code writes and understands (the `{prefix}schema` key). */
 const SCHEMA_VERSION = 1;
-/** Dead index entries (expired, unswept records) one scan script walks past at most (scan.lua.ts). */
-const SCAN_DEAD_WALK = 1_000;
 
 export type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 
@@ -91,6 +100,7 @@ export class RedisStore extends BaseStore {
     batchGet: true,
     serverCount: true,
     fencing: true,
+    pages: true,
   };
   /** The server's `redis_version`, once `migrate()` could read it. */
   serverVersion: string | undefined;
@@ -233,41 +243,7 @@ export class RedisStore extends BaseStore {
   }
 
   protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
-    const { prefix, after, reverse } = scan;
-    const upper = prefixUpperBound(prefix);
-    let low = prefix === '' ? '-' : `[${prefix}`;
-    let high = upper === undefined ? '+' : `(${upper}`;
-    // The cursor narrows one end of the range; a cursor outside the range empties it (low > high).
-    if (after !== undefined) {
-      if (!reverse && compareKeys(after, prefix) >= 0) low = `(${after}`;
-      if (reverse && (upper === undefined || compareKeys(after, upper) < 0)) high = `(${after}`;
-    }
-    // Each script walks at most `limit` + SCAN_DEAD_WALK index entries (scan.lua.ts): a stretch of
-    // expired, unswept records is crossed in several calls, other clients served in between.
-    const records: StoredRecord[] = [];
-    for (;;) {
-      const reply = (await this.run(SCRIPTS.scan, [
-        low,
-        high,
-        scan.limit - records.length,
-        reverse ? 1 : 0,
-        SCAN_DEAD_WALK,
-      ])) as (string | number)[];
-      const whole = reply.length - (reply.length % 3);
-      for (let i = 0; i < whole; i += 3) {
-        const expiresAt = reply[i + 2] as number;
-        records.push({
-          key: reply[i] as string,
-          value: reply[i + 1] as string,
-          expiresAt: expiresAt < 0 ? null : expiresAt,
-        });
-      }
-      if (whole === reply.length) return records;
-      // The budget ran out: on from the last key walked (exclusive).
-      const last = reply[whole] as string;
-      if (reverse) high = `(${last}`;
-      else low = `(${last}`;
-    }
+    return scanRecords((script, args) => this.run(script, args), scan);
   }
 
   protected async doDelete(key: string): Promise<boolean> {
@@ -284,6 +260,10 @@ export class RedisStore extends BaseStore {
     }
     const reply = (await this.run(SCRIPTS.apply, args)) as number[];
     return ops.map((_, i) => reply[i] === 1);
+  }
+
+  protected override doClaimPage(lease: LeaseRequest, ops: readonly NormalizedPageOp[]): Promise<PageClaim> {
+    return claimPage((script, args) => this.run(script, args), lease, ops);
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

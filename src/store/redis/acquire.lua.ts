@@ -1,3 +1,5 @@
+import { GRANT_LEASE_LUA } from './write-ops.lua.js';
+
 /**
  * acquire — lease every free or expired key of a batch, in one script call.
  *
@@ -30,35 +32,21 @@
  * and "take it" cannot be split by another client. `TIME` before writes is allowed because scripts
  * are replicated by their effects (the default since Redis 5, the only mode since Redis 7): replicas
  * receive the SET/ZADD commands with the computed values, never the script.
- * Numbers are formatted with %d: Lua's default number-to-string keeps only 14 digits.
+ * Numbers are formatted with %d: Lua's default number-to-string keeps only 14 digits. The grant
+ * itself is `leaseFree` + `grantLease` (./write-ops.lua.ts), shared with claim-page.
  */
-export const ACQUIRE_LUA = `
+export const ACQUIRE_LUA = `${GRANT_LEASE_LUA}
 local base = KEYS[1]
-local fence = base .. 'fence'
-local byKey = base .. 'leases'
-local byExpiry = base .. 'lease-exp'
 local t = redis.call('TIME')
 local micros = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local now = math.floor(micros / 1000)
-local nowText = string.format('%d', now)
 local out = { now }
 for i = 1, #ARGV, 3 do
   local key = ARGV[i]
-  local leaseKey = base .. 'lease:' .. key
-  local current = redis.call('GET', leaseKey)
-  if current and tonumber(string.match(current, '^%d+')) > now then
-    out[#out + 1] = 0
+  if leaseFree(base, key, now) then
+    out[#out + 1] = grantLease(base, key, ARGV[i + 1], tonumber(ARGV[i + 2]), now, micros)
   else
-    local token = redis.call('INCR', fence)
-    if token == 1 then
-      token = micros
-      redis.call('SET', fence, string.format('%d', token))
-    end
-    local expires = string.format('%d', now + tonumber(ARGV[i + 2]))
-    redis.call('SET', leaseKey, expires .. '|' .. string.format('%d', token) .. '|' .. nowText .. '|' .. ARGV[i + 1],
-      'PXAT', expires)
-    if redis.call('ZADD', byExpiry, 'LT', expires, key) == 1 then redis.call('ZADD', byKey, 0, key) end
-    out[#out + 1] = token
+    out[#out + 1] = 0
   end
 end
 return out

@@ -1,5 +1,6 @@
 import { ACQUIRE_LUA } from './acquire.lua.js';
 import { APPLY_LUA } from './apply.lua.js';
+import { CLAIM_PAGE_LUA } from './claim-page.lua.js';
 import { COUNT_LUA } from './count.lua.js';
 import { DELETE_LUA } from './delete.lua.js';
 import { EXTEND_LUA } from './extend.lua.js';
@@ -21,6 +22,7 @@ export const SCRIPTS = {
   extend: luaScript('extend', EXTEND_LUA),
   release: luaScript('release', RELEASE_LUA),
   apply: luaScript('apply', APPLY_LUA),
+  claimPage: luaScript('claim-page', CLAIM_PAGE_LUA),
   inspect: luaScript('inspect', INSPECT_LUA),
   listLeases: luaScript('list-leases', LIST_LEASES_LUA),
   put: luaScript('put', PUT_LUA),

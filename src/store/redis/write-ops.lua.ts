@@ -1,6 +1,6 @@
 /**
- * Lua building blocks shared by the put, delete, release and apply scripts, so a batched write
- * runs exactly the logic of the single-op script. Not scripts themselves: each is a `local`
+ * Lua building blocks shared by the put, delete, release, apply, acquire and claim-page scripts, so
+ * a batched write runs exactly the logic of the single-op script. Not scripts themselves: each is a `local`
  * definition to be spliced, in this order, in front of a script body. Every function takes the
  * store's key base (`KEYS[1]`, `{<prefix>}`) as `base`.
  *
@@ -117,5 +117,38 @@ local function releaseLease(base, key, tokenText, hold)
     redis.call('DEL', leaseKey)
   end
   return 1
+end
+`;
+
+/**
+ * `leaseFree(base, key, now)` and `grantLease(base, key, owner, leaseMs, now, micros)`: the lease
+ * grant of acquire (./acquire.lua.ts says why each write is as it is), shared with claim-page so a
+ * page's lease is granted exactly as acquire grants one. `now` is the store time in ms and `micros`
+ * the same `TIME` reading in µs (the fence counter's seed); call grantLease only when leaseFree
+ * answered true in the same script. grantLease returns the new fencing token.
+ *
+ * A key is free when it has no lease or its lease's expiresAt <= now. The grant draws the token
+ * from the store-wide counter `fence` (seeded with `micros` when INCR answers 1: the counter was
+ * missing), writes `lease:<key>` = "expiresAt|token|acquiredAt|owner" with PXAT expiresAt, and the
+ * key's `lease-exp` entry (ZADD LT), adding the `leases` entry only for a name never seen before.
+ * Its first write is the INCR: a `fence` holding other data fails it before anything is written.
+ */
+export const GRANT_LEASE_LUA = `
+local function leaseFree(base, key, now)
+  local current = redis.call('GET', base .. 'lease:' .. key)
+  return not (current and tonumber(string.match(current, '^%d+')) > now)
+end
+local function grantLease(base, key, owner, leaseMs, now, micros)
+  local fence = base .. 'fence'
+  local token = redis.call('INCR', fence)
+  if token == 1 then
+    token = micros
+    redis.call('SET', fence, string.format('%d', token))
+  end
+  local expires = string.format('%d', now + leaseMs)
+  redis.call('SET', base .. 'lease:' .. key,
+    expires .. '|' .. string.format('%d', token) .. '|' .. string.format('%d', now) .. '|' .. owner, 'PXAT', expires)
+  if redis.call('ZADD', base .. 'lease-exp', 'LT', expires, key) == 1 then redis.call('ZADD', base .. 'leases', 0, key) end
+  return token
 end
 `;
