@@ -2,7 +2,7 @@
  * The package as a user gets it (issue 10): `npm pack` of this checkout, installed from the
  * tarball into an empty project with none of the optional peers (no driver, no vitest). Then:
  * - npm printed no EBADENGINE, and no installed package's `engines.node` excludes a Node version
- *   oncely's own `engines` allows (light-my-request is pinned in `dependencies` for that: its 6.7+
+ *   oncely's own `engines` allows (light-my-request is pinned in `dependencies` for that: its 6.8+
  *   pull cookie 2, which wants Node 22; a dependency of the root is what fastify dedupes to, where
  *   `overrides` would not reach a user's install);
  * - every subpath of package.json `exports` loads with a plain ESM `import()`;

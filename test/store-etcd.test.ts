@@ -165,7 +165,48 @@ suite('etcd store specifics', () => {
       batchApply: true,
       batchGet: true,
       serverCount: true,
+      pages: true,
     });
+  });
+
+  it('claims a page in one Txn when its lease key is free or held, two when it holds an expired lease', async () => {
+    const sent: string[] = [];
+    const counting = {
+      kv: {
+        range: (request: Parameters<Etcd3['kv']['range']>[0]) => {
+          sent.push('range');
+          return client.kv.range(request);
+        },
+        txn: (request: Parameters<Etcd3['kv']['txn']>[0]) => {
+          sent.push('txn');
+          return client.kv.txn(request);
+        },
+      },
+    };
+    const store = new EtcdStore({ client: counting, clockUrls: [endpoint], prefix: `${prefix}c` });
+    await store.migrate();
+    await store.put('page/due', 'due');
+    const page = [
+      { op: 'move', from: 'page/due', to: 'page/next', value: 'v' },
+      { op: 'create', key: 'page/occ', value: 'c' },
+      { op: 'put', key: 'page/record', value: 'r' },
+    ] as const;
+    const claim = async (leaseMs: number) => {
+      sent.length = 0;
+      const result = await store.claimPage({ key: 'page/lease', owner: 'n1', leaseMs }, page);
+      return { ...result, sent: [...sent] };
+    };
+    const fresh = await claim(1_000);
+    expect(fresh.results).toEqual([true, true, true]);
+    expect(fresh.sent).toEqual(['txn']);
+    const held = await claim(10_000);
+    expect(held).toEqual({ lease: null, results: [false, false, false], sent: ['txn'] });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const expired = await claim(10_000);
+    expect(expired.lease!.token).toBeGreaterThan(fresh.lease!.token);
+    expect(expired.results).toEqual([false, false, true]); // moved and created by the first page
+    expect(expired.sent).toEqual(['txn', 'txn']);
+    await store.close();
   });
 });
 
@@ -182,6 +223,18 @@ describe.skipIf(target.skip)('etcd: a write over the size limits (issue 29, find
       }
       await store.put('small', 'ok');
       expect(await store.get('small')).toBe('ok');
+      // A create's value goes out twice (in both of its branches), so it counts twice.
+      const creates = Array.from({ length: 2 }, (_, i) => ({
+        op: 'create' as const,
+        key: `c${i}`,
+        value: 'x'.repeat(400_000),
+      }));
+      const err = await refused(store.claimPage({ key: 'page', owner: 'o', leaseMs: 10_000 }, creates));
+      expect(err).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('counts twice'),
+      });
+      expect(await store.inspect('page')).toBeNull();
     } finally {
       await store.close();
     }

@@ -17,7 +17,7 @@
  *
  * Round trips: acquire 1 (a batch), put/delete/get/getMany/count/inspect 1, release/extend 2 (read,
  * then a Txn comparing mod_revision), apply 1, or 2 when it releases leases or compare-and-deletes
- * records, scan/listLeases 1
+ * records, claimPage 1, or 2 when its lease key holds an expired lease, scan/listLeases 1
  * (more only to skip expired entries), sweep 3. etcd limits apply: a transaction is at most
  * --max-request-bytes (1.5 MiB by default), so a 1,000-op apply of large values may be refused.
  */
@@ -27,25 +27,32 @@ import type { BackendOptions } from './backend-options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
 import { loadDriver } from './driver.js';
 import { acquireResult, acquireTxn } from './etcd/acquire.js';
+import { claimPage } from './etcd/claim-page.js';
 import { type EtcdClock, sharedClock } from './etcd/clock.js';
 import { classifyEtcdError } from './etcd/errors.js';
 import { extendLease } from './etcd/extend.js';
 import { Layout } from './etcd/layout.js';
 import { collect, countRecords, liveLease, readRecords, scanRecords } from './etcd/reads.js';
 import { sweepExpired } from './etcd/sweep.js';
-import { absent, type EtcdClientLike, get, only, put, txnOf, ungrouped } from './etcd/txn.js';
+import { absent, type EtcdClientLike, get, only, put } from './etcd/txn.js';
 import { parseEtcdUrl } from './etcd/url.js';
-import { planWrites } from './etcd/writes.js';
+import { writeBatch } from './etcd/writes.js';
 import { checkStoreOptions, onlyWith, timeoutOption } from './store-options.js';
-import type { Lease, LeaseRequest, StoreCapabilities, StoredRecord, SweepResult } from './types.js';
+import type {
+  Lease,
+  LeaseRequest,
+  PageClaim,
+  StoreCapabilities,
+  StoredRecord,
+  SweepResult,
+} from './types.js';
 import { type NormalizedScan, type NormalizedWriteOp, validatePrefix } from './validate.js';
+import type { NormalizedPageOp } from './validate-page.js';
 
 export type { EtcdClientLike } from './etcd/txn.js';
 
 /** Schema version this code writes and understands (the `<prefix>/schema` key). */
 const SCHEMA_VERSION = 1;
-/** A write that keeps losing its compare to other writers gives up after this many tries. */
-const MAX_ATTEMPTS = 100;
 
 /** Every option the constructor knows (anything else is refused, see checkStoreOptions). */
 const ETCD_OPTIONS = ['client', 'clockUrls', 'ca', 'url', 'prefix', 'connectTimeoutMs'] as const;
@@ -92,6 +99,7 @@ export class EtcdStore extends BaseStore {
     batchGet: true,
     serverCount: true,
     fencing: true,
+    pages: true,
   };
 
   private readonly client: EtcdClientLike;
@@ -285,54 +293,25 @@ export class EtcdStore extends BaseStore {
     return this.write(ops);
   }
 
-  /**
-   * Every write of records and releases (./etcd/writes.ts): read the leases the batch releases and
-   * the records it compare-and-deletes (one Txn of Ranges, at one revision), then commit the batch
-   * if none of those it decided on changed since; when one did, read again and retry, so each
-   * attempt's answers come from one snapshot.
-   */
+  /** Every write of records and releases: one batch, retried on conflict (./etcd/writes.ts). */
   private async write(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
     await this.ready();
-    const releaseKeys = [...new Set(ops.flatMap((op) => (op.op === 'release' ? [op.key] : [])))];
-    const recordKeys = [
-      ...new Set(ops.flatMap((op) => (op.op === 'delete' && op.ifValue !== undefined ? [op.key] : []))),
-    ];
-    for (let attempt = 1; ; attempt++) {
-      const leases = new Map<string, ReturnType<typeof only>>();
-      const records = new Map<string, ReturnType<typeof only>>();
-      let revision: string | undefined;
-      if (releaseKeys.length + recordKeys.length > 0) {
-        const reads = [
-          ...releaseKeys.map((key) => get(this.layout.lease(key))),
-          ...recordKeys.map((key) => get(this.layout.record(key))),
-        ];
-        const txn = txnOf([], reads);
-        const response = await this.client.kv.txn(txn);
-        const found = ungrouped(txn.success!, response.responses);
-        releaseKeys.forEach((key, i) => {
-          leases.set(key, only(found[i]));
-        });
-        recordKeys.forEach((key, i) => {
-          records.set(key, only(found[releaseKeys.length + i]));
-        });
-        revision = response.header.revision;
-      }
-      const plan = planWrites(
-        this.layout,
-        ops,
-        this.clock.now(),
-        Number(this.base),
-        leases,
-        revision,
-        records,
-      );
-      const results = plan.results(await this.client.kv.txn(plan.txn));
-      if (results !== undefined) return results;
-      if (attempt >= MAX_ATTEMPTS)
-        throw new Error('a write kept conflicting with other writers of the same leases');
-      // Racing writers of one lease: all but one retry; spread them out after a few rounds.
-      if (attempt > 3) await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt));
-    }
+    return writeBatch(this.client, this.layout, ops, () => this.clock.now(), Number(this.base));
+  }
+
+  /** A lease and a page of writes in one Txn (two when the lease key holds an expired lease). */
+  protected override async doClaimPage(
+    lease: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ): Promise<PageClaim> {
+    await this.ready();
+    const { client, layout } = this;
+    const reloadBase = () => {
+      this.base = undefined;
+      return this.loadBase();
+    };
+    const ctx = { client, layout, now: () => this.clock.now(), base: () => this.base!, reloadBase };
+    return claimPage({ ...ctx, requestLimit: this.requestLimit! }, lease, ops);
   }
 
   protected async doSweep(limit: number): Promise<SweepResult> {

@@ -9,7 +9,17 @@ import {
   leaseToken,
   padTime,
 } from './layout.js';
-import { del, previous, put, txnOf, unchangedSince, ungrouped } from './txn.js';
+import {
+  del,
+  type EtcdClientLike,
+  get,
+  only,
+  previous,
+  put,
+  txnOf,
+  unchangedSince,
+  ungrouped,
+} from './txn.js';
 
 /**
  * apply — a batch of record puts, record deletes and lease releases, in order, as one etcd
@@ -179,4 +189,54 @@ export function planWrites(
       });
     },
   };
+}
+
+/** A write that keeps losing its compare to other writers gives up after this many tries. */
+const MAX_ATTEMPTS = 100;
+
+/**
+ * Every write of records and releases ({@link planWrites}): read the leases the batch releases and
+ * the records it compare-and-deletes (one Txn of Ranges, at one revision), then commit the batch
+ * if none of those it decided on changed since; when one did, read again and retry, so each
+ * attempt's answers come from one snapshot.
+ */
+export async function writeBatch(
+  client: EtcdClientLike,
+  layout: Layout,
+  ops: readonly NormalizedWriteOp[],
+  now: () => number,
+  base: number,
+): Promise<boolean[]> {
+  const releaseKeys = [...new Set(ops.flatMap((op) => (op.op === 'release' ? [op.key] : [])))];
+  const recordKeys = [
+    ...new Set(ops.flatMap((op) => (op.op === 'delete' && op.ifValue !== undefined ? [op.key] : []))),
+  ];
+  for (let attempt = 1; ; attempt++) {
+    const leases = new Map<string, IKeyValue | undefined>();
+    const records = new Map<string, IKeyValue | undefined>();
+    let revision: string | undefined;
+    if (releaseKeys.length + recordKeys.length > 0) {
+      const reads = [
+        ...releaseKeys.map((key) => get(layout.lease(key))),
+        ...recordKeys.map((key) => get(layout.record(key))),
+      ];
+      const txn = txnOf([], reads);
+      const response = await client.kv.txn(txn);
+      const found = ungrouped(txn.success!, response.responses);
+      releaseKeys.forEach((key, i) => {
+        leases.set(key, only(found[i]));
+      });
+      recordKeys.forEach((key, i) => {
+        records.set(key, only(found[releaseKeys.length + i]));
+      });
+      revision = response.header.revision;
+    }
+    const plan = planWrites(layout, ops, now(), base, leases, revision, records);
+    const results = plan.results(await client.kv.txn(plan.txn));
+    if (results !== undefined) return results;
+    if (attempt >= MAX_ATTEMPTS)
+      throw new Error('a write kept conflicting with other writers of the same leases');
+    // Racing writers of one lease: all but one retry; spread them out after a few rounds.
+    if (attempt > 3) await new Promise((resolve) => setTimeout(resolve, Math.random() * attempt));
+  }
 }
