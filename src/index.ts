@@ -3,6 +3,8 @@
  * This entry point holds the backend-neutral API (locks, the scheduler, `once()` for existing cron
  * code); backends live at `oncely/sqlite`, `oncely/postgres`, `oncely/mysql`, `oncely/redis`,
  * `oncely/etcd` (and are loaded by `openStore` on demand).
+ *
+ * @module oncely
  */
 export { type Clock, StoreClock, systemClock } from './core/clock.js';
 export { type Duration, parseDuration } from './core/duration.js';

@@ -18,7 +18,7 @@ export interface Clock {
   /**
    * Calls `fn` once after `ms` on this clock, unless the returned function is called first: a
    * cancellable timer without an AbortController, its listener and a promise (a keep-alive per
-   * run costs that much less at 100,000 runs). Optional: {@link startTimer} builds it from
+   * run costs that much less at 100,000 runs). Optional: `startTimer` builds it from
    * `sleep` for a clock without it.
    */
   timer?(ms: number, fn: () => void): () => void;

@@ -18,6 +18,9 @@ const ISO =
 const parsedStrings = new Map<string, number>();
 const MAX_PARSED_STRINGS = 256;
 
+/** Characters a duration string may have at most. */
+export const MAX_DURATION_TEXT = 64;
+
 /**
  * Parses a {@link Duration} into whole milliseconds (rounded). Throws `INVALID_ARGUMENT` naming
  * `what` for anything else: negative, NaN, infinite, empty, unknown unit, or calendar units.
@@ -27,9 +30,6 @@ const MAX_PARSED_STRINGS = 256;
  * parseDuration('PT0.5S') // 500
  * parseDuration(250) // 250
  */
-/** Characters a duration string may have at most. */
-export const MAX_DURATION_TEXT = 64;
-
 export function parseDuration(value: Duration, what = 'duration'): number {
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || value < 0) {

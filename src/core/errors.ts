@@ -21,7 +21,20 @@ export type OncelyErrorCode =
   /** Anything else; `cause` holds the original. */
   | 'INTERNAL';
 
+/**
+ * The error oncely throws (and hands to events and logs): a stable `code` to branch on, a message
+ * that says what to fix, and the original error, if any, in `cause`.
+ *
+ * @example
+ * try {
+ *   await openStore('sqllite:./oncely.db');
+ * } catch (e) {
+ *   if (e instanceof OncelyError && e.code === 'INVALID_ARGUMENT') console.error(e.message);
+ *   else throw e;
+ * }
+ */
 export class OncelyError extends Error {
+  /** What kind of failure it is; see {@link OncelyErrorCode}. */
   readonly code: OncelyErrorCode;
 
   constructor(code: OncelyErrorCode, message: string, options?: { cause?: unknown }) {

@@ -3,9 +3,13 @@
  * `createScheduler({ logger: pino() })` or `{ logger: console }`.
  */
 export interface Logger {
+  /** Routine detail, e.g. a run started, a fire time taken by another node. */
   debug(...args: unknown[]): void;
+  /** Normal outcomes, e.g. a run succeeded or was skipped. */
   info(...args: unknown[]): void;
+  /** Trouble oncely works around, e.g. a lease lost, missed fire times, a store call that failed. */
   warn(...args: unknown[]): void;
+  /** Failures, e.g. a handler that threw or timed out. */
   error(...args: unknown[]): void;
 }
 

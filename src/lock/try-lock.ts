@@ -10,8 +10,8 @@ import { lockSpec } from './validate.js';
  * Takes the lock if it is free on the store clock; `null` if someone (anyone) holds it.
  * The one store call is an atomic conditional acquire, never read-then-write. `lockSpec`
  * validates everything the store would, so a shipped store takes the request as it is
- * ({@link ACQUIRE_ONE}); any other store gets it through `acquire`. A store with a lock table
- * (ShedLock's, {@link LOCK_TABLE}) keeps the lock there, under the bare name.
+ * (`ACQUIRE_ONE`); any other store gets it through `acquire`. A store with a lock table
+ * (ShedLock's, `LOCK_TABLE`) keeps the lock there, under the bare name.
  */
 export async function tryLock(
   store: Store,

@@ -1,5 +1,9 @@
 import type { Duration } from '../core/duration.js';
 
+/**
+ * What `store.tryLock(options)` and `tryLock(store, options)` accept (ShedLock's options).
+ * Durations are milliseconds or strings (`'30s'`, `'5m'`, `'PT5M'`).
+ */
 export interface TryLockOptions {
   /** Lock name: 1..255 characters, any characters (stored as data). */
   name: string;
@@ -23,7 +27,9 @@ export interface TryLockOptions {
  * if (lock) try { await work(lock.token) } finally { await lock.release() }
  */
 export interface Lock extends AsyncDisposable {
+  /** The lock's name, as given. */
   readonly name: string;
+  /** Who holds it, as given (or the default `host:pid:random`). */
   readonly owner: string;
   /** Fencing token: higher than any earlier holder's token for this name. Pass it to what you write. */
   readonly token: number;

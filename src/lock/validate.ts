@@ -4,6 +4,7 @@ import { defaultOwner } from '../core/ids.js';
 import { MAX_LEASE_MS, requireWellFormed, validateLeaseMs, validateOwner } from '../store/validate.js';
 import type { TryLockOptions } from './types.js';
 
+/** Longest lock name, in characters (UTF-16 code units). */
 export const MAX_LOCK_NAME_LENGTH = 255;
 /** Locks live in the store's lease space under this prefix (`oncely locks` lists them). */
 export const LOCK_KEY_PREFIX = 'lock:';

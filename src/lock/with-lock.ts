@@ -8,6 +8,7 @@ import type { LeaseLock } from './lease-lock.js';
 import { tryLock } from './try-lock.js';
 import type { Lock, TryLockOptions } from './types.js';
 
+/** What `withLock(store, options, fn)` accepts: {@link TryLockOptions} plus `keepAlive`. */
 export interface WithLockOptions extends TryLockOptions {
   /**
    * Renew the lease every lockAtMostFor / 2 while `fn` runs (default `true`). Either way `signal`
@@ -16,7 +17,18 @@ export interface WithLockOptions extends TryLockOptions {
   keepAlive?: boolean;
 }
 
-export type WithLockResult<T> = { ran: true; value: T } | { ran: false };
+/** What `withLock` returns: whether `fn` ran (the lock was free), and if so what it returned. */
+export type WithLockResult<T> =
+  | {
+      /** `fn` ran: the lock was free. */
+      ran: true;
+      /** What `fn` returned (awaited). */
+      value: T;
+    }
+  | {
+      /** `fn` did not run: another holder had the lock. */
+      ran: false;
+    };
 
 export interface WithLockInternals {
   clock?: Clock;
@@ -32,6 +44,8 @@ export interface WithLockInternals {
  *   return chargeCustomers({ fencingToken: lock.token, signal });
  * });
  * if (!r.ran) console.log('another instance is billing');
+ *
+ * @param internals For oncely's own tests (an injected clock and logger); leave it out.
  */
 export async function withLock<T>(
   store: Store,

@@ -1,6 +1,7 @@
 import { invalidArgument } from '../core/errors.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from './trigger.js';
 
+/** What `fireTimes(trigger, options)` accepts. */
 export interface FireTimesOptions {
   /** Only fire times strictly after this instant. */
   after: Date | number;

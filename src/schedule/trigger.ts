@@ -5,9 +5,20 @@ import { cronShapeProblem } from './cron-fields.js';
 
 /** When a job fires: exactly one of `cron`, `every` or `at`. */
 export type Trigger =
-  | { cron: string; timezone?: string }
-  | { every: Duration }
-  | { at: Date | string | number };
+  | {
+      /** A cron pattern: 5 fields, or 6 with seconds first; `L`, `W`, `#` and names (croner syntax). */
+      cron: string;
+      /** IANA time zone of the pattern (default UTC). */
+      timezone?: string;
+    }
+  | {
+      /** An interval: fires on multiples of it counted from the Unix epoch. */
+      every: Duration;
+    }
+  | {
+      /** One fire time: a `Date`, an ISO-8601 string or epoch milliseconds. */
+      at: Date | string | number;
+    };
 
 /** A validated trigger, ready for repeated fire-time maths. */
 export type CompiledTrigger =

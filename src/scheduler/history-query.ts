@@ -29,10 +29,13 @@ import type { HistoryEntry } from './types.js';
 /** Where a page starts: older than a fire time (`Date`, epoch ms), or right after an entry ({@link historyCursor}). */
 export type HistoryBefore = Date | number | string;
 
+/** What `scheduler.history(query)` accepts; every field is optional. */
 export interface HistoryQuery {
+  /** Only this job's entries (default: every job recorded in the store). */
   job?: string;
   /** At most this many entries (default 100). */
   limit?: number;
+  /** Where the page starts: see {@link HistoryBefore}. */
   before?: HistoryBefore;
 }
 

@@ -5,10 +5,20 @@ import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from
 import { MAX_LEASE_MS, requireWellFormed } from '../store/validate.js';
 import { esc } from './keys.js';
 
-/** What `scheduler.define(name, options, handler)` accepts. */
+/**
+ * What `scheduler.define(name, options, handler)` accepts. At most one of `cron`, `every`, `at`;
+ * with none, the job runs only from stored schedules and `scheduler.trigger()`. Durations are
+ * milliseconds or strings (`'30s'`, `'5m'`, `'PT5M'`).
+ *
+ * @example
+ * scheduler.define('sync', { every: '10s', overlap: 'skip', timeout: '2m', retries: 3 }, sync);
+ */
 export interface JobOptions {
+  /** A cron pattern: 5 fields, or 6 with seconds first; `L`, `W`, `#` and names (croner syntax). */
   cron?: string;
+  /** An interval: fires on multiples of it counted from the Unix epoch, so every node agrees. */
   every?: Duration;
+  /** One fire time: a `Date`, an ISO-8601 string or epoch milliseconds. */
   at?: Date | string | number;
   /** IANA zone for `cron` (default UTC). */
   timezone?: string;

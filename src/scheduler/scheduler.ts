@@ -45,6 +45,7 @@ import type {
  * await scheduler.start();
  */
 export class Scheduler {
+  /** This node's id: `SchedulerOptions.node`, or the default `host:pid:random`. */
   readonly node: string;
   private readonly store: Store;
   private readonly state: NodeState;
@@ -79,16 +80,24 @@ export class Scheduler {
 
   // ── events ────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Calls `listener` with each `event`'s payload (see {@link SchedulerEvents}); returns the scheduler.
+   *
+   * @example
+   * scheduler.on('failed', (e) => console.error(e.job, e.fireTime, e.error));
+   */
   on<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): this {
     this.state.events.on(event, listener);
     return this;
   }
 
+  /** Removes a listener added with `on` or `once`; returns the scheduler. */
   off<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): this {
     this.state.events.off(event, listener);
     return this;
   }
 
+  /** Like `on`, for the next `event` only. Tests await an event this way instead of sleeping. */
   once<K extends keyof SchedulerEvents>(event: K, listener: Listener<K>): this {
     this.state.events.once(event, listener);
     return this;
@@ -284,7 +293,7 @@ export class Scheduler {
 
   /**
    * This node's metrics in the Prometheus text format (runs, durations, lateness, claims,
-   * misfires, store errors, runs going on; see README "Observability"), counted since the
+   * misfires, store errors, runs going on; see docs/observability.md), counted since the
    * scheduler was created. Serve it from the app's `/metrics`, or pass `registry` to
    * `createScheduler` to have them in the app's own prom-client registry.
    */
@@ -298,7 +307,18 @@ export class Scheduler {
 
 /**
  * Creates a scheduler node on a store. Define jobs, then `start()`; run the same code on every
- * instance of the service.
+ * instance of the service. Options: {@link SchedulerOptions}; events: {@link SchedulerEvents}.
+ *
+ * @example
+ * import { createScheduler, openStore } from 'oncely';
+ *
+ * const store = await openStore('postgres://app@db/app');
+ * const scheduler = createScheduler({ store });
+ * scheduler.define('nightly-report', { cron: '0 2 * * *', timezone: 'Europe/Berlin' }, async (ctx) => {
+ *   await buildReport({ signal: ctx.signal });
+ * });
+ * await scheduler.start();
+ * process.on('SIGTERM', () => scheduler.stop());
  */
 export function createScheduler(options: SchedulerOptions): Scheduler {
   return new Scheduler(options);

@@ -26,6 +26,7 @@ const PARALLEL_BATCHES = 4;
 const LIST_DEFAULT = 100;
 const LIST_MAX = 1000;
 
+/** What `scheduler.schedules.list(options)` accepts. */
 export interface ListSchedulesOptions {
   /** Only this job's schedules. */
   job?: string;

@@ -5,7 +5,9 @@ import type { Store } from './types.js';
  * `open.ts` loads lazily, import these types without importing `open.ts` back).
  */
 export interface BackendOptions {
+  /** Prefix of every table/key the store creates (validated; `openStore`'s default `oncely_`). */
   prefix: string;
+  /** How long to wait for the server before `STORE_UNAVAILABLE`, in ms. */
   connectTimeoutMs: number;
   /** SQLite only (`openStore` refuses it for any other scheme). */
   busyTimeoutMs?: number;

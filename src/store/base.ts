@@ -60,9 +60,22 @@ export const DEFAULT_CAPABILITIES: StoreCapabilities = {
  * Base of every shipped backend. The public methods validate input, refuse calls after `close()`,
  * and turn driver failures into `OncelyError`s; subclasses implement the `do*` methods, which only
  * ever see valid, normalised arguments (an `acquire` batch has distinct keys and is non-empty).
+ * Each `do*` method answers exactly what the public method of the same name promises (see
+ * {@link Store}), on the store's clock.
+ *
+ * @example
+ * class MyStore extends BaseStore {
+ *   readonly kind = 'my-store';
+ *   readonly capabilities = { ...DEFAULT_CAPABILITIES, durability: 'disk' as const };
+ *   protected async doNow() { return Date.now(); }
+ *   // … doAcquire, doExtend, doRelease, doInspect, doListLeases, doPut, doGet, doScan, doDelete,
+ *   // doSweep, doMigrate, doClose
+ * }
  */
 export abstract class BaseStore implements Store, TrustedCalls {
+  /** Backend name, e.g. `sqlite`; shown in messages and `oncely status`. */
   abstract readonly kind: string;
+  /** What the backend guarantees; start from {@link DEFAULT_CAPABILITIES} and override. */
   abstract readonly capabilities: StoreCapabilities;
   private closed = false;
   /**
@@ -73,7 +86,14 @@ export abstract class BaseStore implements Store, TrustedCalls {
    * RESOURCE_EXHAUSTED opens its client's circuit breaker, failing every call for a while), which
    * a caller would retry forever.
    */
-  protected requestLimit: { bytes: number; setting: string } | undefined;
+  protected requestLimit:
+    | {
+        /** The largest request, in UTF-8 bytes of its keys and values. */
+        bytes: number;
+        /** The server setting that decides it, named in the refusal (e.g. `max_allowed_packet`). */
+        setting: string;
+      }
+    | undefined;
 
   /** Throws `INVALID_ARGUMENT` if a request of these keys and values is over `requestLimit`. */
   private checkSize(operation: string, parts: readonly (string | undefined)[]): void {
@@ -87,16 +107,27 @@ export abstract class BaseStore implements Store, TrustedCalls {
       );
   }
 
+  /** The store clock, epoch ms ({@link Store.now}). */
   protected abstract doNow(): Promise<number>;
+  /** {@link Store.acquire} of a non-empty batch of distinct keys, in one round trip. */
   protected abstract doAcquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]>;
+  /** {@link Store.extend}: never shortens a lease. */
   protected abstract doExtend(key: string, token: number, leaseMs: number): Promise<number | null>;
+  /** {@link Store.release}, with `holdUntil` a whole store time in ms or `undefined`. */
   protected abstract doRelease(key: string, token: number, holdUntil: number | undefined): Promise<boolean>;
+  /** {@link Store.inspect}. */
   protected abstract doInspect(key: string): Promise<Lease | null>;
+  /** {@link Store.listLeases}, with the default prefix (`''`) and limit filled in. */
   protected abstract doListLeases(prefix: string, limit: number): Promise<Lease[]>;
+  /** {@link Store.put}; `ttlMs` `undefined`: never expires. */
   protected abstract doPut(key: string, value: string, ttlMs: number | undefined): Promise<void>;
+  /** {@link Store.get}. */
   protected abstract doGet(key: string): Promise<string | null>;
+  /** {@link Store.scan}, with every option filled in (`after` may be `undefined`). */
   protected abstract doScan(scan: NormalizedScan): Promise<StoredRecord[]>;
+  /** {@link Store.delete}. */
   protected abstract doDelete(key: string): Promise<boolean>;
+  /** {@link Store.sweep}: at most `limit` expired leases and `limit` expired records. */
   protected abstract doSweep(limit: number): Promise<SweepResult>;
 
   /**
@@ -144,7 +175,7 @@ export abstract class BaseStore implements Store, TrustedCalls {
   /**
    * How many unexpired records start with `prefix` (validated). This default pages through
    * `doScan` with the cursor until it runs dry: exact for records that do not change while it
-   * pages, but one round trip per {@link MAX_SCAN_LIMIT} records; a store keeping it should state
+   * pages, but one round trip per 10,000 records (`MAX_SCAN_LIMIT`); a store keeping it should state
    * `serverCount: false`.
    */
   protected async doCount(prefix: string): Promise<number> {
@@ -169,7 +200,9 @@ export abstract class BaseStore implements Store, TrustedCalls {
     );
   }
 
+  /** {@link Store.migrate}: creates the schema if missing; safe concurrently. */
   protected abstract doMigrate(): Promise<void>;
+  /** {@link Store.close}: called once; closes only what the store opened itself. */
   protected abstract doClose(): Promise<void>;
 
   /**
@@ -204,6 +237,8 @@ export abstract class BaseStore implements Store, TrustedCalls {
    * whose `acquire` was replaced (an override, or an object wrapping this one) is asked through
    * that `acquire` instead, so the replacement still sees every call. Written with `then`/`catch`
    * rather than as an async function: every layer a lock cycle awaits costs a microtask.
+   *
+   * @internal
    */
   [ACQUIRE_ONE](request: LeaseRequest): Promise<Lease | null> {
     if (this.acquire !== BaseStore.prototype.acquire)
@@ -244,7 +279,11 @@ export abstract class BaseStore implements Store, TrustedCalls {
     return undefined;
   }
 
-  /** A `Lock` releasing its own grant (valid key, token and whole-ms holdUntil); see {@link ACQUIRE_ONE}. */
+  /**
+   * A `Lock` releasing its own grant (valid key, token and whole-ms holdUntil); see `ACQUIRE_ONE`.
+   *
+   * @internal
+   */
   [RELEASE_GRANTED](key: string, token: number, holdUntil: number): Promise<boolean> {
     if (this.release !== BaseStore.prototype.release) return this.release(key, token, holdUntil);
     if (this.closed) return Promise.reject(this.closedError('release'));
@@ -387,6 +426,7 @@ export abstract class BaseStore implements Store, TrustedCalls {
     }
   }
 
+  /** Closes the store: `await using store = …` calls it at the end of the block. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

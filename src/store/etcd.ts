@@ -1,4 +1,10 @@
 /**
+ * `oncely/etcd`: the etcd v3.3+ store, on your `etcd3` client or its own. Needs `etcd3`.
+ * `openStore('etcd://…')` loads it for you.
+ *
+ * @module oncely/etcd
+ */
+/**
  * etcd backend (the `etcd3` driver; etcd v3.3+ for nested transactions and range compares).
  *
  * Key layout: ./etcd/layout.ts (every key under `<prefix>/`). Each compare-and-act is one etcd
@@ -57,6 +63,7 @@ const SCHEMA_VERSION = 1;
 /** Every option the constructor knows (anything else is refused, see checkStoreOptions). */
 const ETCD_OPTIONS = ['client', 'clockUrls', 'ca', 'url', 'prefix', 'connectTimeoutMs'] as const;
 
+/** What `new EtcdStore(options)` accepts: `client` with `clockUrls` (yours), or `url` (the store's own client). */
 export interface EtcdStoreOptions {
   /** An existing `etcd3` client (`new Etcd3(…)`). It stays yours: `close()` never closes it. */
   client?: EtcdClientLike;

@@ -1,3 +1,10 @@
+/**
+ * `oncely/memory`: a store in the process's memory, for tests and single-process use (`memory:` or
+ * `memory:NAME` with `openStore`). Nothing survives the process; it cannot be shared between
+ * processes.
+ *
+ * @module oncely/memory
+ */
 import { invalidArgument } from '../core/errors.js';
 import { checkOptionNames, describe } from '../core/options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
@@ -29,6 +36,7 @@ function newSpace(): Space {
   return { leases: new Map(), records: new Map(), fence: 0 };
 }
 
+/** What `new MemoryStore(options)` accepts. */
 export interface MemoryStoreOptions {
   /** Name of a space shared by every `MemoryStore` of the process given the same name (default: a private one). */
   space?: string;

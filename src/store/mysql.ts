@@ -1,3 +1,9 @@
+/**
+ * `oncely/mysql`: the MySQL 8 / MariaDB 10.6+ store, on your `mysql2/promise` pool or its own.
+ * Needs `mysql2`. `openStore('mysql://…')` (or `mariadb://`) loads it for you.
+ *
+ * @module oncely/mysql
+ */
 import type mysqlCallbacks from 'mysql2';
 import { invalidArgument } from '../core/errors.js';
 import { urlSecrets } from '../core/redact.js';
@@ -14,6 +20,7 @@ import { checkStoreOptions, onlyWith, stringOption, timeoutOption } from './stor
 
 export type { MysqlConnectionLike, MysqlPoolLike } from './sql/mysql/driver.js';
 
+/** What `new MysqlStore(options)` accepts: `pool` (yours) or `uri` (the store's own pool). */
 export interface MysqlStoreOptions {
   /**
    * Your existing `mysql2/promise` pool; never ended by oncely. Create it with
@@ -33,7 +40,7 @@ export interface MysqlStoreOptions {
    * Keep `tryLock`/`withLock` locks in ShedLock's table of this name (`shedlock`, or
    * `database.shedlock`), so Java services on ShedLock's JDBC provider and this store exclude each
    * other per lock name. Created with ShedLock's DDL if missing. Scheduler leases stay in oncely's
-   * tables. See the README, "ShedLock table interop".
+   * tables. See docs/shedlock.md.
    */
   shedlockTable?: string;
 }

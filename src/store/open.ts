@@ -6,6 +6,10 @@ import { backendOnlyOptions, checkOpenOptions } from './open-options.js';
 import type { Store } from './types.js';
 import { validatePrefix } from './validate.js';
 
+/**
+ * What `openStore(url, options)` accepts. An option the URL's scheme does not use is refused
+ * (`INVALID_ARGUMENT`), never ignored.
+ */
 export interface OpenStoreOptions {
   /** Prefix of every table/key the store creates (default `oncely_`). */
   prefix?: string;
@@ -22,7 +26,7 @@ export interface OpenStoreOptions {
    * `postgres://` and `mysql://`/`mariadb://` only: keep `tryLock`/`withLock` locks in ShedLock's
    * table of this name (`'shedlock'`, or `'schema.shedlock'`), created with ShedLock's DDL if
    * missing, so Java services on ShedLock and this store exclude each other per lock name. Lock
-   * names are then at most 64 characters. See the README, "ShedLock table interop".
+   * names are then at most 64 characters. See docs/shedlock.md.
    */
   shedlockTable?: string | undefined;
 }

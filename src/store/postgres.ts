@@ -1,3 +1,9 @@
+/**
+ * `oncely/postgres`: the PostgreSQL store, on your `pg.Pool` or its own. Needs `pg`.
+ * `openStore('postgres://…')` loads it for you.
+ *
+ * @module oncely/postgres
+ */
 import type pg from 'pg';
 import { invalidArgument } from '../core/errors.js';
 import { urlSecrets } from '../core/redact.js';
@@ -13,6 +19,7 @@ import { booleanOption, checkStoreOptions, onlyWith, stringOption, timeoutOption
 
 export type { PgPoolLike } from './sql/postgres/dialect.js';
 
+/** What `new PostgresStore(options)` accepts: `pool` (yours) or `connectionString` (the store's own pool). */
 export interface PostgresStoreOptions {
   /** Your existing `pg.Pool` (or anything with its `query({ name, text, values })`); never ended by oncely. */
   pool?: PgPoolLike;
@@ -39,7 +46,7 @@ export interface PostgresStoreOptions {
    * Keep `tryLock`/`withLock` locks in ShedLock's table of this name (`shedlock`, or
    * `schema.shedlock`), so Java services on ShedLock's JDBC provider and this store exclude each
    * other per lock name. Created with ShedLock's DDL if missing. Scheduler leases stay in oncely's
-   * tables. See the README, "ShedLock table interop".
+   * tables. See docs/shedlock.md.
    */
   shedlockTable?: string;
 }

@@ -1,4 +1,11 @@
 /**
+ * `oncely/redis`: the Redis 6.2+ store, on your ioredis client (`Redis` or `Cluster`) or its own.
+ * Needs `ioredis`. `openStore('redis://…')` loads it for you. Server settings it relies on:
+ * docs/redis.md.
+ *
+ * @module oncely/redis
+ */
+/**
  * Redis backend (ioredis). Requires Redis 6.2+ (SET … PXAT); see docs/redis.md for the server
  * settings it relies on (maxmemory-policy noeviction, persistence, replication).
  *

@@ -1,3 +1,9 @@
+/**
+ * `oncely/sqlite`: the SQLite store, for one host (any number of processes on one file). Needs
+ * `better-sqlite3`. `openStore('sqlite:./oncely.db')` loads it for you.
+ *
+ * @module oncely/sqlite
+ */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -10,6 +16,7 @@ import { SqliteDialect } from './sql/sqlite/dialect.js';
 import { tableNames } from './sql/tables.js';
 import { checkStoreOptions, onlyWith, stringOption } from './store-options.js';
 
+/** What `new SqliteStore(options)` accepts: `path` (the store opens the file) or `database` (yours). */
 export interface SqliteStoreOptions {
   /** Database file (created if missing), or `:memory:`. oncely opens it and closes it on `close()`. */
   path?: string;

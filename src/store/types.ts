@@ -24,7 +24,9 @@ export interface LeaseRequest {
 
 /** A granted lease. */
 export interface Lease {
+  /** The leased key. */
   key: string;
+  /** Who holds it, as given in the {@link LeaseRequest}. */
   owner: string;
   /**
    * Fencing token: strictly greater than every token ever granted for this key before, even after
@@ -40,12 +42,15 @@ export interface Lease {
 
 /** A record in the ordered key/value space. */
 export interface StoredRecord {
+  /** Its key. */
   key: string;
+  /** Its value, as written. */
   value: string;
   /** Store time after which the record no longer exists; `null` = never expires. */
   expiresAt: number | null;
 }
 
+/** Options of {@link Store.put}. */
 export interface PutOptions {
   /** Time to live in ms from now (store clock); omit for a record that never expires. */
   ttlMs?: number;
@@ -54,10 +59,23 @@ export interface PutOptions {
 /**
  * One write in an {@link Store.apply} batch; each behaves exactly like the single-op method of the
  * same name (and is validated the same way).
+ *
+ * @example
+ * // Consume the queued run as read; a newer one queued meanwhile stays for the next reader.
+ * const [consumed] = await store.apply([{ op: 'delete', key, ifValue: valueAsRead }]);
  */
 export type WriteOp =
   /** Like {@link Store.put}: creates or replaces a record (`ttlMs` omitted = never expires). Result: `true`. */
-  | { op: 'put'; key: string; value: string; ttlMs?: number }
+  | {
+      /** Which write. */
+      op: 'put';
+      /** The record's key. */
+      key: string;
+      /** Its new value. */
+      value: string;
+      /** Time to live in ms from now (store clock); omit for a record that never expires. */
+      ttlMs?: number;
+    }
   /**
    * Like {@link Store.delete}. Result: whether the record existed and had not expired (and was
    * deleted). With `ifValue`, a compare-and-delete: the record is deleted only if it is live and
@@ -66,14 +84,26 @@ export type WriteOp =
    * a stale token, a `false` here fails nothing: the batch's other ops are applied all the same.
    * For consuming a record that others may replace meanwhile: a replacement written after the
    * read survives.
-   *
-   * @example
-   * // Consume the queued run as read; a newer one queued meanwhile stays for the next reader.
-   * const [consumed] = await store.apply([{ op: 'delete', key, ifValue: valueAsRead }]);
    */
-  | { op: 'delete'; key: string; ifValue?: string }
+  | {
+      /** Which write. */
+      op: 'delete';
+      /** The record's key. */
+      key: string;
+      /** Delete only if the live record holds exactly this value. */
+      ifValue?: string;
+    }
   /** Like {@link Store.release}, fencing and `holdUntil` included. Result: whether `token` still held the lease. */
-  | { op: 'release'; key: string; token: number; holdUntil?: number };
+  | {
+      /** Which write. */
+      op: 'release';
+      /** The leased key. */
+      key: string;
+      /** The fencing token the release acts for: only the holder's token releases. */
+      token: number;
+      /** Store time until which the key stays unavailable (omit: free at once). */
+      holdUntil?: number;
+    };
 
 /**
  * One write of a {@link Store.claimPage} batch: applied only if the page's lease is granted.
@@ -104,6 +134,7 @@ export interface PageClaim {
   results: boolean[];
 }
 
+/** Options of {@link Store.scan}. */
 export interface ScanOptions {
   /** At most this many records (default 100, at most 10,000). */
   limit?: number;
@@ -113,6 +144,7 @@ export interface ScanOptions {
   after?: string;
 }
 
+/** Options of {@link Store.listLeases}. */
 export interface ListLeasesOptions {
   /** Only keys starting with this prefix. */
   prefix?: string;
@@ -120,13 +152,17 @@ export interface ListLeasesOptions {
   limit?: number;
 }
 
+/** Options of {@link Store.sweep}. */
 export interface SweepOptions {
   /** At most this many expired leases and at most this many expired records are deleted (default 1000). */
   limit?: number;
 }
 
+/** What {@link Store.sweep} deleted. */
 export interface SweepResult {
+  /** Expired leases deleted. */
   leases: number;
+  /** Expired records deleted. */
   records: number;
 }
 
@@ -170,9 +206,22 @@ export interface StoreCapabilities {
   pages: boolean;
 }
 
+/**
+ * A store: leases with fencing tokens and an ordered key/value space with expiry, on one backend.
+ * Open one with `openStore(url)` (or a backend's class); the scheduler, `withLock` and `once()`
+ * take it. Every mutating lease call takes the fencing token it acts for. `await using` closes it.
+ * Third-party backends extend {@link BaseStore} and certify themselves with `describeStore`
+ * (`oncely/testing`).
+ *
+ * @example
+ * await using store = await openStore('redis://localhost:6379');
+ * const [lease] = await store.acquire([{ key: 'report', owner: 'web-1', leaseMs: 30_000 }]);
+ * if (lease) await store.release(lease.key, lease.token);
+ */
 export interface Store extends AsyncDisposable {
   /** Backend name: `memory`, `sqlite`, `postgres`, `mysql`, `redis`, … */
   readonly kind: string;
+  /** What this store guarantees (see {@link StoreCapabilities}). */
   readonly capabilities: StoreCapabilities;
 
   /** The store clock, epoch ms. */

@@ -102,9 +102,34 @@ export function validateRequests(requests: readonly LeaseRequest[]): void {
 
 /** A validated {@link WriteOp}: times rounded, absent options `undefined`, no other fields. */
 export type NormalizedWriteOp =
-  | { op: 'put'; key: string; value: string; ttlMs: number | undefined }
-  | { op: 'delete'; key: string; ifValue: string | undefined }
-  | { op: 'release'; key: string; token: number; holdUntil: number | undefined };
+  | {
+      /** Which write. */
+      op: 'put';
+      /** The record's key. */
+      key: string;
+      /** Its new value. */
+      value: string;
+      /** Time to live in whole ms; `undefined`: never expires. */
+      ttlMs: number | undefined;
+    }
+  | {
+      /** Which write. */
+      op: 'delete';
+      /** The record's key. */
+      key: string;
+      /** Delete only if the live record holds exactly this value; `undefined`: unconditionally. */
+      ifValue: string | undefined;
+    }
+  | {
+      /** Which write. */
+      op: 'release';
+      /** The leased key. */
+      key: string;
+      /** The fencing token the release acts for. */
+      token: number;
+      /** Whole store time in ms until which the key stays unavailable; `undefined`: free at once. */
+      holdUntil: number | undefined;
+    };
 
 /**
  * Validates an `apply` batch op by op with the single-op validators (so a batch refuses exactly

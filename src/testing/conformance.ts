@@ -15,6 +15,7 @@ import type { StoreFactory, SuiteContext } from './suite-context.js';
 
 export type { StoreFactory } from './suite-context.js';
 
+/** What `describeStore(name, factory, options)` accepts. */
 export interface DescribeStoreOptions {
   /** Skip the whole suite with this reason (e.g. the server could not be started outside CI). */
   skip?: string | undefined;

@@ -3,15 +3,23 @@ import type { RunSource, RunStatus } from '../scheduler/types.js';
 
 /** One start or finish of one run, as a node or the store's history saw it. */
 export interface RunRecord {
+  /** The node that ran it. */
   node: string;
+  /** The job's name. */
   job: string;
+  /** The stored schedule, if any. */
   scheduleId?: string;
   /** Nominal fire time, epoch ms. */
   fireTime: number;
+  /** The shard index, for a sharded job. */
   shard?: number;
+  /** 1 for the first run of the occurrence, then 2, 3… */
   attempt: number;
+  /** The fencing token of the run's claim. */
   token: number;
+  /** Why it ran (`schedule`, `retry`, `recover`, …). */
   source: RunSource;
+  /** Whether this record is the run's start or its finish. */
   event: 'start' | 'finish';
   /** For `finish`: how the run ended. */
   status?: RunStatus;
@@ -26,27 +34,44 @@ export interface RunRecord {
 
 /** Fire times skipped on purpose: a misfire policy's skip span, or an overlap skip (from = to). */
 export interface SkipRecord {
+  /** The job's name. */
   job: string;
+  /** The stored schedule, if any. */
   scheduleId?: string;
+  /** The shard index, for a sharded job. */
   shard?: number;
   /** First and last skipped fire time, epoch ms, inclusive. Every fire time in between counts. */
   from: number;
+  /** See `from`. */
   to: number;
+  /** Why the fire times were skipped (the scheduler's `SkipReason`). */
   reason: 'misfire' | 'overlap' | 'superseded';
   /** The run it overlapped (`overlap`), or the queued fire time that replaced it (`superseded`). */
-  by?: { fireTime: number; node?: string; token?: number };
+  by?: {
+    /** That run's fire time, epoch ms. */
+    fireTime: number;
+    /** That run's node, when known. */
+    node?: string;
+    /** That run's fencing token, when known. */
+    token?: number;
+  };
 }
 
 /** One occurrence that should have run (or been skipped on record). */
 export interface ExpectedOccurrence {
+  /** The job's name. */
   job: string;
+  /** The stored schedule, if any. */
   scheduleId?: string;
+  /** Nominal fire time, epoch ms. */
   fireTime: number;
+  /** The shard index, for a sharded job. */
   shard?: number;
 }
 
 /** What the checker needs to know about a job's policy. */
 export interface JobFacts {
+  /** The job's name. */
   job: string;
   /** Lease length (`lockAtMostFor`) in ms: a recovery before the earlier run's start + this is early. */
   leaseMs: number;
@@ -58,42 +83,111 @@ export interface JobFacts {
 
 /** One attempted write to a fenced sink, in the order the sink decided. */
 export interface FencedWrite {
+  /** What was written to (tokens are compared per resource). */
   resource: string;
+  /** The fencing token the write carried. */
   token: number;
+  /** Whether the sink accepted it. */
   accepted: boolean;
 }
 
+/** What `checkHistory` judges. */
 export interface CheckInput {
+  /** Every run start and finish every node saw. */
   records: readonly RunRecord[];
+  /** The policy of every job the records name (a job without facts is an `unknown-job` violation). */
   jobs: readonly JobFacts[];
+  /** Fire times skipped on purpose (from `skipped`/`misfired` events or history). */
   skips?: readonly SkipRecord[];
+  /** Occurrences that should have run or been skipped on record; omit to skip the lost-fire-time check. */
   expected?: readonly ExpectedOccurrence[];
   /** Windows (epoch ms, inclusive) in which at least one node was healthy; default: always. */
-  healthy?: readonly { from: number; to: number }[];
+  healthy?: readonly {
+    /** Start of the window, epoch ms. */
+    from: number;
+    /** End of the window, epoch ms. */
+    to: number;
+  }[];
+  /** Writes to a fenced sink, in the order the sink decided them. */
   writes?: readonly FencedWrite[];
   /** Slack for `at` values taken on different processes' clocks (default 250 ms). */
   toleranceMs?: number;
 }
 
+/**
+ * How an occurrence ran twice against the rules: `concurrent` (a second run started while the first
+ * was running); `sequential-after-success` (it ran again after a success); `sequential-after-finish`
+ * (it ran again after a failure, but not as a legal retry or recovery); `recovery-without-expiry`
+ * (a recovery before the earlier run's lease can have expired, or after it succeeded).
+ */
 export type DuplicateKind =
   | 'concurrent'
   | 'sequential-after-success'
   | 'sequential-after-finish'
   | 'recovery-without-expiry';
 
+/** A broken guarantee, with a sentence saying what happened (`message`). */
 export type Violation =
-  | { kind: 'duplicate'; duplicate: DuplicateKind; occurrence: string; message: string }
-  | { kind: 'stale-token'; occurrence: string; message: string }
-  | { kind: 'lost-fire-time'; occurrence: string; message: string }
-  | { kind: 'unjustified-skip'; occurrence: string; message: string }
-  | { kind: 'stale-write-accepted'; resource: string; message: string }
-  | { kind: 'unknown-job'; occurrence: string; message: string };
+  | {
+      /** An occurrence ran twice against the rules. */
+      kind: 'duplicate';
+      /** How (see {@link DuplicateKind}). */
+      duplicate: DuplicateKind;
+      /** The occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
+      /** A run started with a token not above an earlier run's of the same occurrence. */
+      kind: 'stale-token';
+      /** The occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
+      /** An expected occurrence neither started nor was skipped on record, while a node was healthy. */
+      kind: 'lost-fire-time';
+      /** The occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
+      /** A recorded skip that the history does not bear out. */
+      kind: 'unjustified-skip';
+      /** The occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
+      /** The fenced sink accepted a write whose token was not above the last accepted one. */
+      kind: 'stale-write-accepted';
+      /** The resource written to. */
+      resource: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
+      /** Records name a job that `jobs` has no facts for. */
+      kind: 'unknown-job';
+      /** The occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
+      /** What happened, in one sentence. */
+      message: string;
+    };
 
+/** What `checkHistory` found: counts, and every violation (none: the history is sound). */
 export interface CheckResult {
   /** Distinct occurrences started at least once. */
   occurrences: number;
+  /** Legal recoveries (a run re-started after its node died or its lease expired). */
   recoveries: number;
+  /** Legal retries (a run re-started after a failed or timed-out attempt). */
   retries: number;
+  /** Duplicate runs, by kind (each is also a violation). */
   duplicates: Record<DuplicateKind, number>;
   /** Expected occurrences with neither a start nor a recorded skip. */
   misses: number;
@@ -101,8 +195,11 @@ export interface CheckResult {
   skipped: number;
   /** Expected occurrences never started whose only skips the history does not bear out. */
   unjustifiedSkips: number;
+  /** Writes the fenced sink refused for a stale token (the fencing working). */
   staleWritesRefused: number;
+  /** Writes the fenced sink accepted. */
   writesAccepted: number;
+  /** Every broken guarantee; empty when the history is sound. */
   violations: Violation[];
 }
 

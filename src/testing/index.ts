@@ -4,6 +4,8 @@
  * dependency). This module imports anywhere, also where vitest is not installed or not running;
  * `describeStore` then throws `INVALID_ARGUMENT` saying what it needs. The simulator needs no
  * test runner.
+ *
+ * @module oncely/testing
  */
 import { OncelyError } from '../core/errors.js';
 import type { DescribeStoreOptions, StoreFactory } from './conformance.js';

@@ -3,6 +3,8 @@
  * `@Once()` makes a @nestjs/schedule `@Cron`/`@Interval`/`@Timeout` method run on one instance per
  * fire time; `@ClusterJob()` defines a method as a job of the oncely scheduler. Needs
  * @nestjs/common, @nestjs/core and reflect-metadata (and @nestjs/schedule for `@Once`).
+ *
+ * @module oncely/nestjs
  */
 import 'reflect-metadata';
 

@@ -24,6 +24,7 @@ export interface OncelyModuleAsyncOptions {
   imports?: ModuleMetadata['imports'];
   /** Providers handed to `useFactory`, in order. */
   inject?: FactoryProvider['inject'];
+  /** Returns the module's options (see {@link OncelyModuleOptions}) from the `inject`ed providers. */
   useFactory: (...args: never[]) => OncelyModuleOptions | Promise<OncelyModuleOptions>;
 }
 
@@ -40,11 +41,22 @@ export interface OncelyModuleAsyncOptions {
  */
 // biome-ignore lint/complexity/noStaticOnlyClass: a Nest module is a class; forRoot/forRootAsync are Nest's convention
 export class OncelyModule {
+  /** The module with options known up front. Throws `INVALID_ARGUMENT` unless exactly one of `store`, `storeUrl` is given. */
   static forRoot(options: OncelyModuleOptions): DynamicModule {
     checkModuleOptions(options);
     return build({ provide: ONCELY_MODULE_OPTIONS, useValue: options }, []);
   }
 
+  /**
+   * The module with options from a factory (e.g. read from `ConfigService`).
+   *
+   * @example
+   * OncelyModule.forRootAsync({
+   *   imports: [ConfigModule],
+   *   inject: [ConfigService],
+   *   useFactory: (config: ConfigService) => ({ storeUrl: config.getOrThrow('ONCELY_STORE') }),
+   * })
+   */
   static forRootAsync(options: OncelyModuleAsyncOptions): DynamicModule {
     if (options === null || typeof options !== 'object' || typeof options.useFactory !== 'function') {
       throw invalidArgument(

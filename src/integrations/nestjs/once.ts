@@ -6,6 +6,7 @@ import { type Method, methodOf } from './method.js';
 import { type OnceSpec, runOnceBound } from './once-run.js';
 import { ONCE_METADATA } from './tokens.js';
 
+/** What `@Once(options)` accepts. Durations are milliseconds or strings (`'30s'`, `'5m'`). */
 export interface OnceOptions {
   /**
    * Lock name (default `ClassName.method`; set it if your build minifies class names). The job's

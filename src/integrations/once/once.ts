@@ -50,6 +50,8 @@ export interface OnceInternals {
  * }));
  * // node-cron:   cron.schedule('0 * * * *', once(store, { name: 'report' }, sendReport));
  * // setInterval: setInterval(once(store, { name: 'poll', every: '10s' }, poll), 10_000);
+ *
+ * @param internals For oncely's own tests (an injected clock); leave it out.
  */
 export function once<T>(
   store: Store,

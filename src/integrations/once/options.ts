@@ -7,6 +7,7 @@ import { type CompiledTrigger, compileTrigger, type Trigger } from '../../schedu
 import { MAX_LEASE_MS, requireWellFormed, validateOwner } from '../../store/validate.js';
 import type { OnceErrorInfo, OnceOptions } from './types.js';
 
+/** Longest `once()` name, in characters (UTF-16 code units). */
 export const MAX_ONCE_NAME_LENGTH = 255;
 /** Claims live in the store's lease space as `once:<name>@<fire time, ISO-8601 UTC>` (`oncely locks` lists them). */
 export const ONCE_KEY_PREFIX = 'once:';

@@ -20,10 +20,13 @@ export interface OnceContext {
 /** Where a reported error came from. */
 export type OnceErrorPhase = 'fire-time' | 'claim' | 'run' | 'release';
 
+/** What `onError` gets besides the error: which `once()` and which step of a tick. */
 export interface OnceErrorInfo {
+  /** The `name` option. */
   name: string;
   /** The fire time of the tick, when it could be derived. */
   fireTime: Date | undefined;
+  /** The step that failed: deriving the fire time, claiming it, running `fn`, or releasing the claim. */
   during: OnceErrorPhase;
 }
 
@@ -40,9 +43,36 @@ export type OnceSkipReason =
 
 /** What one tick did. */
 export type OnceOutcome<T> =
-  | { status: 'succeeded'; fireTime: Date; token: number; value: T }
-  | { status: 'failed'; fireTime: Date; token: number; error: unknown }
-  | { status: 'skipped'; reason: OnceSkipReason; fireTime?: Date; error?: unknown };
+  | {
+      /** This instance claimed the fire time and `fn` returned. */
+      status: 'succeeded';
+      /** The fire time the tick stood for. */
+      fireTime: Date;
+      /** The claim's fencing token. */
+      token: number;
+      /** What `fn` returned (awaited). */
+      value: T;
+    }
+  | {
+      /** This instance claimed the fire time and `fn` threw (also reported to `onError`). */
+      status: 'failed';
+      /** The fire time the tick stood for. */
+      fireTime: Date;
+      /** The claim's fencing token. */
+      token: number;
+      /** What `fn` threw. */
+      error: unknown;
+    }
+  | {
+      /** `fn` did not run on this tick. */
+      status: 'skipped';
+      /** Why: see {@link OnceSkipReason}. */
+      reason: OnceSkipReason;
+      /** The fire time, when it could be derived. */
+      fireTime?: Date;
+      /** What went wrong, for `store-error` and (when deriving it threw) `no-fire-time`. */
+      error?: unknown;
+    };
 
 /**
  * The function `once()` returns: hand it to `new Cron(pattern, tick)` (croner), `cron.schedule(expr,
@@ -56,6 +86,12 @@ export interface OnceTick<T> {
   run(tick?: unknown): Promise<OnceOutcome<T>>;
 }
 
+/**
+ * What `once(store, options, fn)` accepts. Durations are milliseconds or strings (`'30s'`, `'5m'`).
+ *
+ * @example
+ * once(store, { name: 'report', cron: '0 9 * * *', timezone: 'Europe/Berlin', tolerance: '1m' }, sendReport);
+ */
 export interface OnceOptions {
   /** What the fire times are claimed under: 1..255 characters, the same on every instance. */
   name: string;

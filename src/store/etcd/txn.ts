@@ -15,8 +15,11 @@ import type {
  * KV API with the same message shapes does too.
  */
 export interface EtcdClientLike {
+  /** The client's KV service (`etcd3`'s `client.kv`). */
   kv: {
+    /** One Range call (read keys). */
     range(request: IRangeRequest): Promise<IRangeResponse>;
+    /** One Txn call (compare, then write). */
     txn(request: ITxnRequest): Promise<ITxnResponse>;
   };
 }

@@ -4,9 +4,16 @@
  * ioredis looks up to find key arguments, so a client `keyPrefix` and Cluster slot routing apply.
  */
 export interface RedisClientLike {
+  /** Sends one command (`call('set', key, value)`) and resolves to its reply. */
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
+/**
+ * What `new RedisStore(options)` accepts: `client` (yours) or `url` (the store's own client).
+ *
+ * @example
+ * new RedisStore({ client: new Redis(process.env.REDIS_URL!) });
+ */
 export interface RedisStoreOptions {
   /** An existing client (ioredis `Redis` or `Cluster`). It stays yours: `close()` never quits it. */
   client?: RedisClientLike;

@@ -40,12 +40,19 @@ function grantedLease(request: LeaseRequest, row: GrantedRow): Lease {
  * statement or script; the shared code only orders keys, maps rows and classifies errors.
  */
 export class SqlStore extends BaseStore {
+  /** `sqlite`, `postgres` or `mysql`. */
   readonly kind: string;
+  /** What this SQL backend guarantees (see {@link StoreCapabilities}). */
   readonly capabilities: StoreCapabilities;
+  /** This backend's statements, driver calls and error codes. */
   protected readonly dialect: Dialect;
   private readonly statements: SharedStatements;
   private readonly secret: readonly string[] | string | undefined;
-  /** Where `tryLock`/`withLock` keep named locks when the store has a ShedLock table. */
+  /**
+   * Where `tryLock`/`withLock` keep named locks when the store has a ShedLock table.
+   *
+   * @internal
+   */
   readonly [LOCK_TABLE]: LockTable | undefined;
 
   /** @param secret passwords to redact from every error message (from a connection string). */

@@ -2,6 +2,12 @@ import { gateScope, keys } from '../../scheduler/keys.js';
 import { type History, type Invocation, occKey } from './history.js';
 import { EPOCH } from './sim-store.js';
 
+/**
+ * A guarantee the simulation found broken: `overlap` (a second run of an occurrence while the
+ * first was still going), `rerun-after-success`, `token-order` (tokens went down), `attempt-order`,
+ * `lost-fire-time` (nobody handled a fire time), `unfinished` (a started occurrence never
+ * succeeded), `unjustified-skip` (a skip for overlap with no run to overlap). See `check`.
+ */
 export type ViolationKind =
   | 'overlap'
   | 'rerun-after-success'

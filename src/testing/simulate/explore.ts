@@ -4,6 +4,7 @@ import { formatReport } from './report.js';
 import { shrink } from './shrink.js';
 import { type SimulationResult, simulate } from './simulate.js';
 
+/** What `explore(options)` accepts: {@link SimulateOptions} without `seed` and `plan`, plus the seed range. */
 export interface ExploreOptions extends Omit<SimulateOptions, 'seed' | 'plan'> {
   /** How many seeds to run. */
   seeds: number;
@@ -15,17 +16,25 @@ export interface ExploreOptions extends Omit<SimulateOptions, 'seed' | 'plan'> {
   log?: ((text: string) => void) | false;
 }
 
+/** What `explore` found. */
 export interface ExploreResult {
+  /** No seed broke a guarantee. */
   ok: boolean;
+  /** Seeds run (up to and including the first failing one). */
   seedsRun: number;
+  /** Real time taken, in ms. */
   wallMs: number;
+  /** Throughput: seeds per minute of real time. */
   seedsPerMinute: number;
   /** The first failing seed, shrunk. */
   failure?: {
+    /** The seed that failed. */
     seed: number;
     /** The options that replay the shrunk failure with `simulate` (add your jobs' handlers back). */
     options: SimulateOptions;
+    /** The shrunk run's result: violations and trace. */
     result: SimulationResult;
+    /** The readable report that was logged: seed, violations, trace. */
     report: string;
   };
 }

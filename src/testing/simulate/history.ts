@@ -7,18 +7,25 @@ import { EPOCH } from './sim-store.js';
 export interface Invocation {
   /** Occurrence: job, schedule, fire time (store ms), shard. */
   occ: string;
+  /** The job's name. */
   job: string;
+  /** Nominal fire time, store ms. */
   fireTime: number;
+  /** The shard index, or `undefined` for an unsharded job. */
   shard: number | undefined;
   /** `node#incarnation`: a restarted node is a new incarnation (same or new node id). */
   node: string;
+  /** The run's attempt number (`ctx.attempt`). */
   attempt: number;
+  /** The run's fencing token (`ctx.token`). */
   token: number;
+  /** Why it ran. */
   source: RunSource;
   /** Virtual ms. */
   startedAt: number;
   /** When the handler returned or threw, or its node crashed. */
   endedAt?: number;
+  /** How it ended: returned, threw, or its node crashed; absent while running. */
   ended?: 'ok' | 'error' | 'crashed';
   /** When `ctx.signal` aborted (lease about to be lost, timeout), even after the handler ended. */
   abortedAt?: number;

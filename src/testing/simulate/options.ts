@@ -15,7 +15,9 @@ export interface SimContext {
   now(): number;
 }
 
+/** A job of the simulation: a name, `define` options, and an optional handler. */
 export interface SimJob {
+  /** The job's name. */
   name: string;
   /** The options you pass to `scheduler.define` (the real validation applies). */
   options: JobOptions;
@@ -31,6 +33,7 @@ export interface SimJob {
   failRate?: number;
 }
 
+/** Which faults to draw from the seed, and how often; every field is optional (default: none but latency). */
 export interface SimFaults {
   /** Round-trip time of each store call, drawn from [min, max] ms (default [2, 20]). */
   latencyMs?: [number, number];
@@ -40,9 +43,11 @@ export interface SimFaults {
   lostReplyRate?: number;
   /** How many times a faulty node is cut off from the store, each for `partitionMs`. */
   partitions?: number;
+  /** How long each partition lasts, drawn from [min, max] ms (default [1000, 15000]). */
   partitionMs?: [number, number];
   /** How many times a faulty node crashes (no drain, no stop) and comes back after `downMs`, with its old id or a new one. */
   crashes?: number;
+  /** How long a crashed node stays down, drawn from [min, max] ms (default [500, 10000]). */
   downMs?: [number, number];
   /** A node's local clock runs fast or slow by up to this fraction (0.01 = 1 %). */
   clockDriftRate?: number;
@@ -50,25 +55,54 @@ export interface SimFaults {
   clockSkewMs?: number;
   /** Chance that a node's timer fires late (a busy event loop, a GC pause), by up to `stallMs`. */
   stallRate?: number;
+  /** How late a stalled timer fires at most, in ms (default 500). */
   stallMs?: number;
 }
 
 /** The fault events of one run, drawn from the seed (or given: shrinking removes them one by one). */
 export interface FaultPlan {
-  crashes: { node: number; at: number; downMs: number; newId: boolean }[];
-  partitions: { node: number; from: number; to: number }[];
+  /** Node crashes. */
+  crashes: {
+    /** The node's index (0-based). */
+    node: number;
+    /** When it crashes, virtual ms. */
+    at: number;
+    /** How long it stays down, ms. */
+    downMs: number;
+    /** Whether it comes back with a new node id (else its old one). */
+    newId: boolean;
+  }[];
+  /** Network partitions between a node and the store. */
+  partitions: {
+    /** The node's index (0-based). */
+    node: number;
+    /** When the partition starts, virtual ms. */
+    from: number;
+    /** When it ends, virtual ms. */
+    to: number;
+  }[];
   /** Per node: local clock rate - 1, and origin offset. */
   drift: number[];
+  /** Per node: the local monotonic clock's origin offset, ms. */
   skew: number[];
 }
 
+/**
+ * What `simulate(options)` accepts. The same options and seed give the same run, trace included.
+ *
+ * @example
+ * await simulate({ seed: 7, jobs: [{ name: 'report', options: { every: '1s' } }], faults: { crashes: 2 } });
+ */
 export interface SimulateOptions {
+  /** The seed every random choice (faults, latencies, run times) is drawn from; a whole number. */
   seed: number;
   /** Scheduler nodes (default 3). */
   nodes?: number;
+  /** The jobs every node defines. */
   jobs: SimJob[];
   /** Virtual time simulated (default 60 s). */
   durationMs?: number;
+  /** Which faults to draw from the seed (default: none but latency). */
   faults?: SimFaults;
   /**
    * The first this-many nodes get no faults but latency (default 1). With at least one, every
@@ -83,7 +117,12 @@ export interface SimulateOptions {
   /** A store call whose reply does not come fails after this long (default 1 s). */
   storeTimeoutMs?: number;
   /** Options every node's `createScheduler` gets. */
-  scheduler?: { pollInterval?: Duration; concurrency?: number };
+  scheduler?: {
+    /** `createScheduler`'s `pollInterval`. */
+    pollInterval?: Duration;
+    /** `createScheduler`'s `concurrency`. */
+    concurrency?: number;
+  };
   /** An explicit fault plan instead of one drawn from the seed. */
   plan?: FaultPlan;
   /**

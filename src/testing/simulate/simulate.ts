@@ -9,28 +9,43 @@ import { checkRange, checkRate, drawPlan, type FaultPlan, type SimulateOptions }
 import { EPOCH, simServer, storeClock } from './sim-store.js';
 import { VirtualTime } from './virtual-time.js';
 
+/** Counts of one simulation run. */
 export interface SimulationStats {
+  /** Virtual time simulated, ms. */
   virtualMs: number;
+  /** Real time taken, ms. */
   wallMs: number;
   /** Virtual timers fired (each one a step of the simulated world). */
   steps: number;
+  /** Store calls the nodes made. */
   storeCalls: number;
+  /** Calls whose request was lost (never reached the store). */
   lostRequests: number;
+  /** Calls the store applied whose reply was lost. */
   lostReplies: number;
+  /** Node crashes. */
   crashes: number;
+  /** Network partitions. */
   partitions: number;
   /** Handler invocations, and occurrences stored as succeeded. */
   runs: number;
+  /** See `runs`. */
   succeeded: number;
+  /** `error` events the schedulers emitted (store calls that failed). */
   schedulerErrors: number;
 }
 
+/** What `simulate` found. */
 export interface SimulationResult {
+  /** No guarantee was broken. */
   ok: boolean;
+  /** The seed of this run. */
   seed: number;
+  /** Every broken guarantee (see `ViolationKind`); empty when `ok`. */
   violations: Violation[];
   /** One line per event: virtual time, node, what. */
   trace: string[];
+  /** Counts: calls, faults, runs. */
   stats: SimulationStats;
   /** The fault plan this run used (pass it back as `plan` to replay or shrink). */
   plan: FaultPlan;

@@ -3,8 +3,11 @@ import { mysqlInline } from './literal.js';
 
 /** What oncely needs from a `mysql2/promise` connection. */
 export interface MysqlConnectionLike {
+  /** Runs one query (or several statements, with `multipleStatements`): `[result, fields]`. */
   query(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+  /** Gives the connection back to its pool. */
   release(): void;
+  /** Closes the connection instead of returning it (after a failure that may have left it unusable). */
   destroy?(): void;
 }
 
@@ -14,10 +17,13 @@ export interface MysqlConnectionLike {
  * same statements one by one on one connection.
  */
 export interface MysqlPoolLike {
+  /** Runs one query on any connection of the pool: `[result, fields]`. */
   query(sql: string, values?: unknown): Promise<[unknown, unknown]>;
   /** Server-side prepared statements (cached per connection by mysql2); used when present. */
   execute?(sql: string, values?: unknown): Promise<[unknown, unknown]>;
+  /** Takes a connection for a transaction; oncely releases it afterwards. */
   getConnection(): Promise<MysqlConnectionLike>;
+  /** Ends the pool: called only on a pool oncely created itself. */
   end?(): Promise<void>;
 }
 
