@@ -65,6 +65,9 @@ describe('oncely demo: the counting', () => {
     expect(d.missing).toEqual([{ job: 'shards', fireTime: 10_000, shard: 1 }]);
     expect(d.missingByMisfire).toBe(1);
     expect(d.skippedForOverlap).toBe(1);
+    // The window's due occurrences are what ran, was skipped, or was missed in it.
+    expect([d.expected, d.ranInWindow, d.skippedInWindow]).toEqual([5, 3, 1]);
+    expect(d.ranInWindow + d.skippedInWindow + d.summary.misses).toBe(d.expected);
   });
 });
 
@@ -77,7 +80,7 @@ describe('oncely demo: three processes, one killed mid-run', () => {
       text += chunk.toString('utf8');
     });
     const started = performance.now();
-    const summary = await runDemo({ durationMs: 15_000, out });
+    const summary = await runDemo({ durationMs: 18_000, out });
     const tookMs = performance.now() - started;
 
     expect(summary.duplicates, text).toBe(0);
@@ -97,14 +100,27 @@ describe('oncely demo: three processes, one killed mid-run', () => {
     expect(text).toMatch(/── summary/);
     expect(text).toMatch(/duplicates\s+0 ✓/);
     expect(text).toMatch(/misses\s+0 /);
+    // The counts agree and say what they count: all that ran, and the window checked for misses.
+    const ran = /ran\s+(\d+)\s+occurrences, each by one node/.exec(text);
+    expect(Number(ran?.[1]), text).toBe(summary.occurrences);
+    const due = /due\s+(\d+)\s+occurrences fell due between .*: (\d+) ran \+ (\d+) skipped \+ 0 missed/.exec(
+      text,
+    );
+    expect(due, text).not.toBeNull();
+    expect(Number(due![2]) + Number(due![3])).toBe(Number(due![1]));
+    expect(Number(due![2])).toBeLessThanOrEqual(summary.occurrences);
+    expect(text).toMatch(/plan\s+18s at most; .* at 12\.5s, stop the nodes/);
     // Not a terminal: plain lines, no colours, no progress line redrawn with \r.
     expect(text.includes('\u001b[')).toBe(false);
     expect(text.includes('\r')).toBe(false);
-    expect(tookMs).toBeLessThan(25_000);
+    // It takes what it says (startup and the nodes' shutdown included): the nodes are stopped
+    // 5.5 s before the end, and their running jobs (4.5 s at most) finish by then.
+    expect(tookMs, text).toBeGreaterThan(12_000);
+    expect(tookMs, text).toBeLessThan(18_500);
   }, 40_000);
 
   it('refuses a duration too short to show a kill and its recovery', async () => {
-    await expect(runDemo({ durationMs: 5_000, out: new PassThrough() })).rejects.toMatchObject({
+    await expect(runDemo({ durationMs: 17_000, out: new PassThrough() })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
   });

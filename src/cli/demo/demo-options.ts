@@ -16,7 +16,11 @@ export interface DemoOptions {
   out?: NodeJS.WritableStream;
 }
 
-export const MIN_DEMO_DURATION_MS = 12_000;
+/**
+ * Startup (~2 s), a search for a run to kill of 3.5 s, its recovery within lockAtMostFor + a
+ * poll, and the wind-down (WIND_DOWN_MS) at the end.
+ */
+export const MIN_DEMO_DURATION_MS = 18_000;
 
 /**
  * The duration and node count with defaults applied; INVALID_ARGUMENT when out of bounds.
@@ -29,7 +33,7 @@ export function checkDemoOptions(options: DemoOptions): { durationMs: number; no
   const nodeCount = options.nodes ?? 3;
   if (!Number.isFinite(durationMs) || durationMs < MIN_DEMO_DURATION_MS || durationMs > 3_600_000) {
     throw invalidArgument(
-      `demo duration must be from ${MIN_DEMO_DURATION_MS / 1000}s to 1h (a node is killed halfway and must be recovered before the end); got ${durationMs} ms`,
+      `demo duration must be from ${MIN_DEMO_DURATION_MS / 1000}s to 1h (a node is killed halfway and must be recovered before the nodes stop); got ${durationMs} ms`,
     );
   }
   if (!Number.isInteger(nodeCount) || nodeCount < 2 || nodeCount > 10) {

@@ -20,6 +20,12 @@ export const MISFIRE_THRESHOLD_MS = 3_000;
 /** `stop()` lets running handlers finish for this long: longer than the slowest job. */
 export const STOP_TIMEOUT_MS = 10_000;
 
+/**
+ * The end of the demo: the nodes are stopped this long before its announced duration is up, so
+ * the running jobs (the slowest takes 4.5 s) finish and the nodes exit in time.
+ */
+export const WIND_DOWN_MS = 5_500;
+
 export interface DemoJob {
   name: string;
   everyMs: number;

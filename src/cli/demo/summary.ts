@@ -45,7 +45,12 @@ export interface SummaryDetails {
   summary: DemoSummary;
   /** Completed occurrences per job. */
   perJob: Record<string, number>;
+  /** Occurrences skipped for overlap (history), in all and within `window`. */
   skippedForOverlap: number;
+  skippedInWindow: number;
+  /** Completed occurrences whose fire time is within `window` (the rest fell due outside it). */
+  ranInWindow: number;
+  /** Occurrences due within `window`: ranInWindow + skippedInWindow + misses. */
   expected: number;
   missing: Occurrence[];
   /** Missing occurrences the misfire policy skipped (a subset of `missing`). */
@@ -109,6 +114,9 @@ export function summarize(input: SummaryInput): SummaryDetails {
     return !byOccurrence.has(key) && !skippedKeys.has(key);
   });
   const missingByMisfire = missing.filter((o) => misfiredAt(o.job, o.fireTime)).length;
+  const keysDue = expected.map((o) => occurrenceKey(o.job, o.fireTime, o.shard));
+  const ranInWindow = keysDue.filter((k) => byOccurrence.has(k)).length;
+  const skippedInWindow = keysDue.filter((k) => !byOccurrence.has(k) && skippedKeys.has(k)).length;
 
   const recovered = input.ledger.filter((e) => e.source === 'recover');
   return {
@@ -121,6 +129,8 @@ export function summarize(input: SummaryInput): SummaryDetails {
     },
     perJob,
     skippedForOverlap: skippedKeys.size,
+    skippedInWindow,
+    ranInWindow,
     expected: expected.length,
     missing,
     missingByMisfire,
@@ -148,9 +158,16 @@ export function formatSummary(d: SummaryDetails, style: Style, kill: KillReport 
   const jobs = Object.entries(d.perJob)
     .map(([job, n]) => `${job} ${n}`)
     .join(', ');
-  lines.push(`${label('occurrences')}${String(s.occurrences).padStart(4)}   ran, each by one node (${jobs})`);
+  const window = `${clockTime(d.window.from)}–${clockTime(d.window.to)} UTC`;
+  // Every count says what it counts: `ran` and `skipped` are all of them, the `due` line is the
+  // window checked for misses, and its parts add up to it.
+  const outside = s.occurrences - d.ranInWindow;
   lines.push(
-    `${label('skipped')}${String(d.skippedForOverlap).padStart(4)}   fire times skipped fleet-wide while the previous run was still going (overlap: skip)`,
+    `${label('ran')}${String(s.occurrences).padStart(4)}   occurrences, each by one node (${jobs})${outside > 0 ? `; ${outside} of them fell due outside the window below (while the nodes started, or stopped)` : ''}`,
+  );
+  const skippedOutside = d.skippedForOverlap - d.skippedInWindow;
+  lines.push(
+    `${label('skipped')}${String(d.skippedForOverlap).padStart(4)}   fire times skipped fleet-wide while the previous run was still going (overlap: skip)${skippedOutside > 0 ? `; ${skippedOutside} of them outside the window below` : ''}`,
   );
   const item = (o: Occurrence) =>
     `${o.job.padEnd(12)} ${clockTime(o.fireTime)}${o.shard === null ? '' : ` shard ${o.shard}`}`;
@@ -169,8 +186,10 @@ export function formatSummary(d: SummaryDetails, style: Style, kill: KillReport 
       `${' '.repeat(25)}${item(e)}  token ${e.token}${dead ? ` > ${dead.token}` : ''}, attempt ${e.attempt}, on ${style.node(e.node)}`,
     );
   }
-  const window = `${clockTime(d.window.from)}–${clockTime(d.window.to)} UTC`;
-  let misses = `of ${d.expected} occurrences due between ${window}`;
+  lines.push(
+    `${label('due')}${String(d.expected).padStart(4)}   occurrences fell due between ${window}, every node up: ${d.ranInWindow} ran + ${d.skippedInWindow} skipped + ${s.misses} missed`,
+  );
+  let misses = `of the ${d.expected} due`;
   if (s.misses > 0) {
     const shown = d.missing
       .slice(0, 5)
