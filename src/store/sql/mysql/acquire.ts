@@ -65,7 +65,7 @@ export function mysqlAcquireScript(
     const row = `(?, ?, 0, LAST_INSERT_ID(${MYSQL_NOW}), ${MYSQL_NOW} + CAST(? AS SIGNED), ${MYSQL_NOW} + CAST(? AS SIGNED))`;
     return [
       {
-        sql: upsert(t, row, 'token + 0 * LAST_INSERT_ID(0)'),
+        sql: mysqlLeaseUpsert(t, row, 'token + 0 * LAST_INSERT_ID(0)'),
         values: [only.key, only.owner, only.leaseMs, only.leaseMs],
       },
       fence,
@@ -83,7 +83,13 @@ export function mysqlAcquireScript(
   });
   // Values are inlined literals (integers already), so no CAST; the clock is the script's.
   const row = `(?, ?, ?, ${MYSQL_SCRIPT_NOW}, ${MYSQL_SCRIPT_NOW} + ?, ${MYSQL_SCRIPT_NOW} + ?)`;
-  const marked = upsert(t, requests.map(() => row).join(', '), 'token', 'VALUES(token)', 'token < 0');
+  const marked = mysqlLeaseUpsert(
+    t,
+    requests.map(() => row).join(', '),
+    'token',
+    'VALUES(token)',
+    'token < 0',
+  );
   const parts: ScriptPart[] = [
     { sql: MYSQL_SET_SCRIPT_NOW, values: [] },
     // MariaDB: the upsert returns every row as it left it (granted ones with their marker), so the
@@ -111,9 +117,16 @@ export function mysqlAcquireScript(
 
 /**
  * The upsert of step 1: a row whose lease has expired takes the `mark` token (`granted` tells a
- * marked row), one whose lease still runs keeps `keepToken`.
+ * marked row), one whose lease still runs keeps `keepToken`. claim-page.ts takes a page's lease
+ * with it too.
  */
-function upsert(t: Tables, rows: string, keepToken: string, mark = '0', granted = 'token = 0'): string {
+export function mysqlLeaseUpsert(
+  t: Tables,
+  rows: string,
+  keepToken: string,
+  mark = '0',
+  granted = 'token = 0',
+): string {
   return (
     `INSERT INTO ${t.leases} (\`key\`, owner, token, acquired_at, expires_at, sweep_at) VALUES ${rows} ` +
     'ON DUPLICATE KEY UPDATE ' +

@@ -206,6 +206,6 @@ export function mysqlApplied(
 }
 
 /** A VARBINARY key as mysql2 returns it (a Buffer; a string under a caller's typeCast) → its text. */
-function keyText(key: unknown): string {
+export function keyText(key: unknown): string {
   return typeof key === 'string' ? key : Buffer.from(key as Uint8Array).toString('utf8');
 }

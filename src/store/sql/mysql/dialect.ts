@@ -2,6 +2,7 @@ import { OncelyError } from '../../../core/errors.js';
 import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
+import type { NormalizedPageOp } from '../../validate-page.js';
 import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
 import type { ShedlockOps } from '../shedlock/ops.js';
 import type { ShedlockTableName } from '../shedlock/table-name.js';
@@ -9,6 +10,7 @@ import { SharedStatements } from '../statements.js';
 import { SCHEMA_VERSION, schemaTooNew, type Tables } from '../tables.js';
 import { mysqlAcquireScript, mysqlGranted } from './acquire.js';
 import { type MysqlWriteStatements, mysqlApplied, mysqlApplyScript, mysqlWriteStatements } from './apply.js';
+import { mysqlClaimPageScript, mysqlLeaseHeld } from './claim-page.js';
 import { MYSQL_NOW } from './clock.js';
 import {
   acceptsMultipleStatements,
@@ -53,6 +55,7 @@ export class MysqlDialect implements Dialect {
     batchApply: true,
     batchGet: true,
     serverCount: true,
+    pages: true,
   };
   readonly syntax: SqlSyntax = {
     param: () => '?',
@@ -239,6 +242,24 @@ export class MysqlDialect implements Dialect {
       script,
       await runScript(this.pool, script.parts, { batched, transaction: true }),
     );
+  }
+
+  async claimPage(
+    lease: LeaseRequest,
+    ops: readonly NormalizedPageOp[],
+  ): Promise<{ granted: GrantedRow | null; results: boolean[] }> {
+    const batched = await this.multi();
+    const returning = this.returns ?? (await this.hasReturning());
+    const script = mysqlClaimPageScript(this.tables, lease, ops, { returning });
+    let results: unknown[];
+    try {
+      results = await runScript(this.pool, script.parts, { batched, transaction: true });
+    } catch (err) {
+      // The script's guard: the lease is held, and the transaction was rolled back.
+      if (mysqlLeaseHeld(err)) return { granted: null, results: ops.map(() => false) };
+      throw err;
+    }
+    return script.read(results);
   }
 
   async sweep(limit: number): Promise<SweepResult> {
