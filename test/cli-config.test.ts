@@ -282,7 +282,7 @@ describe('oncely: runtime failures exit 1', () => {
     const jobsDir = mkdtempSync(join(dir, 'unreachable-'));
     mkdirSync(join(jobsDir, 'scripts'));
     writeFileSync(join(jobsDir, 'jobs.yaml'), `jobs:\n${GOOD_JOB}    cwd: scripts\n`);
-    const r = await runCli(['run', 'jobs.yaml', '--store', 'redis://:secret@127.0.0.1:1'], { cwd: jobsDir });
+    const r = await runCli(['run', 'jobs.yaml', '--store', 'redis://:secret-pw@127.0.0.1:1'], { cwd: jobsDir });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('redis://:***@127.0.0.1:1');
     expect(r.stderr).not.toContain('secret');

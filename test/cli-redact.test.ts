@@ -1,7 +1,7 @@
 /**
  * The pieces that keep oncely's secrets out of what `oncely run` hands to commands, prints and
- * stores, tested directly: the `Redactor` (also on text split into arbitrary chunks, and with very
- * short secrets), the secrets a store URL and the dashboard token contribute, the environment of a
+ * stores, tested directly: the `Redactor` (also on text split into arbitrary chunks, and with
+ * secrets too short to search for), the secrets a store URL and the dashboard token contribute, the environment of a
  * command, and how control characters are shown on a terminal. The end-to-end behaviour is in
  * cli-secrets.test.ts.
  */
@@ -34,10 +34,15 @@ describe('Redactor', () => {
     expect(new Redactor([undefined, '']).redact('a b')).toBe('a b');
   });
 
-  it('redacts secrets of 1-3 characters only where they stand alone', () => {
-    const r = new Redactor(['pw', 'x']);
-    expect(r.redact('postgres://oncely:pw@db')).toBe('postgres://oncely:***@db');
-    expect(r.redact('pw\nx\npassword=pw; x-ray pwned xx')).toBe('***\n***\npassword=***; ***-ray pwned xx');
+  it('never searches for a secret shorter than 8 characters: ordinary words stay as they are', () => {
+    const r = new Redactor(['pw', 'x', 'short', '1234567', '12345678']);
+    expect(r.redact('postgres://oncely:pw@db x-ray')).toBe('postgres://oncely:pw@db x-ray');
+    // ONCELY_DASHBOARD_TOKEN=short used to turn the dashboard's refusal into "is too *** (5 characters)".
+    expect(r.redact('ONCELY_DASHBOARD_TOKEN is too short (5 characters)')).toBe(
+      'ONCELY_DASHBOARD_TOKEN is too short (5 characters)',
+    );
+    expect(r.redact('pin 1234567, code 12345678')).toBe('pin 1234567, code ***');
+    expect(new Redactor(['pw', 'short']).empty).toBe(true);
   });
 
   it('catches a secret split across chunks, whatever the chunking', () => {
@@ -47,7 +52,7 @@ describe('Redactor', () => {
       'start oncely-test-pw mid tok_0123456789abcdef\nab,cab ab\noncely-test-pwoncely-test-pw end ab';
     const whole = r.redact(text);
     for (const s of secrets.slice(0, 2)) expect(whole).not.toContain(s);
-    expect(whole).toBe('start *** mid ***\n***,cab ***\n****** end ***');
+    expect(whole).toBe('start *** mid ***\nab,cab ab\n****** end ab');
     // Every cut at one position, every pair of cuts, and one-character chunks.
     for (let i = 0; i <= text.length; i++) {
       expect(streamed(r, text, [i])).toBe(whole);
@@ -79,11 +84,11 @@ describe('Redactor', () => {
 describe('the secrets of the CLI', () => {
   it('registers the store password in every form and the dashboard token', async () => {
     const secrets = await import('../src/cli/secrets.js');
-    secrets.registerStoreUrl('postgres://oncely:s3cr%40t@db.internal:5432/app');
+    secrets.registerStoreUrl('postgres://oncely:s3cr%40t-pw@db.internal:5432/app');
     secrets.registerEnvSecrets({ ONCELY_DASHBOARD_TOKEN: 'dash token/0123456789' });
     expect(
       secrets.scrubSecrets(
-        'postgres://oncely:s3cr%40t@db.internal:5432/app s3cr@t s3cr%40t ' +
+        'postgres://oncely:s3cr%40t-pw@db.internal:5432/app s3cr@t-pw s3cr%40t-pw ' +
           'dash token/0123456789 ?token=dash%20token%2F0123456789',
       ),
     ).toBe('postgres://oncely:***@db.internal:5432/app *** *** *** ?token=***');

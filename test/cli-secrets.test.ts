@@ -222,3 +222,27 @@ describe('oncely run and oncely history neutralise terminal escapes', () => {
     }
   }, 90_000);
 });
+
+describe('secrets too short to search for are refused where they are configured', () => {
+  it('the dashboard refuses ONCELY_DASHBOARD_TOKEN=short in words that stay readable', async () => {
+    const r = await runCli(['dashboard', '--store', `sqlite:${join(dir, 'short-token.db')}`], {
+      env: { ONCELY_DASHBOARD_TOKEN: 'short' },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('ONCELY_DASHBOARD_TOKEN is too short (5 characters)');
+    expect(r.stderr).not.toContain('***');
+  });
+
+  it('oncely run refuses a store password shorter than 8 characters, without printing it', async () => {
+    const work = mkdtempSync(join(dir, 'short-pw-'));
+    writeFileSync(join(work, 'jobs.yaml'), 'jobs:\n  - name: j\n    every: 1m\n    command: "true"\n');
+    const r = await runCli(['run', 'jobs.yaml', '--store', 'postgres://app:tiny@127.0.0.1:1/app'], {
+      cwd: work,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /password in store URL "postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app" has 4 characters: .* from 8 characters on/,
+    );
+    expect(r.stderr).not.toContain('tiny');
+  });
+});

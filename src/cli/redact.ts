@@ -2,12 +2,11 @@
  * A `Redactor` hides a fixed set of secrets in text: each occurrence becomes `***`. It is built
  * once from the secrets known when it is created (see secrets.ts for which ones the CLI knows).
  *
- * - Secrets of at least `MIN_SUBSTRING_SECRET` characters are replaced wherever they occur, also
+ * - Secrets of at least `MIN_SECRET_LENGTH` (8) characters are replaced wherever they occur, also
  *   inside a word.
- * - Shorter ones (1–3 characters) are replaced only where they stand alone, not touching a letter
- *   or digit on either side: blanking every `p` would garble all output ("***ostgres") while hiding
- *   nothing worth hiding, since a password that short is guessable anyway. `:p@` in a URL, `p` on
- *   a line of its own or `pw=p` are still caught.
+ * - Shorter ones are not searched for at all: any short string is also an ordinary word or part
+ *   of one (a token `short` turned "is too short" into "is too ***"), and a secret that short is
+ *   guessable anyway. The CLI refuses them where they are configured instead (secrets.ts).
  * - At one position the longest secret wins (a URL-encoded form before its decoded prefix); the
  *   scan then resumes after the match, like `String.prototype.replace`.
  *
@@ -16,8 +15,8 @@
  * `redact(concatenation of every chunk)`, however the text was chunked.
  */
 
-/** Secrets shorter than this are only redacted where they stand alone (see the file comment). */
-export const MIN_SUBSTRING_SECRET = 4;
+/** Secrets shorter than this are not searched for (see the file comment). */
+export const MIN_SECRET_LENGTH = 8;
 
 export const REDACTED = '***';
 
@@ -29,9 +28,6 @@ export interface RedactingStream {
   end(): string;
 }
 
-const ALONE_BEFORE = '(?<![\\p{L}\\p{N}])';
-const ALONE_AFTER = '(?![\\p{L}\\p{N}])';
-
 function escapeRegExp(text: string): string {
   return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 }
@@ -41,29 +37,20 @@ export class Redactor {
   private readonly pattern: RegExp | undefined;
   /**
    * Characters of a stream held back so a secret can still complete: the longest secret's length
-   * (a match starting before them ends, and is followed by the character the "stands alone" check
-   * of a short secret looks at, within the text seen so far).
+   * (a match starting before them ends within the text seen so far).
    */
   private readonly holdBack: number;
   /** No secret contains a newline, so text up to the last newline of a stream is final. */
   private readonly lineSafe: boolean;
 
   constructor(secrets: Iterable<string | undefined>) {
-    const unique = [...new Set([...secrets].filter((s): s is string => typeof s === 'string' && s !== ''))];
+    const unique = [
+      ...new Set(
+        [...secrets].filter((s): s is string => typeof s === 'string' && s.length >= MIN_SECRET_LENGTH),
+      ),
+    ];
     unique.sort((a, b) => b.length - a.length);
-    this.pattern =
-      unique.length === 0
-        ? undefined
-        : new RegExp(
-            unique
-              .map((s) =>
-                s.length >= MIN_SUBSTRING_SECRET
-                  ? escapeRegExp(s)
-                  : `${ALONE_BEFORE}${escapeRegExp(s)}${ALONE_AFTER}`,
-              )
-              .join('|'),
-            'gu',
-          );
+    this.pattern = unique.length === 0 ? undefined : new RegExp(unique.map(escapeRegExp).join('|'), 'gu');
     this.holdBack = unique[0]?.length ?? 0;
     this.lineSafe = unique.every((s) => !s.includes('\n'));
   }
@@ -80,9 +67,7 @@ export class Redactor {
 
   /** A stream whose output is the redacted concatenation of its chunks (see the file comment). */
   stream(): RedactingStream {
-    // `before`: the last raw character already returned, which the "stands alone" check of a short
-    // secret at the start of `pending` looks at. `pending`: raw text not returned yet.
-    let before = '';
+    // `pending`: raw text not returned yet.
     let pending = '';
     const take = (final: boolean): string => {
       if (this.pattern === undefined) {
@@ -90,14 +75,12 @@ export class Redactor {
         pending = '';
         return all;
       }
-      // Text before `cut` is final: a secret starting there ends (and is followed by a character
-      // the "stands alone" check may need) within `pending`, or cannot cross the last newline.
+      // Text before `cut` is final: a secret starting there ends within `pending`, or cannot
+      // cross the last newline.
       let cut = final ? pending.length : Math.max(0, pending.length - this.holdBack);
       if (!final && this.lineSafe) cut = Math.max(cut, pending.lastIndexOf('\n') + 1);
-      const text = before + pending;
-      const { out, end } = this.redactUpTo(text, before.length, before.length + cut);
-      before = end > 0 ? text.slice(end - 1, end) : before;
-      pending = text.slice(end);
+      const { out, end } = this.redactUpTo(pending, 0, cut);
+      pending = pending.slice(end);
       return out;
     };
     return {

@@ -7,9 +7,15 @@
  * store-option.ts the URL it opens). Every message the CLI writes (errors, log lines, tables,
  * JSON) goes through `scrubSecrets`, and `oncely run` redacts command output with
  * `secretsRedactor()` before it is logged or stored in history.
+ *
+ * Secrets shorter than MIN_SECRET_LENGTH (8) are not searched for (they would match ordinary
+ * words); they are refused where they are configured instead: `oncely run` refuses such a store
+ * password (refuseShortStoreSecret), the dashboard a token under 16 characters. A URL is always
+ * shown through `redactUrl`, which hides its password by position, whatever its length.
  */
-import { urlSecrets } from '../core/redact.js';
-import { Redactor } from './redact.js';
+import { invalidArgument } from '../core/errors.js';
+import { redactUrl, urlSecrets } from '../core/redact.js';
+import { MIN_SECRET_LENGTH, Redactor } from './redact.js';
 
 const secrets = new Set<string>();
 /** Rebuilt on the next use after a registration (registrations happen at start-up only). */
@@ -53,4 +59,18 @@ export function secretsRedactor(): Redactor {
 /** `text` with every registered secret replaced by `***`. */
 export function scrubSecrets(text: string): string {
   return secretsRedactor().redact(text);
+}
+
+/**
+ * `INVALID_ARGUMENT` (exit 2) when the store URL has a password shorter than MIN_SECRET_LENGTH:
+ * `oncely run` hides its secrets in the commands' output, and could not hide that one.
+ */
+export function refuseShortStoreSecret(url: string): void {
+  const short = urlSecrets(url).find((s) => [...s].length < MIN_SECRET_LENGTH);
+  if (short === undefined) return;
+  throw invalidArgument(
+    `the password in store URL "${redactUrl(url)}" has ${[...short].length} characters: oncely run hides ` +
+      `its secrets in the output of commands, and does so only from ${MIN_SECRET_LENGTH} characters on ` +
+      '(a shorter one would also match ordinary words); give the store user a longer password',
+  );
 }

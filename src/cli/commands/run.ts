@@ -23,9 +23,9 @@ import { EXIT_FAILURE } from '../exit.js';
 import { loadJobsFile } from '../jobs-file.js';
 import { CliLog } from '../log.js';
 import { attachRunLog } from '../run-log.js';
-import { secretsRedactor } from '../secrets.js';
+import { refuseShortStoreSecret, secretsRedactor } from '../secrets.js';
 import { onShutdown } from '../signals.js';
-import { openCliStore, type StoreFlags, withStoreOptions } from '../store-option.js';
+import { openCliStore, type StoreFlags, storeUrlOf, withStoreOptions } from '../store-option.js';
 import { formatDuration } from '../table.js';
 
 interface RunFlags extends StoreFlags {
@@ -63,6 +63,7 @@ export function registerRun(program: Command): void {
 
 async function run(file: string, flags: RunFlags): Promise<void> {
   const jobsFile = loadJobsFile(file);
+  refuseShortStoreSecret(storeUrlOf(flags));
   const log = new CliLog();
   const { store, shown } = await openCliStore(flags);
   let dashboard: Dashboard | undefined;
