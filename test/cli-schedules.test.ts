@@ -3,12 +3,14 @@
  * `schedules count`, the `--limit` maximum, the `--json` shape, and output through the same
  * scrubbing as every command. Runs the built CLI (`npm run build` first).
  */
+import { execSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nextPageCommand } from '../src/cli/commands/schedules.js';
 import { createScheduler, openStore } from '../src/index.js';
-import { requireBuiltCli, runCli } from './fixtures/cli/cli.js';
+import { CLI, requireBuiltCli, runCli } from './fixtures/cli/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-cli-schedules-'));
 const store = `sqlite:${join(dir, 'schedules.db')}`;
@@ -116,7 +118,7 @@ describe('oncely schedules', () => {
       /^user-100\s+report\s+cron 0 9 \* \* \*\s+Europe\/Berlin\s+\S+Z\s+\{"user":100\}$/,
     );
     expect(lines.at(-1)).toBe(
-      'More may follow (the page is full). Next page: oncely schedules --job report --after user-199',
+      `More may follow (the page is full). Next page: oncely schedules --store ${store} --job report --after user-199`,
     );
     const last = await oncely('--job', 'report', '--after', 'user-199');
     expect(last.stdout).not.toContain('Next page');
@@ -124,8 +126,47 @@ describe('oncely schedules', () => {
     // An id with quotes and spaces comes back shell-quoted.
     const odd = await oncely('--limit', '1', '--after', 'user-249');
     expect(odd.stdout.trimEnd().split('\n').at(-1)).toBe(
-      `More may follow (the page is full). Next page: oncely schedules --limit 1 --after 'zz it'\\''s "odd" |%'`,
+      `More may follow (the page is full). Next page: oncely schedules --store ${store} --limit 1 --after 'zz it'\\''s "odd" |%'`,
     );
+  });
+
+  it('the next-page hint repeats every flag given, so pasting it into a shell prints the next page', async () => {
+    const first = await runCli([
+      'schedules',
+      '--store',
+      store,
+      '--prefix',
+      'oncely_',
+      '--job',
+      'report',
+      '--limit',
+      '7',
+    ]);
+    expect(first.code, first.stderr).toBe(0);
+    const hint = first.stdout.trimEnd().split('\n').at(-1)!;
+    expect(hint).toBe(
+      `More may follow (the page is full). Next page: oncely schedules --store ${store} --prefix oncely_ --job report --limit 7 --after user-006`,
+    );
+    const pasted = hint.replace(
+      /^.*Next page: oncely /,
+      `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} `,
+    );
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ONCELY_')));
+    const next = execSync(pasted, { encoding: 'utf8', env, shell: '/bin/sh' });
+    expect(next.split('\n')[1]).toMatch(/^user-007\s+report/);
+  });
+
+  it('the hint shows a store URL with a password redacted, and says so', () => {
+    const { command, redacted } = nextPageCommand(
+      { store: 'postgres://app:s3cret-pw@db:5432/app?application_name=a b', prefix: 'team a_', limit: 100 },
+      "it's",
+    );
+    expect(command).toBe(
+      `oncely schedules --store 'postgres://app:***@db:5432/app?application_name=a%20b' --prefix 'team a_' --after 'it'\\''s'`,
+    );
+    expect(command).not.toContain('s3cret');
+    expect(redacted).toBe(true);
+    expect(nextPageCommand({ store: 'sqlite:./a.db', limit: 100 }, 'x').redacted).toBe(false);
   });
 
   it('count, of all or of one job; --json { count, job }', async () => {

@@ -7,6 +7,7 @@
  * `oncely schedules count [--job J]`: how many are stored (one store call); `--json`: `{ count, job? }`.
  */
 import { Argument, type Command } from 'commander';
+import { redactUrl, urlSecrets } from '../../core/redact.js';
 import {
   abbreviateData,
   describeScheduleTrigger,
@@ -107,12 +108,35 @@ function schedulesText(views: ScheduleView[], flags: SchedulesFlags): string {
     ]),
   );
   if (views.length < flags.limit) return table;
-  const next = [
+  const { command, redacted } = nextPageCommand(flags, views.at(-1)!.schedule.id);
+  const note = redacted
+    ? "\n(The store URL's password is shown as ***: put it back, or pass the URL in $ONCELY_STORE instead.)"
+    : '';
+  return `${table}\n\nMore may follow (the page is full). Next page: ${command}${note}`;
+}
+
+/**
+ * The command that prints the page after `lastId`: every flag given again (`--store`, `--prefix`,
+ * `--job`, `--limit`), each value quoted for a shell, the store URL in its redacted form —
+ * `redacted` says whether that hid a password.
+ *
+ * @example
+ * nextPageCommand({ store: 'sqlite:./a.db', limit: 10 }, 'u-9').command
+ * // 'oncely schedules --store sqlite:./a.db --limit 10 --after u-9'
+ */
+export function nextPageCommand(
+  flags: Omit<SchedulesFlags, 'json' | 'after'>,
+  lastId: string,
+): { command: string; redacted: boolean } {
+  const store = flags.store === undefined ? undefined : redactUrl(flags.store);
+  const command = [
     'oncely schedules',
+    ...(store !== undefined ? ['--store', shellWord(store)] : []),
+    ...(flags.prefix !== undefined ? ['--prefix', shellWord(flags.prefix)] : []),
     ...(flags.job !== undefined ? ['--job', shellWord(flags.job)] : []),
     ...(flags.limit !== DEFAULT_SCHEDULES_LIMIT ? ['--limit', String(flags.limit)] : []),
     '--after',
-    shellWord(views.at(-1)!.schedule.id),
+    shellWord(lastId),
   ].join(' ');
-  return `${table}\n\nMore may follow (the page is full). Next page: ${next}`;
+  return { command, redacted: flags.store !== undefined && urlSecrets(flags.store).length > 0 };
 }
