@@ -161,6 +161,10 @@ describe.skipIf(postgres.skip)('a PostgreSQL store URL with oncely_prepared_stat
     const prefix = testPrefix('cli_ps');
     const base = postgres.url!;
     const sep = base.includes('?') ? '&' : '?';
+    // Something under the prefix: read-only commands refuse an empty one (cli-store-presence.test.ts).
+    const seeded = await openStore(base, { prefix });
+    await createScheduler({ store: seeded, logger: false }).pause('seeded');
+    await seeded.close();
     const ok = await runCli([
       'status',
       '--store',

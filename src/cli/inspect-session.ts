@@ -1,20 +1,29 @@
 /**
  * One short session against a store for the inspection and control commands (`status`, `history`,
- * `locks`, `nodes`, `trigger`, `pause`, `resume`): opens the store, hands over a scheduler that is
- * never started (its read and control calls need no defined jobs and claim nothing), and always
- * closes the store.
+ * `locks`, `nodes`, `schedules`, `trigger`, `pause`, `resume`): opens the store, hands over a
+ * scheduler that is never started (its read and control calls need no defined jobs and claim
+ * nothing), and always closes the store.
+ *
+ * A SQLite file is never created by them (store-presence.ts); the read-only ones also refuse a
+ * store with nothing under its prefix, rather than report an empty cluster.
  */
 import { createScheduler, type Scheduler } from '../scheduler/scheduler.js';
 import type { Store } from '../store/types.js';
-import { openCliStore, type StoreFlags } from './store-option.js';
+import { openCliStore, type StoreFlags, storeUrlOf } from './store-option.js';
+import { requireSqliteStore, requireStoreContent } from './store-presence.js';
 
 export async function withInspector<T>(
   flags: StoreFlags,
   fn: (scheduler: Scheduler, store: Store) => Promise<T>,
+  { readOnly = true }: { readOnly?: boolean } = {},
 ): Promise<T> {
+  const url = storeUrlOf(flags);
+  requireSqliteStore(url, flags.prefix);
   const { store } = await openCliStore(flags);
   try {
-    return await fn(createScheduler({ store }), store);
+    if (readOnly) await requireStoreContent(store, url, flags.prefix);
+    // Never started: it logs nothing (the command reports failures itself).
+    return await fn(createScheduler({ store, logger: false }), store);
   } finally {
     await store.close().catch(() => {});
   }

@@ -42,7 +42,9 @@ export function registerControl(program: Command): void {
     )
       .option('--json', 'print JSON: { job, action, known }')
       .action((job: string, flags: StoreFlags & { json?: boolean }) =>
-        withInspector(flags, (scheduler) => control(scheduler, action, job, flags.json === true)),
+        withInspector(flags, (scheduler) => control(scheduler, action, job, flags.json === true), {
+          readOnly: false,
+        }),
       );
   }
 }
