@@ -278,9 +278,11 @@ describe('running stored schedules from the due index', () => {
     const shared = await openStore(`memory:${unique('dead')}`);
     const job = unique('dead');
     const a = counted(shared);
-    // Node a dies right after the acquire that granted the stored schedule's occurrence.
+    // Node a dies right after the claim that granted the stored schedule's occurrence: the page
+    // claim that moved its due entry (on a store with pages), or the acquire of its lease.
     a.stats.hangAfter = (method, args) =>
-      method === 'acquire' && (args[0] as { key: string }[]).some((r) => r.key.startsWith(`occ|${job}|d|`));
+      (method === 'claimPage' && (args[0] as { key: string }).key.startsWith(`page|${job}|`)) ||
+      (method === 'acquire' && (args[0] as { key: string }[]).some((r) => r.key.startsWith(`occ|${job}|d|`)));
     const na = define(node(a), job, { lockAtMostFor: '1s', misfireThreshold: '10s' });
     const writer = createScheduler({ store: shared, node: unique('w') });
     const F = (await shared.now()) + 500;
@@ -293,6 +295,8 @@ describe('running stored schedules from the due index', () => {
     // 10 s between looks), so the fire time runs within the lease plus one back-off.
     await until(() => nb.runs.length > 0, 30_000, 'node b to run it');
     expect(nb.runs.map((r) => [r.scheduleId, r.fireTime.getTime(), r.attempt])).toEqual([['d', F, 1]]);
+    // Recovered from the page's record as a claim that never started (a fresh token, attempt 1).
+    expect(a.stats.calls.some((c) => c.method === 'claimPage')).toBe(shared.capabilities.pages);
     expect(na.runs).toEqual([]);
     cleanup.splice(
       cleanup.findIndex(() => true),

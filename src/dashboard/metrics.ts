@@ -1,5 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
 import { jobOfKey, keys } from '../scheduler/keys.js';
+import { type PageRecord, runningOfPage } from '../scheduler/page/page-record.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Store } from '../store/types.js';
 
@@ -51,19 +52,23 @@ export class DashboardMetrics {
   /** Reads the gauges from the store, then renders the exposition text (the scheduler's metrics after them). */
   async scrape(): Promise<string> {
     try {
-      const [jobs, pauses, nodes, leases, inflight] = await Promise.all([
+      const [jobs, pauses, nodes, leases, inflight, pages] = await Promise.all([
         this.store.scan(keys.jobPrefix, { limit: 10_000 }),
         this.store.scan(keys.pausePrefix, { limit: 10_000 }),
         this.store.scan(keys.nodePrefix, { limit: 10_000 }),
         this.store.listLeases({ limit: 10_000 }),
         this.store.scan(keys.inflightPrefix(), { limit: 10_000 }),
+        this.store.scan(keys.pageRecordPrefix(), { limit: 10_000 }),
       ]);
       const known = new Set(jobs.map((r) => jobOfKey(r.key)));
       this.jobs.set(known.size);
       this.paused.set(pauses.filter((r) => known.has(jobOfKey(r.key))).length);
       this.nodes.set(nodes.length);
       this.leases.set(leases.length);
-      this.inflight.set(inflight.length);
+      // Runs in flight: one in-flight record each, or one item of a page's record.
+      let running = inflight.length;
+      for (const r of pages) running += runningOfPage(JSON.parse(r.value) as PageRecord).length;
+      this.inflight.set(running);
       this.storeUp.set(1);
     } catch {
       this.storeUp.set(0);

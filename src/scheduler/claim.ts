@@ -8,6 +8,7 @@ import { gateScope, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { accountedFor } from './on-record.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
+import { PageClaims } from './page/page-claims.js';
 import { type InflightRecord, sinceOf } from './run-records.js';
 import type { Runs } from './runs.js';
 import { settle } from './settle.js';
@@ -26,8 +27,12 @@ export class Claims {
   ) {
     this.unanswered = new Unanswered(state);
     this.watch = new Watch(state);
+    this.pages = new PageClaims(state, runs);
     state.lapsedClaim = (c, sentAt) => this.unanswered.add([c], sentAt);
   }
+
+  /** Due entries of jobs claimed in pages (page/page-claims.ts). */
+  private readonly pages: PageClaims;
 
   /** Fire times another node won, looked at again after its lease (watch.ts). */
   private readonly watch: Watch;
@@ -52,8 +57,17 @@ export class Claims {
   async claimAndRun(candidates: Candidate[]): Promise<void> {
     const s = this.state;
     if (candidates.length === 0 || s.stopping?.signal.aborted) return;
-    const batch = await this.withoutAccounted(candidates.slice(0, Math.max(0, s.freeSlots())));
-    if (batch.length === 0) return;
+    const fitting = candidates.slice(0, Math.max(0, s.freeSlots()));
+    // Pages go their own way (one claimPage per page; the move decides, so no takeover look-up).
+    const paged = fitting.filter((c) => c.pageMove !== undefined);
+    const pages = paged.length > 0 ? this.pages.claim(paged) : undefined;
+    const batch = await this.withoutAccounted(
+      paged.length > 0 ? fitting.filter((c) => c.pageMove === undefined) : fitting,
+    );
+    if (batch.length === 0) {
+      await pages;
+      return;
+    }
     const { telemetry } = s;
     const tracing = telemetry.tracing;
     const requests: LeaseRequest[] = [];
@@ -85,7 +99,7 @@ export class Claims {
       slices.push({ from, to });
       from = to;
     }
-    await Promise.all(
+    const claimed = Promise.all(
       slices.map(async ({ from, to }) => {
         const offset = index[from]!.occ;
         const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
@@ -119,6 +133,7 @@ export class Claims {
         }
       }),
     );
+    await Promise.all([claimed, pages]);
   }
 
   /**

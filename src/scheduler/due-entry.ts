@@ -6,6 +6,7 @@ import { type Candidate, type Job, shardsOf } from './internal-types.js';
 import { keys, type OccurrenceId } from './keys.js';
 import { emitMisfired } from './misfire.js';
 import type { NodeState } from './node-state.js';
+import { claimsInPages } from './page/eligible.js';
 import type { StoredScheduleRecord } from './schedule-input.js';
 import { SPREAD_GRACE_MS, spreadGrace } from './spread.js';
 
@@ -27,6 +28,8 @@ export interface DueEntry {
   next?: number | undefined;
   /** Store time (this node's estimate) of the read that returned the entry. */
   readAt: number;
+  /** The page run its entry names (a page moved it there: page/prev-run.ts). */
+  prev?: { page: string; fireTime: number } | undefined;
 }
 
 /**
@@ -44,6 +47,23 @@ export interface DueEntry {
  * the chain cannot fork, and a moved-on entry is never met again.
  */
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
+  const plan = planMoves(state, job, e, now);
+  if (!claimsInPages(state, job)) return plan;
+  // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
+  const s = e.schedule;
+  for (const c of plan)
+    if (c.advance || c.settleOnly)
+      c.pageMove = {
+        from: e.key,
+        to: e.next === undefined ? keys.dueEnded(s.id, s.v) : keys.dueEntry(e.next, s.id, s.v),
+        next: e.next,
+        v: s.v,
+        ...(e.prev && { prev: e.prev }),
+      };
+  return plan;
+}
+
+function planMoves(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const { spec } = job;
   const s = e.schedule;
   const F = e.fireTime;

@@ -5,6 +5,7 @@ import { MAX_BATCH } from '../store/validate.js';
 import type { DueEntry } from './due-entry.js';
 import { keys, parseDueEntry } from './keys.js';
 import type { NodeState } from './node-state.js';
+import type { DueValue } from './page/page-record.js';
 import type { StoredScheduleRecord } from './schedule-input.js';
 import { SPREAD_GRACE_MS } from './spread.js';
 
@@ -211,7 +212,10 @@ export class DueIndex {
         stale.push({ op: 'delete', key: p.key });
         return;
       }
-      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt });
+      const prev = due[i]!.value.includes('"prev"')
+        ? (JSON.parse(due[i]!.value) as DueValue).prev
+        : undefined;
+      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt, ...(prev && { prev }) });
     });
     for (let i = 0; i < stale.length; i += MAX_BATCH) {
       // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.

@@ -6,6 +6,7 @@ import { MAX_BATCH } from '../store/validate.js';
 import type { JobSpec } from './job-options.js';
 import { controlKind, jobOfKey, keys } from './keys.js';
 import type { NodeState } from './node-state.js';
+import type { PageRecovery } from './page/page-recovery.js';
 import type { Recovery } from './recover.js';
 import type { Requests } from './requests.js';
 
@@ -14,11 +15,18 @@ const CLOCK_RESAMPLE_MS = 10_000;
 /** A poll reads at most this many control records (reported when there are more). */
 const MAX_CONTROL_RECORDS = 100_000;
 
-type ControlKind = 'pause' | 'srev' | 'trig' | 'pending' | 'run';
+type ControlKind = 'pause' | 'srev' | 'trig' | 'pending' | 'run' | 'page';
 
 /** The control records a poll acts on, by kind (`controlKind`), in one pass; other kinds are ignored. */
 function byKind(records: StoredRecord[]): Record<ControlKind, StoredRecord[]> {
-  const out: Record<ControlKind, StoredRecord[]> = { pause: [], srev: [], trig: [], pending: [], run: [] };
+  const out: Record<ControlKind, StoredRecord[]> = {
+    pause: [],
+    srev: [],
+    trig: [],
+    pending: [],
+    run: [],
+    page: [],
+  };
   for (const r of records) {
     const kind = controlKind(r.key);
     if (Object.hasOwn(out, kind)) out[kind as ControlKind].push(r);
@@ -38,6 +46,7 @@ export class Feed {
     private readonly state: NodeState,
     private readonly requests: Requests,
     private readonly recovery: Recovery,
+    private readonly pages: PageRecovery,
   ) {}
 
   /**
@@ -79,6 +88,7 @@ export class Feed {
     s.pendingSeen = pending.length > 0;
     await this.requests.claimRequests(trig, pending, inflight, now);
     await this.recovery.recover(inflight, now);
+    if (control.page.length > 0) await this.pages.recover(control.page, now);
     if (now >= s.nextSweepAt) {
       // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
       // but stay stored until swept: every node deletes a bounded batch now and then.

@@ -5,6 +5,7 @@ import { compareKeys } from '../store/validate.js';
 import { decodeHistory, occFields } from './history.js';
 import { validateJobName } from './job-options.js';
 import { jobOfKey, keys, timeKey } from './keys.js';
+import { type PageRecord, runningOfPage } from './page/page-record.js';
 import type { InflightRecord } from './run.js';
 import type { HistoryEntry } from './types.js';
 
@@ -273,12 +274,16 @@ export async function queryHistory(store: Store, query: HistoryQuery = {}): Prom
   const streams = jobs.map(
     (job) => new JobStream(store, keys.historyPrefix(job), startAfter(job, pos), pageSize),
   );
-  const [inflight] = await Promise.all([
+  const [inflight, pages] = await Promise.all([
     store.scan(keys.inflightPrefix(query.job), { limit: MAX_SCAN }),
+    store.scan(keys.pageRecordPrefix(query.job), { limit: MAX_SCAN }),
     ...streams.map((s) => s.fill()),
   ]);
-  const running = inflight.flatMap((r): Item[] => {
-    const entry = runningEntry(JSON.parse(r.value) as InflightRecord);
+  const entries = [
+    ...inflight.map((r) => runningEntry(JSON.parse(r.value) as InflightRecord)),
+    ...pages.flatMap((r) => runningOfPage(JSON.parse(r.value) as PageRecord)),
+  ];
+  const running = entries.flatMap((entry): Item[] => {
     const key = entryKey(entry);
     const fireTime = entry.fireTime.getTime();
     return isAfter(fireTime, key, pos) ? [{ key, fireTime, running: true, entry: () => entry }] : [];

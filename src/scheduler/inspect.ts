@@ -73,6 +73,7 @@ export async function jobKnown(store: Store, job: string): Promise<boolean> {
     exists(keys.triggerRequestPrefix(job)),
     exists(keys.pendingPrefix(job)),
     exists(keys.inflightPrefix(job)),
+    exists(keys.pageRecordPrefix(job)),
     exists(keys.scheduleOfJobPrefix(job)),
   ]);
   return found.includes(true);
@@ -118,13 +119,14 @@ export async function listJobs(store: Store, options: { nextCount?: number } = {
 
 /**
  * What a lease key stands for: an occurrence claim (`occ|…`, also kept as a "done" hold after the
- * run), an overlap gate (`run|…`), a `tryLock`/`withLock` lock (`lock:…`), or something else.
+ * run), an overlap gate (`run|…`), a page of occurrences claimed together (`page|…`, held while
+ * its runs go), a `tryLock`/`withLock` lock (`lock:…`), or something else.
  */
-export type LeaseKind = 'occurrence' | 'gate' | 'lock' | 'other';
+export type LeaseKind = 'occurrence' | 'gate' | 'page' | 'lock' | 'other';
 
 export interface LeaseView extends Lease {
   kind: LeaseKind;
-  /** The job of an occurrence claim or gate; the name of a lock. */
+  /** The job of an occurrence claim, gate or page; the name of a lock. */
   name?: string;
   /**
    * For occurrence claims: `running` while the run's inflight record exists, otherwise `hold`
@@ -148,6 +150,7 @@ export async function leaseViews(store: Store, limit: number): Promise<LeaseView
         state: running.has(l.key) ? 'running' : 'hold',
       };
     if (l.key.startsWith('run|')) return { ...l, kind: 'gate', name: jobOfKey(l.key) };
+    if (l.key.startsWith('page|')) return { ...l, kind: 'page', name: jobOfKey(l.key) };
     if (l.key.startsWith(LOCK_KEY_PREFIX))
       return { ...l, kind: 'lock', name: l.key.slice(LOCK_KEY_PREFIX.length) };
     return { ...l, kind: 'other' };

@@ -121,6 +121,19 @@ export interface Candidate {
    * next, won, found its gate taken by its own neighbour and was recorded skipped.
    */
   gateAfterWin?: true;
+  /**
+   * (A due entry of a job claimed in pages, page/eligible.ts) the move that claims it: the entry
+   * `from` moved to `to` (its next fire time `next`, or `dueend|…` when there is none); `v` is the
+   * schedule's version; `prev` the page run its entry names (page/prev-run.ts). The candidate's
+   * `advance`/`settleOnly` writes are then not used: the move is all of them.
+   */
+  pageMove?: {
+    from: string;
+    to: string;
+    next: number | undefined;
+    v: string;
+    prev?: { page: string; fireTime: number };
+  };
   /** Called once this node has won the claim (a due entry's misfired event). */
   onWon?: () => void;
   /**

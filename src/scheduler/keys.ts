@@ -30,6 +30,12 @@
  *                                                       per gate, without `|<fireTime>`: still read, not written
  *            ctl|run|<job>|<schedule>|<fireTime>|<shard> a claimed run not finished yet ("in flight"):
  *                                                       read by recovery, and shown by history() as running
+ *            ctl|page|<job>|<page>                      a page of occurrences claimed under one lease and not
+ *                                                       finished yet (page/page-record.ts): the in-flight
+ *                                                       record of all its runs
+ *            dueend|<id>|<v>                            where a due entry moves when its trigger has no next
+ *                                                       fire time (a page's move needs a target; expires)
+ *   leases   page|<job>|<page>                          a page's lease (kept alive while any of its runs goes)
  *
  * Fire times are zero-padded epoch ms (15 digits), so a prefix scan returns them in time order.
  * `|` and `%` inside names are escaped as %7C and %25.
@@ -118,6 +124,13 @@ export const keys = {
   scheduleOfJob: (job: string, id: string) => `schj|${esc(job)}|${esc(id)}`,
   scheduleOfJobPrefix: (job: string) => `schj|${esc(job)}|`,
   dueEntry: (fireTime: number, id: string, v: string) => `due|${timeKey(fireTime)}|${esc(id)}|${v}`,
+  /** Where a page moves a due entry whose trigger has no next fire time. */
+  dueEnded: (id: string, v: string) => `dueend|${esc(id)}|${v}`,
+  /** A page's lease; `page` is its id (node and a random part, see page/page-record.ts). */
+  pageLease: (job: string, page: string) => `page|${esc(job)}|${page}`,
+  /** A page's record (a control record: every poll sees the pages in flight). */
+  pageRecord: (job: string, page: string) => `ctl|page|${esc(job)}|${page}`,
+  pageRecordPrefix: (job?: string) => (job === undefined ? 'ctl|page|' : `ctl|page|${esc(job)}|`),
   duePrefix: 'due|',
   /** The change signal of the stored schedules (a `ctl|` record, so every poll reads it anyway). */
   scheduleRevision: 'ctl|srev',
@@ -138,7 +151,7 @@ export function parseDueEntry(key: string): { fireTime: number; id: string; v: s
   return { fireTime: Number(time), id: unesc(id ?? ''), v: v ?? '' };
 }
 
-/** The kind of a control record (`pause`, `srev`, `trig`, `pending`, `run`), from its key. */
+/** The kind of a control record (`pause`, `srev`, `trig`, `pending`, `run`, `page`), from its key. */
 export function controlKind(key: string): string {
   return key.split('|')[1] ?? '';
 }

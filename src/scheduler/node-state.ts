@@ -53,6 +53,8 @@ export class NodeState {
   settling = 0;
   /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
   readonly runningHere = new Set<string>();
+  /** Record keys of the pages being run on this node (page recovery never takes over its own). */
+  readonly pagesHere = new Set<string>();
   /** The stored schedules' change signal (`ctl|srev`) as the last poll read it. */
   scheduleRevision: string | undefined;
   /**

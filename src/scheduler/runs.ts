@@ -3,6 +3,7 @@ import type { Job } from './internal-types.js';
 import { keys } from './keys.js';
 import type { NodeState } from './node-state.js';
 import { type Claim, executeRun, type RunDeps } from './run.js';
+import type { RunBook } from './run-book.js';
 
 /** Starts claimed occurrences on this node and keeps track of them (free slots, recovery, stop). */
 export class Runs {
@@ -80,8 +81,9 @@ export class Runs {
   /**
    * Starts a run of a won claim; `notStarted` is called if its start record could not be stored
    * before the lease ended (nothing of it is on record, and every other node was refused it).
+   * `book`: how the run keeps its claim and records itself (a page's run: the page's).
    */
-  launch(job: Job, claim: Claim, notStarted?: () => void): void {
+  launch(job: Job, claim: Claim, notStarted?: () => void, book?: RunBook): void {
     const s = this.state;
     const occKey = keys.occurrence(claim.occ);
     s.runningHere.add(occKey);
@@ -99,7 +101,7 @@ export class Runs {
         s.poke();
       }
     };
-    const run = executeRun(this.depsOf(job), claim, { handlerEnded, notStarted }).finally(() => {
+    const run = executeRun(this.depsOf(job), claim, { handlerEnded, notStarted }, book).finally(() => {
       s.telemetry.metrics.running.dec();
       const wasFull = s.freeSlots() <= 0;
       if (ended) s.settling--;

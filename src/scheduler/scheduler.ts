@@ -19,6 +19,7 @@ import { Misfires } from './misfire.js';
 import { NodeState, sharedController } from './node-state.js';
 import { resolveOptions } from './options.js';
 import { Overlap } from './overlap.js';
+import { PageRecovery } from './page/page-recovery.js';
 import { Recovery } from './recover.js';
 import { Requests } from './requests.js';
 import { Runs } from './runs.js';
@@ -71,8 +72,14 @@ export class Scheduler {
     this.node = state.node;
     this.store = state.store;
     const highWater = new HighWater(state);
-    const claims = new Claims(state, new Overlap(state, highWater), new Runs(state, highWater));
-    this.feed = new Feed(state, new Requests(state, claims), new Recovery(state, claims));
+    const runs = new Runs(state, highWater);
+    const claims = new Claims(state, new Overlap(state, highWater), runs);
+    this.feed = new Feed(
+      state,
+      new Requests(state, claims),
+      new Recovery(state, claims),
+      new PageRecovery(state, runs),
+    );
     const due = new Due(state, new Misfires(state, highWater), claims, new DueIndex(state));
     this.loop = new Loop(state, this.feed, due);
     this.schedules = createSchedules(state);

@@ -5,6 +5,7 @@ import type { PageContext } from './common.js';
 const KIND_LABEL = {
   occurrence: 'occurrence claim',
   gate: 'overlap gate',
+  page: 'page of runs',
   lock: 'lock',
   other: 'lease',
 } as const;

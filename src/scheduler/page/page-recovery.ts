@@ -1,0 +1,227 @@
+import type { StoredRecord, WriteOp } from '../../store/types.js';
+import { decodeHistory, encodeHistory, occFields } from '../history.js';
+import type { Job } from '../internal-types.js';
+import { keys, type OccurrenceId } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { Runs } from '../runs.js';
+import type { StoredScheduleRecord } from '../schedule-input.js';
+import type { HistoryEntry } from '../types.js';
+import {
+  type DueValue,
+  itemOcc,
+  type PageItem,
+  type PageRecord,
+  pageKeys,
+  pageOfRecordKey,
+} from './page-record.js';
+import { PageRun } from './page-run.js';
+import { skippedEntry, storeWhileHeld } from './page-writes.js';
+
+/** Statuses that end an occurrence (a failed attempt followed by a retry does not). */
+const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
+
+/** What a dead page's item needs. */
+interface Plan {
+  /** The attempt to run next (`undefined`: nothing to run: it ended, or it is not to be recovered). */
+  attempt?: number;
+  /** Written with the page's new start: the dead attempt recorded abandoned, or a skip never recorded. */
+  write?: WriteOp;
+}
+
+/**
+ * Pages whose lease lapsed with runs unfinished (their node died, froze past its lease, or gave
+ * them up on stop): taken over — a fresh grant of the page's lease, so a higher token — and the
+ * runs without a final outcome on record run again here (attempt + 1, source `recover`, the dead
+ * attempt recorded abandoned in the page's new start). A page that never wrote its start ("claimed,
+ * never started") has its won items — the entries its claim moved, which name it — run as
+ * recoveries, whatever the misfire policy. Without `recover`, the dead attempts are recorded
+ * abandoned and nothing runs. Each poll sees every page record (a `ctl|` record); a record is not
+ * looked at before its lease could have ended.
+ */
+export class PageRecovery {
+  /** Records known not to be due for a look before this store time, by key. */
+  private youngUntil = new Map<string, number>();
+
+  constructor(
+    private readonly state: NodeState,
+    private readonly runs: Runs,
+  ) {}
+
+  async recover(records: readonly StoredRecord[], now: number): Promise<void> {
+    const s = this.state;
+    const known = this.youngUntil;
+    const young = new Map<string, number>();
+    this.youngUntil = young;
+    for (const r of records) {
+      if (s.pagesHere.has(r.key)) continue;
+      const until = known.get(r.key);
+      if (until !== undefined && until > now) {
+        young.set(r.key, until);
+        continue;
+      }
+      const rec = JSON.parse(r.value) as PageRecord;
+      const job = s.defined.get(rec.job);
+      if (!job || s.paused.has(rec.job)) continue;
+      const claimedAt = rec.started?.claimedAt;
+      if (claimedAt !== undefined && claimedAt + rec.leaseMs > now) {
+        young.set(r.key, claimedAt + rec.leaseMs);
+        continue;
+      }
+      const page = pageOfRecordKey(r.key);
+      const held = await s.store.inspect(pageKeys(rec.job, page).lease);
+      if (held) {
+        young.set(r.key, held.expiresAt);
+        continue;
+      }
+      await this.takeOver(job, page, r, rec);
+    }
+  }
+
+  private async takeOver(job: Job, page: string, r: StoredRecord, rec: PageRecord): Promise<void> {
+    const s = this.state;
+    const name = job.spec.name;
+    const { lease: leaseKey, record: recordKey } = pageKeys(name, page);
+    const sentAt = s.clock.monotonic();
+    const [lease] = await s.store.acquire([
+      { key: leaseKey, owner: s.node, leaseMs: job.spec.lockAtMostForMs },
+    ]);
+    if (!lease) return;
+    const won = rec.started?.won ?? (await this.claimedBy(rec, page));
+    const plans = await Promise.all(won.map((i) => this.plan(job, rec, rec.items[i]!, lease.token)));
+    const data = await this.data(
+      won.filter((_, n) => plans[n]!.attempt !== undefined).map((i) => rec.items[i]!),
+    );
+    const toRun: number[] = [];
+    const items: PageItem[] = rec.items.map((it) => ({ ...it }));
+    const writes: WriteOp[] = [];
+    won.forEach((i, n) => {
+      const p = plans[n]!;
+      if (p.write) writes.push(p.write);
+      const item = items[i]!;
+      // A schedule removed or changed meanwhile: its dead run is not run again.
+      if (p.attempt === undefined || !data.has(`${item.id}|${item.v}`)) return;
+      item.attempt = p.attempt;
+      item.source = 'recover';
+      toRun.push(i);
+    });
+    const at = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
+    const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
+    if (toRun.length === 0) {
+      await s.writes.submit([...writes, { op: 'delete', key: r.key, ifValue: r.value }, release]);
+      return;
+    }
+    const first =
+      rec.started && (rec.started.since ?? { at: rec.started.at, node: rec.node, token: rec.started.token });
+    const next: PageRecord = {
+      job: name,
+      node: s.node,
+      leaseMs: job.spec.lockAtMostForMs,
+      items,
+      started: {
+        at,
+        claimedAt: lease.acquiredAt,
+        token: lease.token,
+        won: toRun,
+        ...(first && { since: first }),
+      },
+    };
+    const value = JSON.stringify(next);
+    if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
+    const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
+    for (const i of toRun) {
+      const item = items[i]!;
+      this.runs.launch(
+        job,
+        {
+          occ: itemOcc(name, item),
+          lease,
+          gate: undefined,
+          sentAt,
+          attempt: item.attempt!,
+          source: 'recover',
+          data: data.get(`${item.id}|${item.v}`),
+        },
+        undefined,
+        run.book(),
+      );
+    }
+  }
+
+  /** The items a page that never wrote its start won: the entries its claim moved name it. */
+  private async claimedBy(rec: PageRecord, page: string): Promise<number[]> {
+    const values = await this.state.store.getMany(rec.items.map((it) => it.to));
+    const won: number[] = [];
+    values.forEach((v, i) => {
+      if (v !== null && v !== undefined && (JSON.parse(v) as DueValue).page === page) won.push(i);
+    });
+    return won;
+  }
+
+  /**
+   * What a won item of a dead page needs, from its history: nothing when its occurrence ended (or
+   * it only settled a move); its skip recorded when the page died before recording it; else the
+   * next attempt, with the dead one recorded abandoned (unless it is on record already, or the page
+   * never started: then nothing ran).
+   */
+  private async plan(job: Job, rec: PageRecord, item: PageItem, token: number): Promise<Plan> {
+    const s = this.state;
+    const occ = itemOcc(job.spec.name, item);
+    if (item.kind === 'settle') return {};
+    if (item.kind === 'skip')
+      return rec.started ? {} : { write: skippedEntry(s, occ, item, token, s.storeClock.estimate()) };
+    if (!rec.started) return { attempt: item.attempt ?? 1 };
+    const attempts = (await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 })).map((h) =>
+      decodeHistory(h.value),
+    );
+    const last = attempts.at(-1);
+    if (last && FINAL.has(last.status) && last.willRetry !== true) return {};
+    // The attempt that died: the one after a failed-and-retried one, or the page's own.
+    const dead =
+      last === undefined ? (item.attempt ?? 1) : last.status === 'abandoned' ? undefined : last.attempt + 1;
+    const nextAttempt = (dead ?? last!.attempt) + 1;
+    if (!job.spec.recover)
+      return dead === undefined ? {} : { write: this.abandoned(occ, rec, dead, token, false) };
+    return {
+      attempt: nextAttempt,
+      ...(dead !== undefined && { write: this.abandoned(occ, rec, dead, token, true) }),
+    };
+  }
+
+  private abandoned(
+    occ: OccurrenceId,
+    rec: PageRecord,
+    attempt: number,
+    token: number,
+    recovered: boolean,
+  ): WriteOp {
+    const s = this.state;
+    const started = rec.started!;
+    const entry: HistoryEntry = {
+      ...occFields(occ),
+      node: rec.node,
+      attempt,
+      token: started.token,
+      source: attempt === 1 ? 'schedule' : 'retry',
+      status: 'abandoned',
+      startedAt: new Date(started.at),
+      finishedAt: new Date(s.storeClock.estimate()),
+      error: `node ${rec.node} stopped renewing its page's lease${recovered ? `; recovered by ${s.node} (token ${token})` : ''}`,
+    };
+    return { op: 'put', key: keys.history(occ, attempt), value: encodeHistory(entry), ttlMs: s.retentionMs };
+  }
+
+  /** The current data of the items' schedules, by `id|v` (a schedule removed or re-upserted is absent). */
+  private async data(items: readonly PageItem[]): Promise<Map<string, unknown>> {
+    const out = new Map<string, unknown>();
+    const ids = [...new Set(items.map((it) => it.id))];
+    for (let at = 0; at < ids.length; at += 1000) {
+      const values = await this.state.store.getMany(ids.slice(at, at + 1000).map((id) => keys.schedule(id)));
+      for (const v of values) {
+        if (v === null || v === undefined) continue;
+        const sch = JSON.parse(v) as StoredScheduleRecord;
+        out.set(`${sch.id}|${sch.v}`, sch.data);
+      }
+    }
+    return out;
+  }
+}
