@@ -272,7 +272,11 @@ describe('oncely: runtime failures exit 1', () => {
     for (const args of [['status'], ['history', '--json'], ['trigger', 'x']]) {
       const r = await runCli([...args, '--store', url]);
       expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(/^error: cannot open store postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db: /);
+      // In the user's words: what could not be reached, and why — not "migrate failed".
+      expect(r.stderr).toMatch(
+        /^error: cannot connect to postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db: connect ECONNREFUSED 127\.0\.0\.1:1$/m,
+      );
+      expect(r.stderr).not.toContain('migrate');
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr + r.stdout).not.toContain('secret');
     }
@@ -282,9 +286,11 @@ describe('oncely: runtime failures exit 1', () => {
     const jobsDir = mkdtempSync(join(dir, 'unreachable-'));
     mkdirSync(join(jobsDir, 'scripts'));
     writeFileSync(join(jobsDir, 'jobs.yaml'), `jobs:\n${GOOD_JOB}    cwd: scripts\n`);
-    const r = await runCli(['run', 'jobs.yaml', '--store', 'redis://:secret-pw@127.0.0.1:1'], { cwd: jobsDir });
+    const r = await runCli(['run', 'jobs.yaml', '--store', 'redis://:secret-pw@127.0.0.1:1'], {
+      cwd: jobsDir,
+    });
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain('redis://:***@127.0.0.1:1');
+    expect(r.stderr).toContain('cannot connect to redis://:***@127.0.0.1:1: connect ECONNREFUSED');
     expect(r.stderr).not.toContain('secret');
   });
 });

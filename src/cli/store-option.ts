@@ -6,6 +6,7 @@
  * through `redactUrl`, and `oncely run` redacts it from command output.
  */
 import type { Command } from 'commander';
+import { OncelyError } from '../core/errors.js';
 import { redactUrl } from '../core/redact.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
@@ -43,9 +44,33 @@ export function storeUrlOf(flags: StoreFlags): string {
 export async function openCliStore(flags: StoreFlags): Promise<OpenedStore> {
   const url = storeUrlOf(flags);
   registerStoreUrl(url);
-  const store = await openStore(url, {
-    ...(flags.prefix !== undefined && { prefix: flags.prefix }),
-    connectTimeoutMs: 10_000,
-  });
-  return { store, shown: redactUrl(url) };
+  const shown = redactUrl(url);
+  try {
+    const store = await openStore(url, {
+      ...(flags.prefix !== undefined && { prefix: flags.prefix }),
+      connectTimeoutMs: 10_000,
+    });
+    return { store, shown };
+  } catch (err) {
+    throw connectError(err, shown);
+  }
+}
+
+/**
+ * A store that could not be reached as the user should read it: `cannot connect to <URL>:
+ * <reason>`, the reason without the library's layers ("postgres store: migrate failed: …" is how
+ * the connection attempt is made, not what went wrong). Other errors pass unchanged.
+ *
+ * @example
+ * // error: cannot connect to postgres://app:***@db:5432/app: connect ECONNREFUSED 10.0.0.5:5432
+ */
+export function connectError(err: unknown, shown: string): unknown {
+  if (!(err instanceof OncelyError) || err.code !== 'STORE_UNAVAILABLE') return err;
+  let reason = err.message;
+  const prefix = `cannot open store ${shown}: `;
+  if (reason.startsWith(prefix)) reason = reason.slice(prefix.length);
+  reason = reason.replace(/^[\w-]+ store: [\w ]+? failed: /, '');
+  const late = /^store .* did not answer within (\d+) ms$/.exec(reason);
+  if (late) reason = `no answer within ${Number(late[1]) / 1000} s`;
+  return new OncelyError('STORE_UNAVAILABLE', `cannot connect to ${shown}: ${reason}`, { cause: err });
 }
