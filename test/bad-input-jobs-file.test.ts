@@ -81,6 +81,16 @@ describe.concurrent('oncely run: bad jobs files exit 2 before anything starts', 
       /job 1 \("a"\): field "cron": "0 0 0 \* \* \* 2030" is invalid: it has 7 fields; use 5/,
     ],
     [
+      'a misspelt day name in a cron, in oncely’s words (not croner’s "configuration entry 5 (1-FRY)")',
+      'jobs:\n  - name: a\n    cron: "0 9 * * MON-FRY"\n    command: "true"\n',
+      /job 1 \("a"\): field "cron": "0 9 \* \* MON-FRY" is invalid: day-of-week "FRY" is not a day of the week: use 0-7 \(0 and 7 are Sunday\) or SUN-SAT \(did you mean "FRI"\?\)/,
+    ],
+    [
+      'a misspelt field, with a did-you-mean',
+      'jobs:\n  - name: a\n    cron: "0 9 * * *"\n    timezon: Europe/Berlin\n    command: "true"\n',
+      /job 1 \("a"\): unknown field "timezon" \(did you mean "timezone"\?\); allowed: name, /,
+    ],
+    [
       'a cron day-of-month 32',
       'jobs:\n  - name: a\n    cron: "0 0 32 * *"\n    command: "true"\n',
       /field "cron": "0 0 32 \* \*" is invalid: day-of-month 32 is out of range \(1-31\)/,

@@ -92,6 +92,19 @@ const DEFINE: [string, unknown, RegExp[]][] = [
     { cron: '0 1,2-25 * * *' },
     [/hour 25 is out of range/],
   ],
+  [
+    'cron day name misspelt (MON-FRY)',
+    { cron: '0 9 * * MON-FRY' },
+    [
+      /cron "0 9 \* \* MON-FRY" is invalid: day-of-week "FRY" is not a day of the week: use 0-7 \(0 and 7 are Sunday\) or SUN-SAT \(did you mean "FRI"\?\)$/,
+    ],
+  ],
+  [
+    'cron month name misspelt',
+    { cron: '0 9 1 JAM *' },
+    [/month "JAM" is not a month: use 1-12 or JAN-DEC \(did you mean "JAN"\?\)/],
+  ],
+  ['cron letters in the minute', { cron: 'x 9 * * *' }, [/minute "x" is not a number: use 0-59/]],
   ['cron step 0', { cron: '*/0 * * * *' }, [/cron "\*\/0 \* \* \* \*" is invalid: .*stepping: 0/]],
   ['cron reversed range 5-1', { cron: '0 5-1 * * *' }, [/is invalid: .*5-1/]],
   [

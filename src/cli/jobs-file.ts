@@ -13,6 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { OncelyError } from '../core/errors.js';
+import { didYouMean } from '../core/options.js';
 import { type JobOptions, jobSpec, validateJobName } from '../scheduler/job-options.js';
 import { UsageError } from './exit.js';
 
@@ -90,7 +91,7 @@ export function parseJobsFile(text: string, path: string): JobsFile {
   for (const key of Object.keys(data)) {
     if (!(TOP_LEVEL as readonly string[]).includes(key))
       problems.push(
-        `${path}: unknown top-level field ${JSON.stringify(key)}; allowed: ${TOP_LEVEL.join(', ')}`,
+        `${path}: unknown top-level field ${JSON.stringify(key)}${didYouMean(key, TOP_LEVEL)}; allowed: ${TOP_LEVEL.join(', ')}`,
       );
   }
   const list = (data as { jobs?: unknown }).jobs;
@@ -200,7 +201,9 @@ function validateJob(
 
   for (const key of Object.keys(raw)) {
     if (!JOB_FIELDS.includes(key))
-      problem(`unknown field ${JSON.stringify(key)}; allowed: ${JOB_FIELDS.join(', ')}`);
+      problem(
+        `unknown field ${JSON.stringify(key)}${didYouMean(key, JOB_FIELDS)}; allowed: ${JOB_FIELDS.join(', ')}`,
+      );
   }
 
   const command = raw.command;

@@ -1,8 +1,21 @@
 /**
- * A plain-words check of a cron pattern's shape before croner compiles it: the field count, and
- * every number against its field's range. croner's own messages count days and months from 0
- * (`0 0 32 * *` reads "Invalid value for day: 31"), which names the wrong value.
+ * A plain-words check of a cron pattern's shape before croner compiles it: the field count, every
+ * number against its field's range, and every name against its field's names. croner's own
+ * messages count days and months from 0 (`0 0 32 * *` reads "Invalid value for day: 31") and
+ * echo its rewrites (`MON-FRY` reads "configuration entry 5 (1-FRY) contains illegal
+ * characters"), which name the wrong value.
  */
+import { didYouMean } from '../core/options.js';
+
+const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const DAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+
+/** The names a field takes besides numbers, and how its allowed values read in a message. */
+const NAMES: Record<string, { names: readonly string[]; allowed: string; noun: string }> = {
+  'day-of-month': { names: ['L', 'LW'], allowed: '1-31, L (last day) or LW', noun: 'a day of the month' },
+  month: { names: MONTHS, allowed: '1-12 or JAN-DEC', noun: 'a month' },
+  'day-of-week': { names: DAYS, allowed: '0-7 (0 and 7 are Sunday) or SUN-SAT', noun: 'a day of the week' },
+};
 
 /** Name and range of each field of a 5-field pattern; a 6-field one has seconds first. */
 const FIELDS: readonly (readonly [string, number, number])[] = [
@@ -38,6 +51,15 @@ export function cronShapeProblem(pattern: string): string | undefined {
         const number = /^(\d+)(?:W|L|#\d+)?$/i.exec(value)?.[1];
         if (number !== undefined && (Number(number) < min || Number(number) > max))
           return `${name} ${number} is out of range (${min}-${max})`;
+        const word = /^([a-z]+)(?:#\d+|L)?$/i.exec(value)?.[1];
+        if (word !== undefined) {
+          const field = NAMES[name];
+          if (!field?.names.includes(word.toUpperCase()))
+            return field
+              ? `${name} ${JSON.stringify(word)} is not ${field.noun}: use ${field.allowed}${didYouMean(word.toUpperCase(), field.names)}`
+              : `${name} ${JSON.stringify(word)} is not a number: use ${min}-${max}`;
+        } else if (number === undefined && !/^[*?]?$/.test(value))
+          return `${name} ${JSON.stringify(part)} is not valid: use ${NAMES[name]?.allowed ?? `${min}-${max}`}, *, lists (a,b), ranges (a-b) and steps (*/n)`;
       }
     }
   }
