@@ -29,7 +29,8 @@ const CASES: Case[] = [
   {
     title: 'an unknown job field',
     file: 'jobs:\n  - name: a\n    every: 1s\n    comand: echo hi\n',
-    message: 'jobs.yaml: job 1 ("a"): unknown field "comand" (did you mean "command"?); allowed: name, cron, every',
+    message:
+      'jobs.yaml: job 1 ("a"): unknown field "comand" (did you mean "command"?); allowed: name, cron, every',
   },
   {
     title: 'two triggers',
