@@ -9,13 +9,14 @@
 
 import { OncelyError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { isClosed } from './broken-pipe.js';
 import { scrubSecrets } from './secrets.js';
 import { printable } from './terminal-text.js';
 
 export type LineWriter = (line: string) => void;
 
 const toStderr: LineWriter = (line) => {
-  process.stderr.write(line);
+  if (!isClosed(process.stderr)) process.stderr.write(line);
 };
 
 function describe(value: unknown): string {

@@ -5,6 +5,7 @@
  * messages go to stderr, one `error: …` line per problem, with oncely's secrets redacted and
  * control characters neutralised.
  */
+import { surviveClosedOutput } from './broken-pipe.js';
 import { EXIT_OK, exitCodeOf, messageOf } from './exit.js';
 import { buildProgram } from './program.js';
 import { registerEnvSecrets } from './secrets.js';
@@ -13,6 +14,8 @@ import { printable } from './terminal-text.js';
 async function main(argv: readonly string[]): Promise<number> {
   // Before anything can print: the secrets in oncely's own environment variables.
   registerEnvSecrets(process.env);
+  // A reader that goes away (`| head -3`) must not stop a node: it goes on, writing nowhere.
+  surviveClosedOutput();
   try {
     await buildProgram().parseAsync([...argv]);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT_OK;
