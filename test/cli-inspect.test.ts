@@ -186,3 +186,34 @@ describe.skipIf(postgres.skip)('a PostgreSQL store URL with oncely_prepared_stat
     if (password !== '') expect(bad.stderr).not.toContain(password);
   });
 });
+
+describe('oncely status and the dashboard agree on a job no live node defines', () => {
+  it('shows "not scheduled" for it, where a live job has its next fire time', async () => {
+    const gone = `sqlite:${join(dir, 'gone.db')}`;
+    const s = await openStore(gone);
+    const left = createScheduler({ store: s, node: 'node-gone', logger: false });
+    left.define('orphan', { cron: '0 3 * * *' }, async () => {});
+    await left.start();
+    await left.stop();
+    const live = createScheduler({ store: s, node: 'node-live', logger: false });
+    live.define('kept', { cron: '0 4 * * *' }, async () => {});
+    await live.start();
+    try {
+      const r = await runCli(['status', '--store', gone]);
+      expect(r.code, r.stderr).toBe(0);
+      const row = (job: string) => r.stdout.split('\n').find((l) => l.startsWith(`${job} `)) ?? '';
+      expect(row('orphan')).toMatch(
+        /^orphan\s+cron '0 3 \* \* \*' UTC\s+no\s+not scheduled \(no live node\)\s+-\s+-\s+\(none live\)$/,
+      );
+      expect(row('kept')).toMatch(/^kept\s+cron '0 4 \* \* \*' UTC\s+no\s+\d{4}-\d\d-\d\dT04:00:00\.000Z\s/);
+      // The dashboard's words for the same job.
+      const { nextFireCell, NO_LIVE_NODE } = await import('../src/dashboard/pages/common.js');
+      const [orphan] = (await live.jobs()).filter((j) => j.name === 'orphan');
+      expect(String(nextFireCell(orphan!, () => '' as never))).toContain(NO_LIVE_NODE);
+      expect(NO_LIVE_NODE).toMatch(/^not scheduled/);
+    } finally {
+      await live.stop();
+      await s.close();
+    }
+  });
+});

@@ -24,6 +24,15 @@ export function registerStatus(program: Command): void {
     );
 }
 
+/**
+ * The NEXT FIRE cell, as the dashboard has it: a job no live node defines fires nowhere (its
+ * trigger's next time is when it would, were a node running), so it is "not scheduled".
+ */
+function nextFire(j: JobInfo): string {
+  if (j.nodes.length === 0) return 'not scheduled (no live node)';
+  return j.paused ? '(paused)' : isoOrDash(j.nextFireTimes[0]);
+}
+
 function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
   const jobPart =
     jobs.length === 0
@@ -34,7 +43,7 @@ function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
             j.name,
             describeTrigger(j.trigger),
             j.paused ? 'yes' : 'no',
-            j.paused ? '(paused)' : isoOrDash(j.nextFireTimes[0]),
+            nextFire(j),
             isoOrDash(j.lastRun?.fireTime),
             j.lastRun ? `${j.lastRun.status} on ${j.lastRun.node}` : '-',
             j.nodes.length === 0 ? '(none live)' : j.nodes.join(','),
