@@ -2,42 +2,11 @@ import { historyCursor } from '../../scheduler/history-query.js';
 import { skipText } from '../../scheduler/skip-text.js';
 import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
+import { occurrences } from '../occurrences.js';
+import { optionsText } from '../option-view.js';
 import { describeTrigger, runDuration } from '../views.js';
 import { actionButtons, legend, nextFireCell, type PageContext, pausedBadge, statusBadge } from './common.js';
 import { type StoredSchedulesData, storedSchedulesSection } from './schedules.js';
-
-/** The attempts of one occurrence `(fireTime, schedule, shard)`, newest attempt first. */
-interface Occurrence {
-  id: string;
-  fireTime: Date;
-  scheduleId: string | undefined;
-  shard: number | undefined;
-  attempts: HistoryEntry[];
-}
-
-/** Groups history (newest fire time first, attempts descending) into occurrences. */
-function occurrences(history: HistoryEntry[]): Occurrence[] {
-  const out: Occurrence[] = [];
-  const byKey = new Map<string, Occurrence>();
-  for (const e of history) {
-    const key = `${e.fireTime.getTime()}|${e.scheduleId ?? ''}|${e.shard ?? ''}`;
-    let occ = byKey.get(key);
-    if (!occ) {
-      occ = {
-        id: `occ-${out.length + 1}`,
-        fireTime: e.fireTime,
-        scheduleId: e.scheduleId,
-        shard: e.shard,
-        attempts: [],
-      };
-      byKey.set(key, occ);
-      out.push(occ);
-    }
-    occ.attempts.push(e);
-  }
-  for (const o of out) o.attempts.sort((a, b) => b.attempt - a.attempt);
-  return out;
-}
 
 /** `manual:<id>` is a `trigger()` request; anything else a stored schedule's id. */
 function scheduleLabel(id: string | undefined): Html | string {
@@ -85,16 +54,14 @@ function pager(d: JobPageData): Html | string {
 ${last ? html`<a href="${page({ before: historyCursor(last) })}" data-page="older">Older runs</a>` : ''}</nav>`;
 }
 
-/** `/jobs/:name`: the job's summary and its history as a timeline of occurrences. */
+/**
+ * `/jobs/:name`: the job's summary, its history as a timeline of occurrences, and below it one
+ * page of its stored schedules (a job may have thousands: they must not push its runs down).
+ */
 export function jobPage(d: JobPageData, ctx: PageContext): Html {
   const occs = occurrences(d.history);
   const j = d.info;
-  const options = j
-    ? Object.entries(j.options)
-        .filter(([, v]) => v !== null && v !== undefined)
-        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-        .join(' · ')
-    : '';
+  const options = j ? optionsText(j.options) : '';
   const summary = j
     ? html`<dl class="summary">
 <dt>State</dt><dd class="paused-state">${pausedBadge(j.paused)}</dd>
@@ -130,9 +97,9 @@ ${o.attempts.map((e) => attemptView(e, ctx.now))}
         )}</ol>`;
   return html`<h1>${d.name}</h1>
 ${summary}
-${storedSchedulesSection(d.schedules, ctx)}
 <h2>History <span class="muted">(${d.paged ? 'older' : 'last'} ${d.history.length} of at most ${d.limit} records, newest first)</span></h2>
 ${legend()}
 ${timeline}
-${pager(d)}`;
+${pager(d)}
+${storedSchedulesSection(d.schedules, ctx)}`;
 }
