@@ -1,6 +1,7 @@
 import { invalidArgument, OncelyError } from '../core/errors.js';
 import { tryLock } from '../lock/try-lock.js';
 import type { Lock, TryLockOptions } from '../lock/types.js';
+import { applyOneByOne, checkRequestSize, pageParts } from './base-defaults.js';
 import { ACQUIRE_ONE, RELEASE_GRANTED, type TrustedCalls } from './trusted.js';
 import type {
   Lease,
@@ -37,24 +38,7 @@ import {
 } from './validate.js';
 import { type NormalizedPageOp, normalizePageClaim } from './validate-page.js';
 
-/** Defaults a backend inherits; a new capability gets a safe default here so no backend breaks. */
-export const DEFAULT_CAPABILITIES: StoreCapabilities = {
-  fencing: true,
-  durability: 'server',
-  serverTime: true,
-  multiProcess: true,
-  multiHost: true,
-  batchAcquire: true,
-  // False by default: a store that keeps BaseStore's op-by-op doApply neither makes one round trip
-  // nor applies the batch atomically. Every shipped backend overrides doApply and sets it true.
-  batchApply: false,
-  // False by default, for the same reason: BaseStore's doGetMany and doCount are correct but take
-  // a round trip per key and per scan page. Every shipped backend overrides both and sets them true.
-  batchGet: false,
-  serverCount: false,
-  // False by default: a page claim cannot be built from the single calls without a race.
-  pages: false,
-};
+export { DEFAULT_CAPABILITIES } from './default-capabilities.js';
 
 /**
  * Base of every shipped backend. The public methods validate input, refuse calls after `close()`,
@@ -97,14 +81,7 @@ export abstract class BaseStore implements Store, TrustedCalls {
 
   /** Throws `INVALID_ARGUMENT` if a request of these keys and values is over `requestLimit`. */
   private checkSize(operation: string, parts: readonly (string | undefined)[]): void {
-    const limit = this.requestLimit;
-    if (limit === undefined) return;
-    let bytes = 0;
-    for (const part of parts) if (part !== undefined) bytes += Buffer.byteLength(part);
-    if (bytes > limit.bytes)
-      throw invalidArgument(
-        `${this.kind} store: ${operation} of ${bytes} bytes is more than the server takes in one request (${limit.bytes} bytes: ${limit.setting}); store less per value or batch`,
-      );
+    if (this.requestLimit !== undefined) checkRequestSize(this.kind, this.requestLimit, operation, parts);
   }
 
   /** The store clock, epoch ms ({@link Store.now}). */
@@ -143,24 +120,11 @@ export abstract class BaseStore implements Store, TrustedCalls {
    * so such a store must override `doApply` to offer it.
    */
   protected async doApply(ops: readonly NormalizedWriteOp[]): Promise<boolean[]> {
-    if (ops.some((op) => op.op === 'delete' && op.ifValue !== undefined)) {
-      throw new OncelyError(
-        'INVALID_ARGUMENT',
-        `the ${this.kind} store cannot compare-and-delete (apply() delete with ifValue): its doApply must be overridden to do it atomically`,
-      );
-    }
-    const results: boolean[] = [];
-    for (const op of ops) {
-      if (op.op === 'put') {
-        await this.doPut(op.key, op.value, op.ttlMs);
-        results.push(true);
-      } else if (op.op === 'delete') {
-        results.push(await this.doDelete(op.key));
-      } else {
-        results.push(await this.doRelease(op.key, op.token, op.holdUntil));
-      }
-    }
-    return results;
+    return applyOneByOne(this.kind, ops, {
+      put: (key, value, ttlMs) => this.doPut(key, value, ttlMs),
+      delete: (key) => this.doDelete(key),
+      release: (key, token, holdUntil) => this.doRelease(key, token, holdUntil),
+    });
   }
 
   /**
@@ -398,11 +362,7 @@ export abstract class BaseStore implements Store, TrustedCalls {
 
   async claimPage(lease: LeaseRequest, ops: readonly PageOp[]): Promise<PageClaim> {
     const normalized = normalizePageClaim(lease, ops);
-    if (this.requestLimit !== undefined)
-      this.checkSize(
-        'claimPage',
-        normalized.flatMap((op) => (op.op === 'move' ? [op.from, op.to, op.value] : [op.key, op.value])),
-      );
+    if (this.requestLimit !== undefined) this.checkSize('claimPage', pageParts(normalized));
     const request = { key: lease.key, owner: lease.owner, leaseMs: lease.leaseMs };
     return this.call('claimPage', () => this.doClaimPage(request, normalized));
   }

@@ -212,8 +212,12 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
     }
 
     /** Each fire time once, consecutive multiples of `stepMs`. */
-    function expectConsecutive(times: number[], stepMs: number): void {
-      expect(new Set(times).size, `duplicate fire times: ${times}`).toBe(times.length);
+    function expectConsecutive(times: number[], stepMs: number, runs?: Call[]): void {
+      // The runs themselves (node, attempt, token) say which claims a duplicate came from.
+      const detail = runs?.map((r) => `${r.fireTime}@${r.node}#${r.attempt}/t${r.token}`).join(', ');
+      expect(new Set(times).size, `duplicate fire times: ${times}${detail ? ` (${detail})` : ''}`).toBe(
+        times.length,
+      );
       for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(stepMs);
     }
 
@@ -795,7 +799,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       expect(calls.filter((c) => c.scheduleId === 'u1' && c.fireTime > removedAt)).toEqual([]);
       for (const id of ['u1', 'u2']) {
         const mine = calls.filter((c) => c.scheduleId === id);
-        expectConsecutive(fireTimesOf(mine), 1000);
+        expectConsecutive(fireTimesOf(mine), 1000, mine);
         expect(mine.every((c) => (c.data as { user: number }).user === Number(id.slice(1)))).toBe(true);
       }
       // u1 and u2 share fire times but not occurrences: the same instant ran once per schedule.
