@@ -1,3 +1,5 @@
+import { OncelyError } from './errors.js';
+
 /**
  * The logging surface oncely needs. pino, bunyan and `console` all satisfy it as they are:
  * `createScheduler({ logger: pino() })` or `{ logger: console }`.
@@ -86,14 +88,17 @@ function fieldText(key: string, value: unknown): string {
 export function recordWriter(logger: Logger): LogRecord {
   if (logger === silentLogger) return () => {};
   if (logger === consoleWarnings) {
-    // One line per record on stderr; the error goes along for its stack (its text is in it).
+    // One line per record on stderr. A thrown error of the user's code (a handler's) goes along
+    // for its stack, its text then left out of the line; oncely's own errors (a store outage,
+    // repeated at every back-off) say what they need in their text, without a stack each time.
     return (level, message, fields, error) => {
       if (level !== 'warn' && level !== 'error') return;
       try {
+        const withStack = error !== undefined && !(error instanceof OncelyError);
         const { error: _text, ...rest } = fields;
-        const line = recordLine(message, error === undefined ? fields : rest);
-        if (error === undefined) logger[level](line);
-        else logger[level](line, error);
+        const line = recordLine(message, withStack ? rest : fields);
+        if (withStack) logger[level](line, error);
+        else logger[level](line);
       } catch {
         // A broken stderr must not break the scheduler's loop.
       }
