@@ -2,6 +2,7 @@ import { invalidArgument, OncelyError } from '../core/errors.js';
 import { tryLock } from '../lock/try-lock.js';
 import type { Lock, TryLockOptions } from '../lock/types.js';
 import { applyOneByOne, checkRequestSize, pageParts } from './base-defaults.js';
+import { DEFAULT_CAPABILITIES } from './default-capabilities.js';
 import { ACQUIRE_ONE, RELEASE_GRANTED, type TrustedCalls } from './trusted.js';
 import type {
   Lease,
@@ -38,7 +39,7 @@ import {
 } from './validate.js';
 import { type NormalizedPageOp, normalizePageClaim } from './validate-page.js';
 
-export { DEFAULT_CAPABILITIES } from './default-capabilities.js';
+export { DEFAULT_CAPABILITIES };
 
 /**
  * Base of every shipped backend. The public methods validate input, refuse calls after `close()`,

@@ -5,6 +5,8 @@ export type {
   Lease,
   LeaseRequest,
   ListLeasesOptions,
+  PageClaim,
+  PageOp,
   PutOptions,
   ScanOptions,
   Store,
@@ -21,3 +23,4 @@ export {
   prefixUpperBound,
   validatePrefix,
 } from './validate.js';
+export type { NormalizedPageOp } from './validate-page.js';

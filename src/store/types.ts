@@ -111,20 +111,49 @@ export type WriteOp =
  */
 export type PageOp =
   /** Creates or replaces a record (like {@link Store.put}). Result: `true`. */
-  | { op: 'put'; key: string; value: string; ttlMs?: number }
+  | {
+      /** Which write. */
+      op: 'put';
+      /** The record's key. */
+      key: string;
+      /** Its new value. */
+      value: string;
+      /** Time to live in ms from the claim's store instant; omit for a record that never expires. */
+      ttlMs?: number;
+    }
   /**
    * Put-if-absent: creates the record only if no live record has the key (absent, or expired on
    * the store clock). Result: whether it was created; a live record is left exactly as it was.
    * Two batches racing for one key: exactly one creates it.
    */
-  | { op: 'create'; key: string; value: string; ttlMs?: number }
+  | {
+      /** Which write. */
+      op: 'create';
+      /** The record's key. */
+      key: string;
+      /** Its value, if it is created. */
+      value: string;
+      /** Time to live in ms from the claim's store instant; omit for a record that never expires. */
+      ttlMs?: number;
+    }
   /**
    * Compare-and-move: if a live record has the key `from`, it is deleted and `to` is written with
    * `value` (replacing whatever `to` held, live or expired); otherwise nothing is written, neither
    * `from` nor `to`. Result: whether it moved. Two batches racing to move one `from`: exactly one
    * moves it. (A due-index entry moved to its next due time is claimed by the move itself.)
    */
-  | { op: 'move'; from: string; to: string; value: string; ttlMs?: number };
+  | {
+      /** Which write. */
+      op: 'move';
+      /** The record to move (it must be live). */
+      from: string;
+      /** Where it goes. */
+      to: string;
+      /** The moved record's new value. */
+      value: string;
+      /** Time to live in ms from the claim's store instant; omit for a record that never expires. */
+      ttlMs?: number;
+    };
 
 /** What {@link Store.claimPage} answers. */
 export interface PageClaim {

@@ -4,9 +4,38 @@ import { MAX_BATCH, normalizePut, validateKey, validateRequests, validateValue }
 
 /** A validated {@link PageOp}: ttl rounded (`undefined` = never expires), no other fields. */
 export type NormalizedPageOp =
-  | { op: 'put'; key: string; value: string; ttlMs: number | undefined }
-  | { op: 'create'; key: string; value: string; ttlMs: number | undefined }
-  | { op: 'move'; from: string; to: string; value: string; ttlMs: number | undefined };
+  | {
+      /** Which write. */
+      op: 'put';
+      /** The record's key. */
+      key: string;
+      /** Its new value. */
+      value: string;
+      /** Time to live in ms, or `undefined`: never expires. */
+      ttlMs: number | undefined;
+    }
+  | {
+      /** Which write. */
+      op: 'create';
+      /** The record's key. */
+      key: string;
+      /** Its value, if it is created. */
+      value: string;
+      /** Time to live in ms, or `undefined`: never expires. */
+      ttlMs: number | undefined;
+    }
+  | {
+      /** Which write. */
+      op: 'move';
+      /** The record to move (it must be live). */
+      from: string;
+      /** Where it goes. */
+      to: string;
+      /** The moved record's new value. */
+      value: string;
+      /** Time to live in ms, or `undefined`: never expires. */
+      ttlMs: number | undefined;
+    };
 
 /**
  * Validates a `claimPage` call with the single-op validators (so it refuses what `acquire` and
