@@ -69,8 +69,10 @@ export function connectError(err: unknown, shown: string): unknown {
   let reason = err.message;
   const prefix = `cannot open store ${shown}: `;
   if (reason.startsWith(prefix)) reason = reason.slice(prefix.length);
-  reason = reason.replace(/^[\w-]+ store: [\w ]+? failed: /, '');
+  reason = reason.replace(/^[\w-]+ store: (?:[\w ]+? failed: |cannot open "[^"]*": )?/, '');
   const late = /^store .* did not answer within (\d+) ms$/.exec(reason);
   if (late) reason = `no answer within ${Number(late[1]) / 1000} s`;
-  return new OncelyError('STORE_UNAVAILABLE', `cannot connect to ${shown}: ${reason}`, { cause: err });
+  // A file is opened, a server connected to.
+  const what = /^sqlite:/i.test(shown) ? 'cannot open' : 'cannot connect to';
+  return new OncelyError('STORE_UNAVAILABLE', `${what} ${shown}: ${reason}`, { cause: err });
 }

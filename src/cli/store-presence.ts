@@ -53,23 +53,32 @@ export function requireSqliteStore(url: string, prefix: string | undefined): voi
       `no store at ${shown}: the file ${JSON.stringify(path)} does not exist (oncely run creates it); ${hint()}`,
     );
   }
-  const Driver = loadDriver<SqliteDriver>('better-sqlite3', 'sqlite:');
-  const db = new Driver(path, { readonly: true, fileMustExist: true });
-  let prefixes: string[];
-  try {
-    prefixes = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%meta'")
-      .all()
-      .map((r) => r.name.slice(0, -'meta'.length))
-      .filter((p) => p !== '' && tablesOf(db, p));
-  } finally {
-    db.close();
-  }
-  if (prefixes.includes(wanted)) return;
+  const prefixes = storePrefixes(path);
+  // Unreadable here (not a database, locked): opening it says what is wrong; the file exists.
+  if (prefixes === undefined || prefixes.includes(wanted)) return;
   throw new OncelyError(
     'STORE_UNAVAILABLE',
     `${shown} ${emptyText(wanted)}${othersText(prefixes)}; ${hint()}`,
   );
+}
+
+/** The prefixes of the oncely stores in the SQLite file at `path`, read-only; undefined if unreadable. */
+function storePrefixes(path: string): string[] | undefined {
+  const Driver = loadDriver<SqliteDriver>('better-sqlite3', 'sqlite:');
+  let db: SqliteReadOnly | undefined;
+  try {
+    db = new Driver(path, { readonly: true, fileMustExist: true });
+    const open = db;
+    return open
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%meta'")
+      .all()
+      .map((r) => r.name.slice(0, -'meta'.length))
+      .filter((p) => p !== '' && tablesOf(open, p));
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
+  }
 }
 
 /** Whether `db` has every table of a SQL store with prefix `p` (leases, records, meta). */
