@@ -31,8 +31,12 @@ export interface RunBook {
   ): { ops: WriteOp[]; lapse?: number };
   /** The writes after a run abandoned or never started (one try; the claim ends on its own otherwise). */
   abandonOps(history: WriteOp | undefined): WriteOp[];
-  /** The run is over: `stored` = its outcome is on record; `false` = abandoned or not started. */
-  ended?(stored: boolean): void;
+  /**
+   * The run is over: `stored` = its outcome is on record; `false` = abandoned or not started. The
+   * run lasts until what this returns settles (a page's last run carries the page's finish, so
+   * that stop() waits for it).
+   */
+  ended?(stored: boolean): Promise<void> | undefined;
 }
 
 /**

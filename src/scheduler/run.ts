@@ -67,7 +67,7 @@ export async function executeRun(
   hooks: RunHooks = {},
   book: RunBook = claimBook(deps, claim),
 ): Promise<void> {
-  const { spec, node, clock, logger, emit, writes } = deps;
+  const { spec, node, clock, emit, writes } = deps;
   // Aborted when the leases could not be kept, or when stop() gives up: the run must end. One
   // per run, aborted directly by both (no listeners to add and remove per run); its AbortSignal
   // is made only if the handler (or a retry's sleep, or a timeout) asks for it.
@@ -311,8 +311,8 @@ export async function executeRun(
       if (leaseLapsed) await recordLapse(deps, claim, final, historyPut);
       if (finishSpan) tracing?.finishEnded(finishSpan, stored);
       await keeper.stop();
-      book.ended?.(stored);
       if (stored) announce(leaseLapsed);
+      await book.ended?.(stored);
     } else {
       await keeper.stop();
       // Abandoned (stop, lease lost) or never started: record it and free the occurrence at once
@@ -322,7 +322,7 @@ export async function executeRun(
       await writes
         .submit(book.abandonOps(final ? historyPut(final) : undefined))
         .catch((err) => emit('error', { error: err, during: `release of ${claim.occ.job}` }));
-      book.ended?.(false);
+      await book.ended?.(false);
     }
   }
 }

@@ -46,7 +46,12 @@ export class PageRun {
         for (const f of this.onLost) f(reason);
       },
     });
-    if (runs === 0) void this.finish();
+    if (runs === 0) {
+      // Nothing to run (only skips): the finish is the page's whole life; stop() waits for it.
+      const done = this.finish();
+      state.running.add(done);
+      void done.finally(() => state.running.delete(done));
+    }
   }
 
   /** The book of one of the page's runs: the page keeps its claim; the run writes only its history. */
@@ -73,9 +78,10 @@ export class PageRun {
     };
   }
 
-  private runEnded(stored: boolean): void {
+  /** The page's last run ends with the page's finish (its promise), so that stop() waits for it. */
+  private runEnded(stored: boolean): Promise<void> | undefined {
     if (!stored) this.abandoned = true;
-    if (--this.outstanding === 0) void this.finish();
+    return --this.outstanding === 0 ? this.finish() : undefined;
   }
 
   private async finish(): Promise<void> {
