@@ -3,8 +3,9 @@
  *
  *   node --import tsx bench/chaos/node.ts URL PREFIX NODE
  *
- * Defines `tick` (every 1 s) and `sharded` (every 2 s, 3 shards), both with a 3 s lease,
- * misfire run-once and recover; each handler works ~300 ms, then writes its token to the fenced
+ * Defines `tick` (every 1 s), `sharded` (every 2 s, 3 shards) and `stored` (no trigger: the
+ * driver's stored schedules, every 2 s each, claimed in pages), all with a 3 s lease, misfire
+ * run-once and recover; each handler works ~300 ms, then writes its token to the fenced
  * sink (resource = the occurrence) — also after its lease was lost, which is what the fence is
  * for. Prints the history checker's lines (test/fixtures/run-lines.ts), { event: 'write', … }
  * per sink decision, and { event: 'ready' }. Runs until killed or SIGTERM (then stops cleanly).
@@ -23,9 +24,20 @@ const store = await openStore(url, { prefix, connectTimeoutMs: 2000 });
 const sink = await openSink(url);
 const scheduler = createScheduler({ store, node, pollInterval: '200ms', stopTimeout: '2s' });
 scheduler.on('error', () => {});
-const handler = async (ctx: { job: string; fireTime: Date; shard?: { index: number }; token: number }) => {
+const handler = async (ctx: {
+  job: string;
+  scheduleId?: string | undefined;
+  fireTime: Date;
+  shard?: { index: number };
+  token: number;
+}) => {
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const resource = occurrenceKey({ job: ctx.job, fireTime: ctx.fireTime.getTime(), shard: ctx.shard?.index });
+  const resource = occurrenceKey({
+    job: ctx.job,
+    scheduleId: ctx.scheduleId,
+    fireTime: ctx.fireTime.getTime(),
+    shard: ctx.shard?.index,
+  });
   try {
     const accepted = await sink.write(resource, ctx.token);
     print({ event: 'write', resource, token: ctx.token, accepted });
@@ -40,6 +52,7 @@ scheduler.define(
   { ...common, every: CHAOS_JOBS.sharded.every, shards: CHAOS_JOBS.sharded.shards, overlap: 'allow' },
   handler,
 );
+scheduler.define('stored', common, handler);
 printRuns(scheduler);
 await scheduler.start();
 print({ event: 'ready' });

@@ -22,7 +22,7 @@ import { spawnTsx, type TsxChild } from '../../test/harness/child.js';
 import { type FaultProxy, startFaultProxy } from '../../test/harness/fault-proxy.js';
 import { runsFromLines } from '../../test/harness/history-lines.js';
 import { type RunningServer, startPostgres, startRedis } from '../../test/harness/servers.js';
-import { CHAOS_JOBS } from './jobs.js';
+import { CHAOS_JOBS, STORED_IDS } from './jobs.js';
 import { prng } from './prng.js';
 import { openSink } from './sink.js';
 
@@ -97,6 +97,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const readyCount = () => lines.filter((l) => (l as { event?: string }).event === 'ready').length;
 
   try {
+    // The stored schedules, once, before any node starts.
+    const seeder = await openStore(server.url, { prefix: PREFIX });
+    try {
+      await createScheduler({ store: seeder, logger: false }).schedules.upsert(
+        STORED_IDS.map((id) => ({ id, job: 'stored', every: CHAOS_JOBS.stored.every })),
+      );
+    } finally {
+      await seeder.close();
+    }
     for (let i = 0; i < o.nodes; i++)
       slots.push({ index: i, gen: 0, proxy: await startFaultProxy(server.url), ending: false });
     for (const slot of slots) launch(slot);
@@ -224,6 +233,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
           'sharded',
           { every: CHAOS_JOBS.sharded.every },
           { from: tStart, to: tEnd, shards: CHAOS_JOBS.sharded.shards },
+        ),
+        ...STORED_IDS.flatMap((scheduleId) =>
+          expectedOccurrences(
+            'stored',
+            { every: CHAOS_JOBS.stored.every },
+            { from: tStart, to: tEnd, scheduleId },
+          ),
         ),
       ],
       healthy,

@@ -1,4 +1,4 @@
-import { KeepAlive } from '../lock/keep-alive.js';
+import { KeepAlive, safetyMargin } from '../lock/keep-alive.js';
 import type { WriteOp } from '../store/types.js';
 import { doneUntil } from './high-water.js';
 import { keys } from './keys.js';
@@ -12,8 +12,12 @@ import type { Claim, RunDeps } from './run-records.js';
  * run (attempts, retries, timeout, events) is the same.
  */
 export interface RunBook {
-  /** Starts keeping the claim alive; `onLost` (once) when it cannot. */
-  keep(onLost: (reason: unknown) => void): { stop(): Promise<void> };
+  /**
+   * Starts keeping the claim alive; `onLost` (once) when it cannot. `held()`: whether the claim
+   * surely still holds now (its local deadline, less a safety margin, has not passed), asked just
+   * before a handler starts.
+   */
+  keep(onLost: (reason: unknown) => void): { stop(): Promise<void>; held(): boolean };
   /**
    * The writes stored (retried while the claim holds) before attempt `attempt` starts; `value` is
    * its in-flight record, made only if `wantsInflight`. `[]`: nothing to wait for.
@@ -83,13 +87,19 @@ export function claimBook(deps: RunDeps, claim: Claim): RunBook {
     keep(onLost) {
       // One keep-alive for the claim and its gate: both leases have the same length and are
       // renewed together (one keep-alive per run halves the timers and signals 1,000 runs cost).
-      return new KeepAlive(new RunLeases(deps.store, deps.clock, claim.lease, claim.gate, claim.sentAt), {
+      const leases = new RunLeases(deps.store, deps.clock, claim.lease, claim.gate, claim.sentAt);
+      const keeper = new KeepAlive(leases, {
         leaseMs: spec.lockAtMostForMs,
         renew: true,
         clock: deps.clock,
         logger: deps.logger,
         onLost,
       });
+      const margin = safetyMargin(spec.lockAtMostForMs);
+      return {
+        stop: () => keeper.stop(),
+        held: () => deps.clock.monotonic() < leases.localDeadline - margin,
+      };
     },
     startOps(first, value) {
       const ops: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];

@@ -137,6 +137,15 @@ export async function executeRun(
         return;
       }
       inflightValue = value;
+      // The claim must still hold when the handler starts: a node frozen between its start record
+      // and here (a page's runs start after the page's one start write) may wake after its lease
+      // lapsed and another node recovered the occurrence. Not started then; the start record
+      // stays, and recovery (there, or here later) decides — as for a lease lost mid-run.
+      if (!keeper.held()) {
+        leaseLost = true;
+        outcome = 'abandoned';
+        return;
+      }
       // Built as base is and then assigned to, not `{ ...base, … }`: V8 gave each spread copy of
       // base (a literal grown by assignments) a hidden class of its own, ~0.3 KB per run in flight.
       const entry = runFields(claim, node, base.fireTime) as Omit<HistoryEntry, 'status'>;

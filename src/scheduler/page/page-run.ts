@@ -1,4 +1,4 @@
-import { KeepAlive } from '../../lock/keep-alive.js';
+import { KeepAlive, safetyMargin } from '../../lock/keep-alive.js';
 import type { Lease, WriteOp } from '../../store/types.js';
 import type { Job } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
@@ -23,6 +23,8 @@ export class PageRun {
   private lostReason: unknown;
   private readonly onLost = new Set<(reason: unknown) => void>();
   private readonly keeper: KeepAlive;
+  private readonly leases: RunLeases;
+  private readonly margin: number;
 
   constructor(
     private readonly state: NodeState,
@@ -36,7 +38,9 @@ export class PageRun {
   ) {
     this.outstanding = runs;
     state.pagesHere.add(recordKey);
-    this.keeper = new KeepAlive(new RunLeases(state.store, state.clock, lease, undefined, sentAt), {
+    this.leases = new RunLeases(state.store, state.clock, lease, undefined, sentAt);
+    this.margin = safetyMargin(job.spec.lockAtMostForMs);
+    this.keeper = new KeepAlive(this.leases, {
       leaseMs: job.spec.lockAtMostForMs,
       renew: true,
       clock: state.clock,
@@ -69,6 +73,9 @@ export class PageRun {
           stop: async () => {
             if (hook) this.onLost.delete(hook);
           },
+          held: () =>
+            this.lostReason === undefined &&
+            this.state.clock.monotonic() < this.leases.localDeadline - this.margin,
         };
       },
       startOps: () => [],
