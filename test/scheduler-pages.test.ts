@@ -168,6 +168,50 @@ describe('pages of stored schedules', () => {
     );
   }, 30_000);
 
+  it('a page recovered twice: the second recovery runs attempt 3; attempts 1 and 2 are on record abandoned', async () => {
+    const base = await openStore(`memory:${unique('twice')}`);
+    const job = unique('twice');
+    const n = 10;
+    const hang = () => new Promise<never>(() => {});
+    const a = faulty(base);
+    const na = scheduler(a, 'node-a');
+    const ranA: JobContext[] = [];
+    na.define(job, { lockAtMostFor: '800ms' }, async (ctx) => {
+      ranA.push(ctx);
+      await hang();
+    });
+    const F = (await base.now()) + 400;
+    await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, at: F })));
+    await na.start();
+    await until(() => ranA.length === n, 10_000, 'node a to start every run');
+    a.faults.dead = true;
+    const b = faulty(base);
+    const nb = scheduler(b, 'node-b');
+    const ranB: JobContext[] = [];
+    nb.define(job, { lockAtMostFor: '800ms' }, async (ctx) => {
+      ranB.push(ctx);
+      await hang();
+    });
+    await nb.start();
+    await until(() => ranB.length === n, 10_000, 'node b to take the page over');
+    b.faults.dead = true;
+    const nc = scheduler(base, 'node-c');
+    const ranC: JobContext[] = [];
+    nc.define(job, { lockAtMostFor: '800ms' }, (ctx) => {
+      ranC.push(ctx);
+    });
+    await nc.start();
+    await until(() => ranC.length === n, 10_000, 'node c to take the page over');
+    await sleep(500);
+    expect(ranB.every((r) => r.attempt === 2)).toBe(true);
+    expect(ranC.map((r) => r.attempt)).toEqual(Array(n).fill(3));
+    expect(Math.min(...ranC.map((r) => r.token))).toBeGreaterThan(Math.max(...ranB.map((r) => r.token)));
+    const entries = await checked(nc, job, 800);
+    const abandoned = entries.filter((e) => e.status === 'abandoned').map((e) => e.attempt);
+    expect(abandoned.filter((x) => x === 1)).toHaveLength(n);
+    expect(abandoned.filter((x) => x === 2)).toHaveLength(n);
+  }, 40_000);
+
   it('two nodes racing to take over one dead page: each run once', async () => {
     const base = await openStore(`memory:${unique('race')}`);
     const a = faulty(base);

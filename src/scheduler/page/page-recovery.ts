@@ -87,7 +87,15 @@ export class PageRecovery {
     ]);
     if (!lease) return;
     const won = rec.started?.won ?? (await this.claimedBy(rec, page));
-    const plans = await Promise.all(won.map((i) => this.plan(job, rec, rec.items[i]!, lease.token)));
+    const own = rec.started
+      ? await this.ownEntries(
+          name,
+          won.map((i) => rec.items[i]!),
+        )
+      : [];
+    const plans = await Promise.all(
+      won.map((i, n) => this.plan(job, rec, rec.items[i]!, lease.token, own[n] ?? null)),
+    );
     const data = await this.data(
       won.filter((_, n) => plans[n]!.attempt !== undefined).map((i) => rec.items[i]!),
     );
@@ -161,35 +169,55 @@ export class PageRecovery {
    * What a won item of a dead page needs, from its history: nothing when its occurrence ended (or
    * it only settled a move); its skip recorded when the page died before recording it; else the
    * next attempt, with the dead one recorded abandoned (unless it is on record already, or the page
-   * never started: then nothing ran).
+   * never started: then nothing ran). `own` is the history entry of the item's own attempt, read
+   * for all items in one getMany; only an attempt followed by retries costs a scan of the rest.
    */
-  private async plan(job: Job, rec: PageRecord, item: PageItem, token: number): Promise<Plan> {
+  private async plan(
+    job: Job,
+    rec: PageRecord,
+    item: PageItem,
+    token: number,
+    own: string | null,
+  ): Promise<Plan> {
     const s = this.state;
     const occ = itemOcc(job.spec.name, item);
     if (item.kind === 'settle') return {};
     if (item.kind === 'skip')
       return rec.started ? {} : { write: skippedEntry(s, occ, item, token, s.storeClock.estimate()) };
-    if (!rec.started) return { attempt: item.attempt ?? 1 };
-    const attempts = (await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 })).map((h) =>
-      decodeHistory(h.value),
-    );
-    const last = attempts.at(-1);
+    const attempt = item.attempt ?? 1;
+    if (!rec.started) return { attempt };
+    let last = own === null ? undefined : decodeHistory(own);
+    if (last?.willRetry === true) {
+      // Retried after this attempt: the latest attempt on record says how far it got.
+      const later = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
+      last = later.map((h) => decodeHistory(h.value)).at(-1) ?? last;
+    }
     if (last && FINAL.has(last.status) && last.willRetry !== true) return {};
-    // The attempt that died: the one after a failed-and-retried one, or the page's own.
-    const dead =
-      last === undefined ? (item.attempt ?? 1) : last.status === 'abandoned' ? undefined : last.attempt + 1;
+    // The attempt that died without an outcome on record: the page's own, or the one after a
+    // failed-and-retried one; an attempt already recorded abandoned is followed by the next.
+    const dead = last === undefined ? attempt : last.status === 'abandoned' ? undefined : last.attempt + 1;
     const nextAttempt = (dead ?? last!.attempt) + 1;
     if (!job.spec.recover)
-      return dead === undefined ? {} : { write: this.abandoned(occ, rec, dead, token, false) };
+      return dead === undefined ? {} : { write: this.abandoned(occ, rec, item, dead, token, false) };
     return {
       attempt: nextAttempt,
-      ...(dead !== undefined && { write: this.abandoned(occ, rec, dead, token, true) }),
+      ...(dead !== undefined && { write: this.abandoned(occ, rec, item, dead, token, true) }),
     };
+  }
+
+  /** The history entry of each won item's own attempt (one getMany per 1,000). */
+  private async ownEntries(name: string, items: readonly PageItem[]): Promise<(string | null)[]> {
+    const keysOf = items.map((it) => keys.history(itemOcc(name, it), it.attempt ?? 1));
+    const out: (string | null)[] = [];
+    for (let at = 0; at < keysOf.length; at += 1000)
+      out.push(...(await this.state.store.getMany(keysOf.slice(at, at + 1000))));
+    return out;
   }
 
   private abandoned(
     occ: OccurrenceId,
     rec: PageRecord,
+    item: PageItem,
     attempt: number,
     token: number,
     recovered: boolean,
@@ -201,7 +229,8 @@ export class PageRecovery {
       node: rec.node,
       attempt,
       token: started.token,
-      source: attempt === 1 ? 'schedule' : 'retry',
+      // The page's own attempt ran for the page's reason; a later one was a retry of it.
+      source: attempt === (item.attempt ?? 1) ? item.source : 'retry',
       status: 'abandoned',
       startedAt: new Date(started.at),
       finishedAt: new Date(s.storeClock.estimate()),
