@@ -30,6 +30,12 @@ export interface DueEntry {
   readAt: number;
   /** The page run its entry names (a page moved it there: page/prev-run.ts). */
   prev?: { page: string; fireTime: number } | undefined;
+  /**
+   * That page's record still exists (read with the entry): its run may be going, or waiting for
+   * recovery. A fire time behind it that is late was held back by that run, not missed: it is
+   * judged for overlap (page/prev-run.ts), never by the misfire policy.
+   */
+  prevLive?: boolean;
 }
 
 /**
@@ -118,7 +124,8 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number): Candid
   const following = after(F);
   e.graceMs = spreadGrace(following === undefined ? undefined : following - F);
   const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
-  if (F >= missedBefore) return run('schedule', moveTo(following));
+  if (F >= missedBefore || (e.prevLive === true && spec.overlap === 'skip'))
+    return run('schedule', moveTo(following));
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
   const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>

@@ -217,6 +217,7 @@ export class DueIndex {
         : undefined;
       out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt, ...(prev && { prev }) });
     });
+    await this.markLivePrev(out);
     for (let i = 0; i < stale.length; i += MAX_BATCH) {
       // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.
       void s.writes
@@ -224,6 +225,30 @@ export class DueIndex {
         .catch((err) => s.emit('error', { error: err, during: 'due index cleanup' }));
     }
     return out;
+  }
+
+  /**
+   * Marks the entries whose previous fire time's page is still in flight (its record exists):
+   * one getMany of the distinct pages named — in a fan-out, the few pages that ran yesterday's.
+   */
+  private async markLivePrev(entries: DueEntry[]): Promise<void> {
+    const named = new Map<string, DueEntry[]>();
+    for (const e of entries) {
+      if (!e.prev) continue;
+      const key = keys.pageRecord(e.schedule.job, e.prev.page);
+      const list = named.get(key);
+      if (list) list.push(e);
+      else named.set(key, [e]);
+    }
+    if (named.size === 0) return;
+    const records = [...named.keys()];
+    for (let i = 0; i < records.length; i += MAX_BATCH) {
+      const chunk = records.slice(i, i + MAX_BATCH);
+      const values = await this.state.store.getMany(chunk);
+      chunk.forEach((key, n) => {
+        if (values[n] !== null && values[n] !== undefined) for (const e of named.get(key)!) e.prevLive = true;
+      });
+    }
   }
 }
 

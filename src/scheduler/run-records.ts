@@ -17,6 +17,11 @@ export interface Claim {
   sentAt: number;
   attempt: number;
   source: RunSource;
+  /**
+   * (A page's run) store time at which its start was recorded — the page's start write, before
+   * any of its handlers: the run's `startedAt`, as other nodes see it in the page's record.
+   */
+  startedAt?: number;
   /** Claimed as a misfire replay (its source may say `recover`, when it follows a dead run). */
   replay?: true;
   data: unknown;

@@ -107,7 +107,12 @@ export async function executeRun(
   const endSpan = (status: RunStatus, error?: unknown) => span && tracing?.ended(span, status, error);
   try {
     for (;;) {
-      const startedAt = storeTimeNow(claim, clock);
+      // A page's first attempt started when the page's start was recorded (the record is what
+      // other nodes judge overlap and recovery by); any other attempt, now.
+      const startedAt =
+        attempt === claim.attempt && claim.startedAt !== undefined
+          ? claim.startedAt
+          : storeTimeNow(claim, clock);
       const inflight: InflightRecord = {
         job: claim.occ.job,
         fireTime: claim.occ.fireTime,

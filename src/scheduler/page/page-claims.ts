@@ -147,6 +147,7 @@ export class PageClaims {
           attempt: 1,
           source: c.source,
           ...(c.source === 'misfire' && { replay: true as const }),
+          startedAt,
           data: c.data,
         },
         undefined,

@@ -147,6 +147,7 @@ export class PageRecovery {
           sentAt,
           attempt: item.attempt!,
           source: 'recover',
+          startedAt: at,
           data: data.get(`${item.id}|${item.v}`),
         },
         undefined,
