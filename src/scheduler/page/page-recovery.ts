@@ -86,6 +86,8 @@ export class PageRecovery {
       { key: leaseKey, owner: s.node, leaseMs: job.spec.lockAtMostForMs },
     ]);
     if (!lease) return;
+    // The recovery's start: the dead attempts end here on record, and the new runs start here.
+    const at = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     const won = rec.started?.won ?? (await this.claimedBy(rec, page));
     const own = rec.started
       ? await this.ownEntries(
@@ -94,7 +96,7 @@ export class PageRecovery {
         )
       : [];
     const plans = await Promise.all(
-      won.map((i, n) => this.plan(job, rec, rec.items[i]!, lease.token, own[n] ?? null)),
+      won.map((i, n) => this.plan(job, rec, rec.items[i]!, lease.token, own[n] ?? null, at)),
     );
     const data = await this.data(
       won.filter((_, n) => plans[n]!.attempt !== undefined).map((i) => rec.items[i]!),
@@ -112,7 +114,6 @@ export class PageRecovery {
       item.source = 'recover';
       toRun.push(i);
     });
-    const at = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
     if (toRun.length === 0) {
       await s.writes.submit([...writes, { op: 'delete', key: r.key, ifValue: r.value }, release]);
@@ -179,12 +180,12 @@ export class PageRecovery {
     item: PageItem,
     token: number,
     own: string | null,
+    at: number,
   ): Promise<Plan> {
     const s = this.state;
     const occ = itemOcc(job.spec.name, item);
     if (item.kind === 'settle') return {};
-    if (item.kind === 'skip')
-      return rec.started ? {} : { write: skippedEntry(s, occ, item, token, s.storeClock.estimate()) };
+    if (item.kind === 'skip') return rec.started ? {} : { write: skippedEntry(s, occ, item, token, at) };
     const attempt = item.attempt ?? 1;
     if (!rec.started) return { attempt };
     let last = own === null ? undefined : decodeHistory(own);
@@ -199,10 +200,10 @@ export class PageRecovery {
     const dead = last === undefined ? attempt : last.status === 'abandoned' ? undefined : last.attempt + 1;
     const nextAttempt = (dead ?? last!.attempt) + 1;
     if (!job.spec.recover)
-      return dead === undefined ? {} : { write: this.abandoned(occ, rec, item, dead, token, false) };
+      return dead === undefined ? {} : { write: this.abandoned(occ, rec, item, dead, token, at, false) };
     return {
       attempt: nextAttempt,
-      ...(dead !== undefined && { write: this.abandoned(occ, rec, item, dead, token, true) }),
+      ...(dead !== undefined && { write: this.abandoned(occ, rec, item, dead, token, at, true) }),
     };
   }
 
@@ -221,6 +222,7 @@ export class PageRecovery {
     item: PageItem,
     attempt: number,
     token: number,
+    at: number,
     recovered: boolean,
   ): WriteOp {
     const s = this.state;
@@ -234,7 +236,7 @@ export class PageRecovery {
       source: attempt === (item.attempt ?? 1) ? item.source : 'retry',
       status: 'abandoned',
       startedAt: new Date(started.at),
-      finishedAt: new Date(s.storeClock.estimate()),
+      finishedAt: new Date(at),
       error: `node ${rec.node} stopped renewing its page's lease${recovered ? `; recovered by ${s.node} (token ${token})` : ''}`,
     };
     return { op: 'put', key: keys.history(occ, attempt), value: encodeHistory(entry), ttlMs: s.retentionMs };

@@ -19,8 +19,9 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  * page and the fire time it ran (`prev`, page-record.ts). While the page's record exists, that run
  * may be going. Judged from the outside, as invariant 7 asks — by runs that started:
  *  - the page won the previous fire time, started at or before this one, its lease still holds,
- *    and the run has no final outcome on record: skipped, naming that run (the page's first
- *    holder, if it was taken over: a dead run counts as going until its recovery ends);
+ *    and the run has no final outcome on record: skipped, naming that run — or, when the page is
+ *    a recovery that started after this fire time, the run that died (its abandoned entry ends
+ *    when the recovery started: it was going at this fire time);
  *  - the page has not started (its claim's reply on the way, its node frozen), its lease lapsed
  *    (recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
  *    or it started after this fire time: this fire time waits and is judged again at a later read;
@@ -73,15 +74,20 @@ export async function judgePrev(
       if (ENDED.has(e.status) && e.willRetry !== true) continue;
     }
     const c = cs[look.i]!;
+    const F = c.occ.fireTime;
     const it = look.rec.items[look.item]!;
     const started = look.rec.started!;
-    const since = started.since ?? { at: started.at, node: look.rec.node, token: started.token };
     if (!live.has(look.page))
       live.set(look.page, (await state.store.inspect(pageKeys(name, look.page).lease)) !== null);
+    // The run that overlapped F: the page's current run if it had started by F; else, when the
+    // page is a recovery, the run that died — on record as going until the recovery started
+    // (its abandoned entry ends then), so it covers an F between its start and that.
+    const current = { at: started.at, node: look.rec.node, token: started.token };
+    const by = current.at <= F ? current : started.since && started.since.at <= F ? started.since : undefined;
     verdicts[look.i] =
-      it.source === 'misfire' || !live.get(look.page) || since.at > c.occ.fireTime
+      it.source === 'misfire' || !live.get(look.page) || by === undefined
         ? { kind: 'wait' }
-        : { kind: 'skip', by: { fireTime: new Date(it.fireTime), node: since.node, token: since.token } };
+        : { kind: 'skip', by: { fireTime: new Date(it.fireTime), node: by.node, token: by.token } };
   }
   return verdicts;
 }
