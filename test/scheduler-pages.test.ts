@@ -40,6 +40,8 @@ interface Faulty extends Store {
     fail?: (method: string, args: unknown[]) => boolean;
     /** The node dies as this call's answer arrives: it never sees the answer, nor answers again. */
     dieAfter?: (method: string, args: unknown[]) => boolean;
+    /** While set, calls wait for it (a stalled link); resolve it to let them through. */
+    stall?: Promise<void> | undefined;
   };
 }
 function faulty(store: Store): Faulty {
@@ -51,6 +53,7 @@ function faulty(store: Store): Faulty {
       if (typeof value !== 'function' || prop === 'close') return value;
       return async (...args: unknown[]) => {
         if (faults.dead) return new Promise(() => {});
+        if (faults.stall) await faults.stall;
         faults.calls.push({ method: String(prop), args });
         if (faults.fail?.(String(prop), args)) throw new Error(`injected failure of ${String(prop)}`);
         const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
@@ -211,6 +214,40 @@ describe('pages of stored schedules', () => {
     expect(abandoned.filter((x) => x === 1)).toHaveLength(n);
     expect(abandoned.filter((x) => x === 2)).toHaveLength(n);
   }, 40_000);
+
+  it('a run whose outcome is stored after its page lapsed says so (leaseLapsed), beside the recovery', async () => {
+    const base = await openStore(`memory:${unique('lapse')}`);
+    const a = faulty(base);
+    const job = unique('lapse');
+    const na = scheduler(a, 'node-a');
+    let release: () => void = () => {};
+    // Node a's link stalls while its handler runs: the outcome is stored only after the lease lapsed.
+    na.define(job, { lockAtMostFor: '800ms' }, () => {
+      a.faults.stall ??= new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    const F = (await base.now()) + 400;
+    await na.schedules.upsert({ id: 'u0', job, at: F });
+    await na.start();
+    await until(() => a.faults.stall !== undefined, 5_000, 'node a to run');
+    const nb = scheduler(base, 'node-b');
+    const ranB: JobContext[] = [];
+    nb.define(job, { lockAtMostFor: '800ms' }, (ctx) => {
+      ranB.push(ctx);
+    });
+    await nb.start();
+    await until(() => ranB.length === 1, 10_000, 'node b to recover the run');
+    release();
+    a.faults.stall = undefined;
+    await eventually(
+      async () => (await nb.history({ job })).some((e) => e.attempt === 1 && e.leaseLapsed === true),
+      5_000,
+      "node a's late outcome, marked",
+    );
+    expect(ranB[0]!.attempt).toBe(2);
+    await checked(nb, job, 800);
+  }, 20_000);
 
   it('two nodes racing to take over one dead page: each run once', async () => {
     const base = await openStore(`memory:${unique('race')}`);

@@ -33,6 +33,11 @@ export interface RunBook {
     history: WriteOp | undefined,
     inflightValue: string | undefined,
   ): { ops: WriteOp[]; lapse?: number };
+  /**
+   * Asked once the outcome is stored, when `finishOps` names no `lapse` op: whether the claim may
+   * have lapsed before it was (the at-least-once case, marked `leaseLapsed` in the history).
+   */
+  lapsed?(): boolean;
   /** The writes after a run abandoned or never started (one try; the claim ends on its own otherwise). */
   abandonOps(history: WriteOp | undefined): WriteOp[];
   /**

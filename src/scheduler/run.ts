@@ -321,7 +321,8 @@ export async function executeRun(
       // was stored (a stalled link, a long pause), so another node may have recovered it — the
       // documented at-least-once case. Said in the history entry and the event, so that nobody
       // (operator, history checker) reads the recovery as a run after a success.
-      const leaseLapsed = stored && lapse !== undefined && results[lapse] === false;
+      const leaseLapsed =
+        stored && (lapse !== undefined ? results[lapse] === false : book.lapsed?.() === true);
       if (leaseLapsed) await recordLapse(deps, claim, final, historyPut);
       if (finishSpan) tracing?.finishEnded(finishSpan, stored);
       await keeper.stop();

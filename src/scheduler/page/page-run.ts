@@ -80,6 +80,10 @@ export class PageRun {
       },
       startOps: () => [],
       finishOps: (history) => ({ ops: history ? [history] : [] }),
+      // Stored after the page's lease may have ended (no renewal for a whole lease: a frozen
+      // node, a stalled link): another node may have recovered the run meanwhile.
+      lapsed: () =>
+        this.lostReason !== undefined || this.state.clock.monotonic() >= this.leases.localDeadline,
       abandonOps: (history) => (history ? [history] : []),
       ended: (stored) => this.runEnded(stored),
     };
