@@ -1,4 +1,4 @@
-import { invalidArgument, OncelyError } from '../core/errors.js';
+import { OncelyError } from '../core/errors.js';
 import { tryLock } from '../lock/try-lock.js';
 import type { Lock, TryLockOptions } from '../lock/types.js';
 import { applyOneByOne, checkRequestSize, pageParts } from './base-defaults.js';
