@@ -61,6 +61,8 @@ export class Claims {
     // Pages go their own way (one claimPage per page; the move decides, so no takeover look-up).
     const paged = fitting.filter((c) => c.pageMove !== undefined);
     const pages = paged.length > 0 ? this.pages.claim(paged) : undefined;
+    // Awaited below, after the takeover look-up: a rejection meanwhile must not go unhandled.
+    pages?.catch(() => {});
     const batch = await this.withoutAccounted(
       paged.length > 0 ? fitting.filter((c) => c.pageMove === undefined) : fitting,
     );
