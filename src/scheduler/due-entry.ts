@@ -64,7 +64,9 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
         to: e.next === undefined ? keys.dueEnded(s.id, s.v) : keys.dueEntry(e.next, s.id, s.v),
         next: e.next,
         v: s.v,
-        ...(e.prev && { prev: e.prev }),
+        // Only a page still in flight at the read: a page's record, once gone, never comes back,
+        // so the claim need not look again for the others (in a fan-out, all of them).
+        ...(e.prev && e.prevLive === true && { prev: e.prev }),
       };
   return plan;
 }

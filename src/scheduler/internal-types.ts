@@ -124,8 +124,9 @@ export interface Candidate {
   /**
    * (A due entry of a job claimed in pages, page/eligible.ts) the move that claims it: the entry
    * `from` moved to `to` (its next fire time `next`, or `dueend|…` when there is none); `v` is the
-   * schedule's version; `prev` the page run its entry names (page/prev-run.ts). The candidate's
-   * `advance`/`settleOnly` writes are then not used: the move is all of them.
+   * schedule's version; `prev` the page run its entry names, when that page was still in flight at
+   * the read (page/prev-run.ts). The candidate's `advance`/`settleOnly` writes are then not used:
+   * the move is all of them.
    */
   pageMove?: {
     from: string;
