@@ -3,6 +3,7 @@ import { describe } from '../core/options.js';
 import { redactSecret, redactUrl, urlSecrets } from '../core/redact.js';
 import type { FromUrl } from './backend-options.js';
 import { backendOnlyOptions, checkOpenOptions } from './open-options.js';
+import { type HasSchemaState, SCHEMA_STATE, type SchemaState } from './schema-state.js';
 import type { Store } from './types.js';
 import { validatePrefix } from './validate.js';
 
@@ -66,6 +67,37 @@ const BACKENDS: Record<string, { module: string; load: () => Promise<{ fromUrl: 
  * const shared = await openStore(process.env.DATABASE_URL!, { shedlockTable: 'shedlock' });
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  return (await connectStore(url, options, (store) => store.migrate())).store;
+}
+
+/**
+ * `openStore` for tools that must create nothing (the CLI's read-only commands): instead of
+ * migrating, the store looks for its schema ({@link SCHEMA_STATE}), within the same time limit and
+ * with the same errors. A store that cannot look (memory, SQLite, a third-party one) is migrated
+ * as `openStore` does, and `schema` is undefined. Not part of the public API.
+ */
+export async function openExistingStore(
+  url: string,
+  options: OpenStoreOptions = {},
+): Promise<{ store: Store; schema: SchemaState | undefined }> {
+  const { store, ready } = await connectStore(url, options, async (store) => {
+    const look = (store as HasSchemaState)[SCHEMA_STATE];
+    if (look) return look();
+    await store.migrate();
+    return undefined;
+  });
+  return { store, schema: ready };
+}
+
+/**
+ * Checks `url` and `options`, creates the backend's store and runs `ready` on it (the migration,
+ * or a look at the schema) bounded by `connectTimeoutMs`; closes the store if that fails.
+ */
+async function connectStore<T>(
+  url: string,
+  options: OpenStoreOptions,
+  ready: (store: Store) => Promise<T>,
+): Promise<{ store: Store; ready: T }> {
   if (typeof url !== 'string' || url.trim() === '') {
     throw new OncelyError(
       'INVALID_ARGUMENT',
@@ -113,9 +145,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     });
   }
   let timer: NodeJS.Timeout | undefined;
+  let result: T;
   try {
-    await Promise.race([
-      store.migrate(),
+    result = await Promise.race([
+      ready(store),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
@@ -139,7 +172,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   } finally {
     clearTimeout(timer);
   }
-  return store;
+  return { store, ready: result };
 }
 
 const SERVER_SCHEMES = new Set(['postgres', 'postgresql', 'mysql', 'mariadb', 'redis', 'rediss']);

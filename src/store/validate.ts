@@ -29,6 +29,11 @@ export function validatePrefix(prefix: string): string {
   return prefix;
 }
 
+/** Whether `text` is a valid prefix ({@link validatePrefix} would take it). */
+export function isPrefix(text: string): boolean {
+  return PREFIX.test(text);
+}
+
 /** A UTF-16 surrogate without its partner: not a character, and every store would mangle it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

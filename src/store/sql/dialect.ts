@@ -65,6 +65,17 @@ export interface SqlSyntax {
   sameValue?(param: string): string;
 }
 
+/** What a dialect's look at the catalogue found, without DDL (see {@link Dialect.schemaTables}). */
+export interface SchemaTables {
+  /** The store's leases, records and meta tables all exist, found as its statements find them. */
+  readonly present: boolean;
+  /**
+   * The tables its statements could find (the search path, the current database) whose names end
+   * in `meta`, `leases` or `records`: where other oncely prefixes show.
+   */
+  readonly names: readonly string[];
+}
+
 /**
  * What one SQL engine contributes to {@link SqlStore}: its driver glue, SQL fragments, and its own
  * version of every race-sensitive operation (each one statement or one script, in a file of its
@@ -122,6 +133,12 @@ export interface Dialect {
   ): Promise<{ granted: GrantedRow | null; results: boolean[] }>;
   sweep(limit: number): Promise<SweepResult>;
   migrate(): Promise<void>;
+  /**
+   * Whether the schema exists, and the names of tables other oncely stores could own, read from
+   * the catalogue without creating or locking anything. Absent: the engine cannot tell (SQLite,
+   * whose file is looked at before it is opened); the store is then migrated as before.
+   */
+  schemaTables?(): Promise<SchemaTables>;
   close(): Promise<void>;
 
   /** The error says a table, column or sequence is missing, or the schema is newer than ours. */

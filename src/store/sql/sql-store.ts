@@ -2,6 +2,7 @@ import { OncelyError } from '../../core/errors.js';
 import { redactSecret } from '../../core/redact.js';
 import { BaseStore } from '../base.js';
 import { LOCK_TABLE, type LockTable } from '../lock-table.js';
+import { SCHEMA_STATE, type SchemaState } from '../schema-state.js';
 import type {
   Lease,
   LeaseRequest,
@@ -14,6 +15,7 @@ import { type NormalizedScan, type NormalizedWriteOp, prefixUpperBound, sortByKe
 import type { NormalizedPageOp } from '../validate-page.js';
 import type { Dialect, GrantedRow, SqlValue } from './dialect.js';
 import { toInt, toLease, toRecord, toText } from './rows.js';
+import { sqlSchemaState } from './schema-state.js';
 import { shedlockLockTable } from './shedlock/lock-table.js';
 import { SharedStatements } from './statements.js';
 
@@ -54,6 +56,13 @@ export class SqlStore extends BaseStore {
    * @internal
    */
   readonly [LOCK_TABLE]: LockTable | undefined;
+  /**
+   * Whether the schema exists, looked up without creating anything, where the engine can tell
+   * (PostgreSQL, MySQL/MariaDB): for read-only tools, which must not migrate.
+   *
+   * @internal
+   */
+  readonly [SCHEMA_STATE]: (() => Promise<SchemaState>) | undefined;
 
   /** @param secret passwords to redact from every error message (from a connection string). */
   constructor(dialect: Dialect, secret?: string | readonly string[]) {
@@ -81,6 +90,10 @@ export class SqlStore extends BaseStore {
             }
           }),
         )
+      : undefined;
+    const { schemaTables } = dialect;
+    this[SCHEMA_STATE] = schemaTables
+      ? () => this.call('schemaState', () => sqlSchemaState(dialect, () => schemaTables.call(dialect)))
       : undefined;
   }
 

@@ -3,7 +3,16 @@ import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
 import type { NormalizedPageOp } from '../../validate-page.js';
-import type { Dialect, GrantedRow, QueryResult, Row, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type {
+  Dialect,
+  GrantedRow,
+  QueryResult,
+  Row,
+  SchemaTables,
+  SqlSyntax,
+  SqlValue,
+  Statement,
+} from '../dialect.js';
 import type { ShedlockOps } from '../shedlock/ops.js';
 import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
@@ -33,6 +42,7 @@ import {
   mysqlReadVersion,
   mysqlUpgrades,
 } from './schema.js';
+import { mysqlSchemaTables } from './schema-tables.js';
 import { mysqlShedlock } from './shedlock/index.js';
 import { mysqlSweepScript } from './sweep.js';
 
@@ -301,6 +311,11 @@ export class MysqlDialect implements Dialect {
     } finally {
       conn.release();
     }
+  }
+
+  /** Reads information_schema only (schema-tables.ts). */
+  schemaTables(): Promise<SchemaTables> {
+    return mysqlSchemaTables(this.tables, (statement, params) => this.query(statement, params));
   }
 
   async close(): Promise<void> {

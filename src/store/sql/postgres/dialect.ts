@@ -2,7 +2,15 @@ import { DEFAULT_CAPABILITIES } from '../../base.js';
 import type { LeaseRequest, StoreCapabilities, SweepResult } from '../../types.js';
 import type { NormalizedWriteOp } from '../../validate.js';
 import type { NormalizedPageOp } from '../../validate-page.js';
-import type { Dialect, GrantedRow, QueryResult, SqlSyntax, SqlValue, Statement } from '../dialect.js';
+import type {
+  Dialect,
+  GrantedRow,
+  QueryResult,
+  SchemaTables,
+  SqlSyntax,
+  SqlValue,
+  Statement,
+} from '../dialect.js';
 import type { ShedlockOps } from '../shedlock/ops.js';
 import type { ShedlockTableName } from '../shedlock/table-name.js';
 import { SharedStatements } from '../statements.js';
@@ -18,6 +26,7 @@ import type { PgPoolLike } from './pool.js';
 import { pgPut, pgPutStatement } from './put.js';
 import { pgRelease, pgReleaseStatement } from './release.js';
 import { PG_SCHEMA_TOO_NEW, pgMigration } from './schema.js';
+import { pgSchemaTables } from './schema-tables.js';
 import { pgShedlock } from './shedlock/index.js';
 import { pgSweep } from './sweep.js';
 
@@ -144,6 +153,11 @@ export class PostgresDialect implements Dialect {
     const version = Number(rows[0]?.['value'] ?? 0);
     if (version > SCHEMA_VERSION) throw schemaTooNew(this.kind, version);
     return version === SCHEMA_VERSION;
+  }
+
+  /** Reads the catalogue only (schema-tables.ts). */
+  schemaTables(): Promise<SchemaTables> {
+    return pgSchemaTables(this.tables, (statement, params) => this.query(statement, params));
   }
 
   async close(): Promise<void> {
