@@ -39,10 +39,12 @@ import { classifyEtcdError } from './etcd/errors.js';
 import { extendLease } from './etcd/extend.js';
 import { Layout } from './etcd/layout.js';
 import { collect, countRecords, liveLease, readRecords, scanRecords } from './etcd/reads.js';
+import { checkSchemaVersion, etcdSchemaState, SCHEMA_VERSION } from './etcd/schema-state.js';
 import { sweepExpired } from './etcd/sweep.js';
 import { absent, type EtcdClientLike, get, only, put } from './etcd/txn.js';
 import { parseEtcdUrl } from './etcd/url.js';
 import { writeBatch } from './etcd/writes.js';
+import { SCHEMA_STATE, type SchemaState } from './schema-state.js';
 import { checkStoreOptions, onlyWith, timeoutOption } from './store-options.js';
 import type {
   Lease,
@@ -56,9 +58,6 @@ import { type NormalizedScan, type NormalizedWriteOp, validatePrefix } from './v
 import type { NormalizedPageOp } from './validate-page.js';
 
 export type { EtcdClientLike } from './etcd/txn.js';
-
-/** Schema version this code writes and understands (the `<prefix>/schema` key). */
-const SCHEMA_VERSION = 1;
 
 /** Every option the constructor knows (anything else is refused, see checkStoreOptions). */
 const ETCD_OPTIONS = ['client', 'clockUrls', 'ca', 'url', 'prefix', 'connectTimeoutMs'] as const;
@@ -339,23 +338,22 @@ export class EtcdStore extends BaseStore {
       success: [put(marker, Buffer.from(String(SCHEMA_VERSION))), read],
       failure: [read],
     });
-    const found = only(response.responses[response.succeeded ? 1 : 0])?.value.toString('utf8') ?? null;
-    const version = Number(found);
-    if (!/^\d+$/.test(found ?? '') || version < 1) {
-      throw new OncelyError(
-        'SCHEMA',
-        `etcd store: key ${marker.toString()} holds ${JSON.stringify(found)}, not an oncely schema version; is another program using the prefix?`,
-      );
-    }
-    if (version > SCHEMA_VERSION) {
-      throw new OncelyError(
-        'SCHEMA',
-        `etcd store: the data under ${marker.toString().slice(0, -6)} has schema version ${version}, newer than this oncely understands (${SCHEMA_VERSION}); upgrade oncely`,
-      );
-    }
+    checkSchemaVersion(
+      marker,
+      only(response.responses[response.succeeded ? 1 : 0])?.value.toString('utf8') ?? null,
+    );
     this.base = undefined;
     await this.loadBase();
   }
+
+  /**
+   * Whether the schema marker exists, read without writing it (./etcd/schema-state.ts): for
+   * read-only tools, which must not migrate.
+   *
+   * @internal
+   */
+  readonly [SCHEMA_STATE] = (): Promise<SchemaState> =>
+    this.call('schemaState', () => etcdSchemaState(this.client, this.layout));
 
   protected async doClose(): Promise<void> {
     this.owned?.close(); // the caller's client stays open

@@ -63,10 +63,12 @@ import type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 import { countRecords } from './redis/count.js';
 import { checkRedisOptions } from './redis/options.js';
 import { scanRecords } from './redis/scan.js';
+import { checkSchemaVersion, redisSchemaState, SCHEMA_VERSION } from './redis/schema-state.js';
 import type { LuaScript } from './redis/script.js';
 import { SCRIPTS } from './redis/scripts.js';
 import { checkServer, hintFor, readInfo } from './redis/server.js';
 import { parseRedisUrl } from './redis/url.js';
+import { SCHEMA_STATE, type SchemaState } from './schema-state.js';
 import type {
   Lease,
   LeaseRequest,
@@ -77,9 +79,6 @@ import type {
 } from './types.js';
 import { type NormalizedScan, type NormalizedWriteOp, prefixUpperBound } from './validate.js';
 import type { NormalizedPageOp } from './validate-page.js';
-
-/** Schema version this code writes and understands (the `{prefix}schema` key). */
-const SCHEMA_VERSION = 1;
 
 export type { RedisClientLike, RedisStoreOptions } from './redis/client.js';
 
@@ -292,21 +291,21 @@ export class RedisStore extends BaseStore {
     }
     const marker = `${this.base}schema`;
     await this.client.call('set', marker, String(SCHEMA_VERSION), 'NX');
-    const found = (await this.client.call('get', marker)) as string | null;
-    const version = Number(found);
-    if (!Number.isInteger(version) || version < 1) {
-      throw new OncelyError(
-        'SCHEMA',
-        `redis store: key ${marker} holds ${JSON.stringify(found)}, not an oncely schema version; is another program using the prefix?`,
-      );
-    }
-    if (version > SCHEMA_VERSION) {
-      throw new OncelyError(
-        'SCHEMA',
-        `redis store: the data under ${this.base} has schema version ${version}, newer than this oncely understands (${SCHEMA_VERSION}); upgrade oncely`,
-      );
-    }
+    checkSchemaVersion(this.base, (await this.client.call('get', marker)) as string | null);
   }
+
+  /**
+   * Whether the schema marker exists, read without writing it (./redis/schema-state.ts): for
+   * read-only tools, which must not migrate. Connects like `migrate()`.
+   *
+   * @internal
+   */
+  readonly [SCHEMA_STATE] = (): Promise<SchemaState> =>
+    this.call('schemaState', async () => {
+      await this.connect();
+      await this.checkDatabase();
+      return redisSchemaState(this.client, this.base, this.owned !== undefined);
+    });
 
   /**
    * The URL's database number must exist on the server: ioredis reports a refused SELECT only as an
