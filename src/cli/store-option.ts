@@ -8,7 +8,8 @@
 import type { Command } from 'commander';
 import { OncelyError } from '../core/errors.js';
 import { redactUrl } from '../core/redact.js';
-import { openStore } from '../store/open.js';
+import { openExistingStore, openStore } from '../store/open.js';
+import type { SchemaState } from '../store/schema-state.js';
 import type { Store } from '../store/types.js';
 import { registerStoreUrl } from './secrets.js';
 
@@ -30,6 +31,8 @@ export interface OpenedStore {
   store: Store;
   /** The URL as it may be shown (password replaced by ***). */
   shown: string;
+  /** With `existing`: what the store found of its schema (undefined: it was migrated instead). */
+  schema?: SchemaState | undefined;
 }
 
 export function storeUrlOf(flags: StoreFlags): string {
@@ -38,19 +41,25 @@ export function storeUrlOf(flags: StoreFlags): string {
 }
 
 /**
- * Opens (and migrates) the store. Throws `INVALID_ARGUMENT` for a malformed URL, an unknown scheme
- * or a bad prefix (exit 2), `STORE_UNAVAILABLE` when it cannot be reached (exit 1).
+ * Opens (and migrates) the store; with `existing`, a server store is not migrated but looks for its
+ * schema instead, creating nothing (the read-only commands: see store-presence.ts). Throws
+ * `INVALID_ARGUMENT` for a malformed URL, an unknown scheme or a bad prefix (exit 2),
+ * `STORE_UNAVAILABLE` when it cannot be reached (exit 1).
  */
-export async function openCliStore(flags: StoreFlags): Promise<OpenedStore> {
+export async function openCliStore(
+  flags: StoreFlags,
+  { existing = false }: { existing?: boolean } = {},
+): Promise<OpenedStore> {
   const url = storeUrlOf(flags);
   registerStoreUrl(url);
   const shown = redactUrl(url);
+  const options = {
+    ...(flags.prefix !== undefined && { prefix: flags.prefix }),
+    connectTimeoutMs: 10_000,
+  };
   try {
-    const store = await openStore(url, {
-      ...(flags.prefix !== undefined && { prefix: flags.prefix }),
-      connectTimeoutMs: 10_000,
-    });
-    return { store, shown };
+    if (existing) return { ...(await openExistingStore(url, options)), shown };
+    return { store: await openStore(url, options), shown };
   } catch (err) {
     throw connectError(err, shown);
   }

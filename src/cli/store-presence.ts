@@ -5,15 +5,18 @@
  *
  * - `sqlite:`: checked before anything opens the file (opening creates it): the file must exist
  *   and hold oncely's tables under the prefix — read with the file opened read-only.
- * - A server store: opening it creates the schema (tables, a marker key), so it is checked after,
- *   through the Store contract: a store where no record and no lease was ever written under the
- *   prefix is refused the same way.
+ * - A server store (PostgreSQL, MySQL/MariaDB, Redis, etcd) is opened without migrating: it looks
+ *   for its schema (tables, or the marker key) and for other prefixes' (openExistingStore), and a
+ *   missing one is refused the same way ({@link requireSchema}).
+ * - Then, on every store: one where no record and no lease was ever written under the prefix (a
+ *   schema created by a program that never used it) is refused too ({@link requireStoreContent}).
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { OncelyError } from '../core/errors.js';
 import { redactUrl } from '../core/redact.js';
 import { loadDriver } from '../store/driver.js';
+import type { SchemaState } from '../store/schema-state.js';
 import { sqlitePath } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
 import { validatePrefix } from '../store/validate.js';
@@ -93,9 +96,32 @@ function emptyText(prefix: string): string {
   return `has no oncely store under prefix ${JSON.stringify(prefix)}`;
 }
 
-function othersText(prefixes: readonly string[]): string {
-  if (prefixes.length === 0) return ' (no oncely tables at all: oncely run creates them)';
-  return ` (it has one under ${prefixes.map((p) => `--prefix ${p}`).join(', ')})`;
+/** Other stores named in a message, at most. */
+const SHOWN_PREFIXES = 10;
+
+/** What else the store has: other prefixes found, or (`complete`) that it has none at all. */
+function othersText(prefixes: readonly string[], made = 'tables', complete = true): string {
+  if (prefixes.length === 0) return complete ? ` (no oncely ${made} at all: oncely run creates them)` : '';
+  const shown = prefixes.slice(0, SHOWN_PREFIXES).map((p) => `--prefix ${p}`);
+  const more = prefixes.length - shown.length;
+  return ` (it has one under ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''})`;
+}
+
+/**
+ * `STORE_UNAVAILABLE` (exit 1) when a store opened without migrating found no schema of its own
+ * under `prefix`, naming the other prefixes it found; nothing was created. `schema` undefined (a
+ * store that was migrated instead): nothing to say.
+ */
+export function requireSchema(
+  schema: SchemaState | undefined,
+  url: string,
+  prefix: string | undefined,
+): void {
+  if (schema === undefined || schema.present) return;
+  throw new OncelyError(
+    'STORE_UNAVAILABLE',
+    `${redactUrl(url)} ${emptyText(prefix ?? DEFAULT_PREFIX)}${othersText(schema.others, schema.made, schema.complete)}; ${hint()}`,
+  );
 }
 
 /**
