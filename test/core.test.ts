@@ -11,7 +11,7 @@ import {
   validatePrefix,
 } from '../src/index.js';
 import { safetyMargin } from '../src/lock/keep-alive.js';
-import { RunLeases } from '../src/scheduler/run-leases.js';
+import { RunLeases } from '../src/scheduler/run/run-leases.js';
 import { compareKeys, requireWellFormed, sortByKey } from '../src/store/validate.js';
 
 function code(fn: () => unknown): string | undefined {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dashboard, startDashboard } from '../src/dashboard/server.js';
 import { createScheduler, openStore } from '../src/index.js';
-import { encodeHistory } from '../src/scheduler/history.js';
+import { encodeHistory } from '../src/scheduler/finish/history.js';
 import { keys } from '../src/scheduler/keys.js';
 import {
   type Cluster,

@@ -10,7 +10,7 @@ import { type Dashboard, startDashboard } from '../src/dashboard/server.js';
 import { Sessions } from '../src/dashboard/sessions.js';
 import { FailureThrottle } from '../src/dashboard/throttle.js';
 import { type HistoryEntry, OncelyError, openStore, type Store, type WriteOp } from '../src/index.js';
-import { encodeHistory } from '../src/scheduler/history.js';
+import { encodeHistory } from '../src/scheduler/finish/history.js';
 import { keys } from '../src/scheduler/keys.js';
 import { type Cluster, dashboardFor, startCluster } from './fixtures/dashboard/cluster.js';
 import { rawRequest } from './fixtures/dashboard/raw-http.js';

@@ -16,8 +16,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/index.js';
+import { Spread } from '../src/scheduler/control/spread.js';
 import { createScheduler, type HistoryEntry, type Scheduler } from '../src/scheduler/index.js';
-import { Spread } from '../src/scheduler/spread.js';
 import {
   expectedOccurrences,
   type RunRecord,

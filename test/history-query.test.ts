@@ -14,7 +14,7 @@ import {
   type Store,
   type WriteOp,
 } from '../src/index.js';
-import { encodeHistory } from '../src/scheduler/history.js';
+import { encodeHistory } from '../src/scheduler/finish/history.js';
 import { keys, type OccurrenceId } from '../src/scheduler/keys.js';
 import { compareKeys } from '../src/store/validate.js';
 

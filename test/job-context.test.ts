@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { jobContext, type SignalSource } from '../src/scheduler/job-context.js';
 import type { JobSpec } from '../src/scheduler/job-options.js';
-import type { Claim } from '../src/scheduler/run-records.js';
+import { jobContext, type SignalSource } from '../src/scheduler/run/job-context.js';
+import type { Claim } from '../src/scheduler/run/run-records.js';
 
 const claim = (occ: Partial<Claim['occ']>, data?: unknown): Claim =>
   ({
@@ -78,7 +78,7 @@ describe('jobContext', () => {
     // A context written as an object literal with a getter was a dictionary-mode object in V8:
     // a hash table of its own per run (~0.5 KB more per run in flight), slow property reads.
     const script = `
-      const { jobContext } = await import(${JSON.stringify(new URL('../src/scheduler/job-context.ts', import.meta.url).href)});
+      const { jobContext } = await import(${JSON.stringify(new URL('../src/scheduler/run/job-context.ts', import.meta.url).href)});
       const claim = (token) => ({ occ: { job: 'j', fireTime: 1e12, scheduleId: 's' }, lease: { token } });
       const source = { signal: new AbortController().signal };
       const a = jobContext(claim(1), {}, 1, 'n', source);

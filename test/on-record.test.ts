@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { accountedFor } from '../src/scheduler/claim/on-record.js';
 import { gateScope, keys, type OccurrenceId } from '../src/scheduler/keys.js';
 import type { NodeState } from '../src/scheduler/node-state.js';
-import { accountedFor } from '../src/scheduler/on-record.js';
 import { MemoryStore } from '../src/store/memory.js';
 import type { Store } from '../src/store/types.js';
 

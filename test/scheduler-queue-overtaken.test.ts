@@ -2,7 +2,7 @@
  * Overlap 'queue': a fire time queued behind a run (its pending record) whose gate was then taken
  * by a newer fire time's run — an on-time claim that won the gate the moment the earlier run
  * ended, before the queued run's claim did — is recorded skipped (superseded by the newer run),
- * never run after it and never left queued with no trace (src/scheduler/requests.ts). Seen on
+ * never run after it and never left queued with no trace (src/scheduler/control/requests.ts). Seen on
  * etcd in the scheduler suite: 1.3 s runs every 1 s, a fire time neither run nor recorded.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * A run whose node died, claimed again through a path other than recovery — here the gate's
  * pending record, which named the same fire time — is a recovery all the same: it runs as the
  * dead attempt + 1 with a higher token, and the dead attempt is recorded abandoned
- * (src/scheduler/dead-attempt.ts). Found by the simulator (seed 1443 of 1,500: the checker's
+ * (src/scheduler/claim/dead-attempt.ts). Found by the simulator (seed 1443 of 1,500: the checker's
  * attempt-order): the fire time had been queued behind a replay, another node then ran it on
  * time and crashed, and the next node to claim the pending record ran it as attempt 1 again,
  * leaving the dead attempt "running" in the history for good.

@@ -1,6 +1,6 @@
 /**
  * An on-time fire time that finds the overlap gate held by a misfire replay queues behind the
- * replay and runs after it, instead of being skipped (src/scheduler/overlap.ts, REPLAY_MARK) —
+ * replay and runs after it, instead of being skipped (src/scheduler/claim/overlap.ts, REPLAY_MARK) —
  * driven by time alone, on the simulator's virtual clock (no store wrapper forcing the order).
  *
  * Both nodes of a 2-node cluster go down at 5.5 s (an outage of the whole service) and come back

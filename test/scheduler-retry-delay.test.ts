@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { systemClock } from '../src/core/clock.js';
 import { type Clock, createScheduler, openStore, type Scheduler, silentLogger } from '../src/index.js';
-import { retryWait } from '../src/scheduler/run.js';
+import { retryWait } from '../src/scheduler/run/run.js';
 import { testPrefix } from './harness/backends.js';
 import { until } from './harness/scheduler-suite.js';
 

@@ -1,6 +1,6 @@
 /**
  * A claim whose acquire got no answer (a timeout, a reset, a reply lost after the store committed)
- * is not lost (src/scheduler/unanswered.ts): a grant the node never heard of is adopted and run at
+ * is not lost (src/scheduler/claim/unanswered.ts): a grant the node never heard of is adopted and run at
  * the node's next tick — not after its lease — and a claim the store never executed is offered
  * again. Either way the fire time runs exactly once, also with a second node that was refused.
  *

@@ -5,7 +5,7 @@
  * recovered with a higher token.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeHistory } from '../src/scheduler/history.js';
+import { encodeHistory } from '../src/scheduler/finish/history.js';
 import { keys } from '../src/scheduler/keys.js';
 import { MemoryStore } from '../src/store/memory.js';
 import type { Lease, LeaseRequest } from '../src/store/types.js';

@@ -1,10 +1,10 @@
 /**
- * The scheduler's group commit (src/scheduler/write-batch.ts): what one turn of the event loop
+ * The scheduler's group commit (src/scheduler/finish/write-batch.ts): what one turn of the event loop
  * submits goes out together, a full batch at once, never a group split across calls.
  */
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../src/core/clock.js';
-import { WriteBatcher } from '../src/scheduler/write-batch.js';
+import { WriteBatcher } from '../src/scheduler/finish/write-batch.js';
 import type { Store, WriteOp } from '../src/store/types.js';
 import { MAX_BATCH } from '../src/store/validate.js';
 

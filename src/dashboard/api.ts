@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { invalidArgument } from '../core/errors.js';
-import { historyCursor } from '../scheduler/history-query.js';
 import { validateJobName } from '../scheduler/job-options.js';
+import { historyCursor } from '../scheduler/observe/history-query.js';
 import {
   ACTIONS,
   type Action,

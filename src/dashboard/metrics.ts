@@ -1,6 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
+import { type PageRecord, runningOfPage } from '../scheduler/claim/page-record.js';
 import { jobOfKey, keys } from '../scheduler/keys.js';
-import { type PageRecord, runningOfPage } from '../scheduler/page/page-record.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Store } from '../store/types.js';
 
@@ -12,7 +12,7 @@ import type { Store } from '../store/types.js';
  * - **The scheduler's own metrics** (`scheduler.metrics()`: runs, durations, lateness, claims…):
  *   only when a scheduler runs in this process and was passed to `startDashboard`
  *   (`oncely run --dashboard`). They count what this node did since the scheduler was created;
- *   sum over nodes in Prometheus. Defined once, in scheduler/metrics.ts.
+ *   sum over nodes in Prometheus. Defined once, in scheduler/observe/metrics.ts.
  * - **Store reads at scrape time** (gauges): cluster-wide, from any dashboard.
  */
 export class DashboardMetrics {

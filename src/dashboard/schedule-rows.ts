@@ -12,9 +12,9 @@
  * holds in memory are its records'). One schedule's own view (`GET /api/schedule?id=`) is whole.
  */
 
+import { validateScheduleId } from '../scheduler/control/schedule-input.js';
 import { validateJobName } from '../scheduler/job-options.js';
 import { keys, unesc } from '../scheduler/keys.js';
-import { validateScheduleId } from '../scheduler/schedule-input.js';
 import type { StoredSchedule } from '../scheduler/types.js';
 import type { Store } from '../store/types.js';
 import { topLevelMembers } from './json-members.js';

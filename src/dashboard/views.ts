@@ -1,5 +1,5 @@
 import type { Trigger } from '../schedule/trigger.js';
-import type { LeaseView } from '../scheduler/inspect.js';
+import type { LeaseView } from '../scheduler/observe/inspect.js';
 import type { HistoryEntry, JobInfo, NodeInfo } from '../scheduler/types.js';
 import { formatDuration, formatTime } from './html.js';
 
@@ -81,7 +81,7 @@ export function nodeJson(n: NodeInfo): Record<string, unknown> {
   return { ...n, startedAt: n.startedAt.toISOString(), lastSeen: n.lastSeen.toISOString() };
 }
 
-export { type LeaseKind, type LeaseView, leaseViews } from '../scheduler/inspect.js';
+export { type LeaseKind, type LeaseView, leaseViews } from '../scheduler/observe/inspect.js';
 
 export function leaseJson(l: LeaseView): Record<string, unknown> {
   return {

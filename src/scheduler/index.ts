@@ -1,7 +1,7 @@
-export { type HistoryBefore, type HistoryQuery, historyCursor } from './history-query.js';
+export type { ListSchedulesOptions, Schedules } from './control/schedules.js';
 export { type JobOptions, MAX_JOB_NAME_LENGTH } from './job-options.js';
+export { type HistoryBefore, type HistoryQuery, historyCursor } from './observe/history-query.js';
 export { createScheduler, Scheduler } from './scheduler.js';
-export type { ListSchedulesOptions, Schedules } from './schedules.js';
 export type {
   HistoryEntry,
   JobContext,

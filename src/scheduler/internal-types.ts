@@ -2,7 +2,7 @@ import type { CompiledTrigger } from '../schedule/trigger.js';
 import type { WriteOp } from '../store/types.js';
 import type { JobSpec } from './job-options.js';
 import type { OccurrenceId } from './keys.js';
-import type { InflightRecord, RunningSince } from './run-records.js';
+import type { InflightRecord, RunningSince } from './run/run-records.js';
 import type { JobHandler, RunSource } from './types.js';
 
 /** A job defined on this node. */

@@ -1,6 +1,6 @@
 import { INTERNAL_ABORT } from '../core/signals.js';
-import { type Due, nextDue } from './due.js';
-import type { Feed } from './feed.js';
+import type { Feed } from './control/feed.js';
+import { type Due, nextDue } from './due/due.js';
 import { type NodeState, sharedController } from './node-state.js';
 
 /** Timers never sleep longer than this without re-checking the time. */

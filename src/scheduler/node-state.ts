@@ -4,13 +4,13 @@ import { randomId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
-import { SchedulerEmitter } from './events.js';
+import { Spread } from './control/spread.js';
+import { WriteBatcher } from './finish/write-batch.js';
 import type { Candidate, Job, Source } from './internal-types.js';
+import { SchedulerEmitter } from './observe/events.js';
+import { Telemetry } from './observe/telemetry.js';
 import type { ResolvedOptions } from './options.js';
-import { Spread } from './spread.js';
-import { Telemetry } from './telemetry.js';
 import type { SchedulerEvents } from './types.js';
-import { WriteBatcher } from './write-batch.js';
 
 /**
  * What one scheduler node knows and is doing, shared by the rooms (feed, due, claim, runs,

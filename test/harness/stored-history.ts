@@ -2,7 +2,7 @@
  * Puts one history entry of an occurrence straight into a store, as an earlier run (on another
  * node, maybe long gone) would have left it: for tests that start from a store in a given state.
  */
-import { encodeHistory } from '../../src/scheduler/history.js';
+import { encodeHistory } from '../../src/scheduler/finish/history.js';
 import { keys, type OccurrenceId } from '../../src/scheduler/keys.js';
 import type { HistoryEntry } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';

@@ -8,9 +8,9 @@
  * defined later, as for `trigger`/`pause`.
  */
 import type { Command } from 'commander';
-import { jobKnown } from '../../scheduler/inspect.js';
+import { jobKnown } from '../../scheduler/observe/inspect.js';
+import { skipText } from '../../scheduler/observe/skip-text.js';
 import type { Scheduler } from '../../scheduler/scheduler.js';
-import { skipText } from '../../scheduler/skip-text.js';
 import type { HistoryEntry } from '../../scheduler/types.js';
 import type { Store } from '../../store/types.js';
 import { wholeNumber } from '../arg-parsers.js';

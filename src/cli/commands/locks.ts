@@ -7,7 +7,7 @@
  * clock); `kind` is `occurrence | gate | lock | other`, `state` (occurrences) `running | hold`.
  */
 import type { Command } from 'commander';
-import { leaseViews } from '../../scheduler/inspect.js';
+import { leaseViews } from '../../scheduler/observe/inspect.js';
 import { wholeNumber } from '../arg-parsers.js';
 import { withInspector } from '../inspect-session.js';
 import { printJson, printText } from '../output.js';

@@ -15,8 +15,8 @@ import {
   scheduleJson,
   scheduleViews,
 } from '../../dashboard/schedule-view.js';
+import { validateScheduleId } from '../../scheduler/control/schedule-input.js';
 import { validateJobName } from '../../scheduler/job-options.js';
-import { validateScheduleId } from '../../scheduler/schedule-input.js';
 import { checkedBy, wholeNumber } from '../arg-parsers.js';
 import { UsageError } from '../exit.js';
 import { withInspector } from '../inspect-session.js';

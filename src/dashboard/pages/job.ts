@@ -1,5 +1,5 @@
-import { historyCursor } from '../../scheduler/history-query.js';
-import { skipText } from '../../scheduler/skip-text.js';
+import { historyCursor } from '../../scheduler/observe/history-query.js';
+import { skipText } from '../../scheduler/observe/skip-text.js';
 import type { HistoryEntry, JobInfo } from '../../scheduler/types.js';
 import { formatDuration, formatTime, type Html, html, jobPath, relative, timeCell } from '../html.js';
 import { occurrences } from '../occurrences.js';

@@ -1,4 +1,4 @@
-import { decodeHistory } from '../../scheduler/history.js';
+import { decodeHistory } from '../../scheduler/finish/history.js';
 import type { RunSource } from '../../scheduler/types.js';
 import type { WriteOp } from '../../store/types.js';
 import { EPOCH } from './sim-store.js';

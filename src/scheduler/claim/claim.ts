@@ -1,0 +1,382 @@
+import type { SpanContext } from '@opentelemetry/api';
+import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import { settle } from '../finish/settle.js';
+import { type Candidate, consumeOps, gateAfterWin, type Job, rewind, sourceKey } from '../internal-types.js';
+import { gateScope, keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import { type InflightRecord, sinceOf } from '../run/run-records.js';
+import type { Runs } from '../run/runs.js';
+import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
+import { doneHold, doneUntil } from './high-water.js';
+import { accountedFor } from './on-record.js';
+import { type Overlap, REPLAY_MARK } from './overlap.js';
+import { PageClaims } from './page-claims.js';
+import { Unanswered } from './unanswered.js';
+import { Watch } from './watch.js';
+
+/** How far before its fire time a grant may come and still be kept (see `afterClaim`). */
+const MAX_EARLY_WAIT_MS = 1_000;
+
+/** Claims candidates (occurrences and their overlap gates) in batched acquires, and starts what it won. */
+export class Claims {
+  constructor(
+    private readonly state: NodeState,
+    private readonly overlap: Overlap,
+    private readonly runs: Runs,
+  ) {
+    this.unanswered = new Unanswered(state);
+    this.watch = new Watch(state);
+    this.pages = new PageClaims(state, runs);
+    state.lapsedClaim = (c, sentAt) => this.unanswered.add([c], sentAt);
+  }
+
+  /** Due entries of jobs claimed in pages (page/page-claims.ts). */
+  private readonly pages: PageClaims;
+
+  /** Fire times another node won, looked at again after its lease (watch.ts). */
+  private readonly watch: Watch;
+
+  /** Claims whose acquire got no answer, asked about before the next claims. */
+  private readonly unanswered: Unanswered;
+
+  /**
+   * Starts the grants whose answer was lost (unanswered.ts) and re-offers what nobody holds; call
+   * before building a tick's candidates. Throws (leaving them remembered) while the store fails.
+   */
+  async resolveUnanswered(): Promise<void> {
+    if (this.unanswered.size > 0)
+      for (const r of await this.unanswered.resolve()) await this.afterClaim(r.c, r.lease, r.gate, r.sentAt);
+    await this.watch.check();
+  }
+
+  /**
+   * One round trip for every due occurrence (and the overlap gates they need), limited to this
+   * node's free slots so that an overloaded node leaves work to the others.
+   */
+  async claimAndRun(candidates: Candidate[]): Promise<void> {
+    const s = this.state;
+    if (candidates.length === 0 || s.stopping?.signal.aborted) return;
+    const fitting = candidates.slice(0, Math.max(0, s.freeSlots()));
+    // Pages go their own way (one claimPage per page; the move decides, so no takeover look-up).
+    const paged = fitting.filter((c) => c.pageMove !== undefined);
+    const pages = paged.length > 0 ? this.pages.claim(paged) : undefined;
+    // Awaited below, after the takeover look-up: a rejection meanwhile must not go unhandled.
+    pages?.catch(() => {});
+    const batch = await this.withoutAccounted(
+      paged.length > 0 ? fitting.filter((c) => c.pageMove === undefined) : fitting,
+    );
+    if (batch.length === 0) {
+      await pages;
+      return;
+    }
+    const { telemetry } = s;
+    const tracing = telemetry.tracing;
+    const requests: LeaseRequest[] = [];
+    const index: { occ: number; gate: number | undefined }[] = [];
+    const gates = new Set<string>();
+    for (const c of batch) {
+      telemetry.claim(c.occ.job, 'attempted');
+      const spec = s.defined.get(c.occ.job)!.spec;
+      const occ =
+        requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
+      let gate: number | undefined;
+      if (c.gate && !gateAfterWin(c)) {
+        const request = this.gateRequest(c, spec.lockAtMostForMs);
+        // One request per gate and acquire (see Candidate.gateAfterWin).
+        if (gates.has(request.key)) c.gateAfterWin = true;
+        else {
+          gates.add(request.key);
+          gate = requests.push(request) - 1;
+        }
+      }
+      index.push({ occ, gate });
+    }
+    // One acquire per MAX_BATCH requests (an occurrence and its gate stay in the same batch); the
+    // batches go out together.
+    const slices: { from: number; to: number }[] = [];
+    for (let from = 0; from < batch.length; ) {
+      let to = from;
+      while (to < batch.length && (index[to]!.gate ?? index[to]!.occ) - index[from]!.occ < MAX_BATCH) to++;
+      slices.push({ from, to });
+      from = to;
+    }
+    const claimed = Promise.all(
+      slices.map(async ({ from, to }) => {
+        const offset = index[from]!.occ;
+        const end = index[to - 1]!.gate ?? index[to - 1]!.occ;
+        const sentAt = s.clock.monotonic();
+        const span = tracing?.claim(s.node, to - from);
+        const link = span && tracing?.linkOf(span);
+        let leases: (Lease | null)[];
+        try {
+          leases = await s.store.acquire(requests.slice(offset, end + 1));
+        } catch (err) {
+          // No answer: the store may have granted them anyway (unanswered.ts).
+          this.unanswered.add(batch.slice(from, to), sentAt);
+          if (span) tracing?.claimEnded(span, 0, 0, err);
+          throw err;
+        }
+        let won = 0;
+        let refused = 0;
+        try {
+          await Promise.all(
+            batch.slice(from, to).map(async (c, i) => {
+              const at = index[from + i]!;
+              const lease = leases[at.occ - offset] ?? null;
+              const gate = at.gate === undefined ? undefined : (leases[at.gate - offset] ?? null);
+              const outcome = await this.afterClaim(c, lease, gate, sentAt, link);
+              if (outcome === 'won') won++;
+              else if (outcome === 'refused') refused++;
+            }),
+          );
+        } finally {
+          if (span) tracing?.claimEnded(span, won, refused);
+        }
+      }),
+    );
+    await Promise.all([claimed, pages]);
+  }
+
+  /**
+   * The batch without the takeovers (claims after another node's grace, spread.ts) of occurrences
+   * already on record — run or running elsewhere, recorded skipped, or queued behind their gate
+   * (on-record.ts: a few keys each, read in `getMany` batches). Each node took over every other
+   * node's share blindly after the grace: with 1,000 jobs due together on three nodes, every fire
+   * time cost each node ~666 more lease attempts, each refused under a row lock and then watched
+   * (watch.ts) for a look after the holder's lease. What is not on record (the preferred node dead,
+   * stuck or not yet started) is claimed as before; the claim decides. If the read fails, nothing
+   * is dropped: the claims go out and meet the store's answer (or its failure) as before.
+   */
+  private async withoutAccounted(batch: Candidate[]): Promise<Candidate[]> {
+    const takeovers = batch.filter((c) => c.takeover && c.settleOnly === undefined);
+    if (takeovers.length === 0) return batch;
+    let onRecord: boolean[];
+    try {
+      onRecord = await accountedFor(
+        this.state,
+        takeovers.map((c) => c.occ),
+      );
+    } catch {
+      return batch;
+    }
+    const drop = new Set(takeovers.filter((_, i) => onRecord[i]));
+    return drop.size === 0 ? batch : batch.filter((c) => !drop.has(c));
+  }
+
+  /**
+   * What a claim that may come after a run of its fire time finds: won at least a lease after the
+   * fire time (a run claimed at the fire time, granted up to MAX_EARLY_WAIT_MS early, cannot have
+   * lost its lease sooner). A node whose cursor lagged (a partition, a pause), or whose claim was
+   * held back (queued for another node's spread grace, or unanswered through an outage), claims
+   * such a fire time afresh once the earlier run's lease lapsed. On-time claims — nearly all of
+   * them — read nothing; a recovery knows its attempt already.
+   *  - `deadRun`: that run's in-flight record — it died, and this claim is its recovery; without
+   *    this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
+   *    the gate held, recorded it skipped over the dead run (1124; overlap.ts);
+   *  - `ended` (set once the history was read): no in-flight record, and an attempt has a final
+   *    history record — the run ended,
+   *    but stored its outcome only after its lease lapsed, so the store refused its "done" hold
+   *    and the occurrence was free to win (chaos soak seed 149154046: a 40 s store outage during
+   *    a run; two nodes whose claims had waited through it ran its three shards again, attempt 1,
+   *    200 ms after the success was stored).
+   * The in-flight record is read first: the finishing batch deletes it and stores the outcome in
+   * one write, so a finish landing between the two reads shows as a dead run (a legal recovery,
+   * at-least-once), never as nothing at all.
+   */
+  private async lateLook(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+  ): Promise<{ deadRun?: InflightRecord; ended?: boolean }> {
+    if (c.source === 'recover' && !c.unstarted) return {};
+    if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
+    const rec = await this.state.store.get(keys.inflight(c.occ));
+    if (rec !== null) return { deadRun: JSON.parse(rec) as InflightRecord };
+    return { ended: await occurrenceEnded(this.state, c.occ) };
+  }
+
+  /** The overlap gate request of a candidate. */
+  private gateRequest(c: Candidate, leaseMs: number): LeaseRequest {
+    return {
+      key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
+      // A replay of missed work says so: an on-time fire time that finds the gate held by a
+      // replay queues behind it instead of being skipped (see overlapped()).
+      owner: c.source === 'misfire' ? `${this.state.node}${REPLAY_MARK}` : this.state.node,
+      leaseMs,
+    };
+  }
+
+  /**
+   * What became of one answered claim: `won` (run, settled or queued behind its gate), `refused`
+   * (someone else holds it), `returned` (given back: too early, too late, no gate). Throws when a
+   * store call failed; a won claim is then remembered as unanswered.
+   */
+  private async afterClaim(
+    c: Candidate,
+    lease: Lease | null,
+    initialGate: Lease | null | undefined,
+    sentAt: number,
+    claimSpan?: SpanContext,
+  ): Promise<'won' | 'refused' | 'returned'> {
+    let outcome: 'won' | 'refused' | 'returned';
+    try {
+      outcome = await this.settleClaim(c, lease, initialGate, sentAt, claimSpan);
+    } catch (err) {
+      // A won claim whose handling failed on a store call (the overlap look-up, a takeover's
+      // gate): the occurrence stays held by this node, unrun and unrecorded, while every other
+      // node was refused it. The next tick asks the store about it again (unanswered.ts) rather
+      // than leave its fire time to lapse under a later run's high-water mark.
+      if (lease) this.unanswered.add([c], sentAt);
+      throw err;
+    }
+    if (outcome !== 'returned') this.state.telemetry.claim(c.occ.job, outcome);
+    return outcome;
+  }
+
+  private async settleClaim(
+    c: Candidate,
+    lease: Lease | null,
+    initialGate: Lease | null | undefined,
+    sentAt: number,
+    claimSpan: SpanContext | undefined,
+  ): Promise<'won' | 'refused' | 'returned'> {
+    const s = this.state;
+    const job = s.defined.get(c.occ.job)!;
+    const free = (l: Lease): WriteOp => ({ op: 'release', key: l.key, token: l.token });
+    let gate = initialGate;
+    if (!lease) {
+      // Someone else has (or had) it; a gate we won for it is returned at once (retried if the
+      // store fails: a gate left held would skip the job's next fire times until its lease ends).
+      if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
+      // Looked at again when the holder's lease would have ended (watch.ts).
+      this.watch.refused(c);
+      return 'refused';
+    }
+    // Granted a little before the fire time (this node's estimate of the store clock ran ahead by
+    // its error bound): kept, and the run waits until the fire time has passed on the store clock
+    // — `fireTime − acquiredAt` from now, with a margin for clock-rate drift, since the grant came
+    // at the latest now. Giving it back instead costs a round trip and, when the answer came late
+    // (a lost reply asked about at a later tick), would hide the fire time under a later run's
+    // high-water mark. Further ahead than that (an estimate far off), or while stopping, it is
+    // given back as before.
+    const ahead = c.occ.fireTime - lease.acquiredAt;
+    const wait = ahead > 0 && ahead <= Math.min(MAX_EARLY_WAIT_MS, job.spec.lockAtMostForMs / 4);
+    if (wait) await s.clock.sleep(Math.ceil(ahead * 1.05) + 1, s.stopping?.signal);
+    const early = ahead > 0 && (!wait || s.stopping?.signal.aborted === true);
+    // A due entry read more than a done hold before this grant (this node paused, or waited for
+    // slots, between its read and its claim): another node may have run the occurrence, moved the
+    // entry on, and its "done" hold (at least a done hold after settling, see doneUntil) may have
+    // ended since. Refused; a fresh read of the index says what is due. Judged from the read, not
+    // from the fire time: an entry far behind (an outage) is claimed long after its fire time.
+    const late = c.entryReadAt !== undefined && lease.acquiredAt - c.entryReadAt > doneHold(job);
+    if (early || late) {
+      // Never early: the store's clock had not reached the fire time. Give it back and retry.
+      if (c.entryReadAt !== undefined) s.dueWakeAt = Math.min(s.dueWakeAt, late ? 0 : c.occ.fireTime);
+      const source =
+        c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+      if (source && c.source === 'schedule') rewind(source, c.occ.fireTime);
+      await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
+      return 'returned';
+    }
+    if (gateAfterWin(c) && c.gate) {
+      // The gate of a takeover or a queued run, asked for now that the occurrence is won (see
+      // gateAfterWin).
+      // No answer: the occurrence is kept, not given back — every other node has moved past it —
+      // and asked about again at the next tick (the throw makes it unanswered, see afterClaim).
+      // A gate granted without an answer is then not known to be this claim's: this claim asks
+      // again, is refused by it, and queues or skips behind it (on record) until it lapses.
+      const [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs)]);
+      gate = won ?? null;
+    }
+    c.onWon?.();
+    if (c.settleOnly) {
+      // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done".
+      const hold = {
+        op: 'release' as const,
+        key: lease.key,
+        token: lease.token,
+        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+      };
+      await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, hold], lease, sentAt);
+      return 'won';
+    }
+    // A queued run's in-flight record was read by its poll; any other claim looks now if it is late.
+    const after = c.deadRun !== undefined ? { deadRun: c.deadRun } : await this.lateLook(job, c, lease);
+    // Consumed (as read) and settled "done", never run: the fire time already ran to its end.
+    const settleDone = (what: string) => {
+      const done = {
+        op: 'release' as const,
+        key: lease.key,
+        token: lease.token,
+        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+      };
+      const frees = gate ? [free(gate)] : [];
+      return settle(s, what, [...consumeOps(c), done, ...frees], lease, sentAt);
+    };
+    if (after.ended) {
+      // See lateLook: settled "done" again, never run or skipped over.
+      await settleDone(`late claim of ${c.occ.job}`);
+      return 'won';
+    }
+    if (gate === null) {
+      await this.overlap.overlapped(job, c, lease, sentAt, after.deadRun);
+      return 'won';
+    }
+    // The high-water mark is raised with the run's in-flight record: until then the held claim is
+    // what tells a late node that this fire time was handled, and a claim that never gets to start
+    // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
+    // in that same batch (retried while the claim holds): it is gone exactly when its run is on
+    // record, and a claim that could not be recorded leaves it for the next claimant. A pending
+    // record is consumed only as read: one rewritten meanwhile is a newer fire time queued
+    // behind this very run, and stays (consumeOps). A due entry moves on in that batch too (its
+    // `advance`).
+    // A queued run whose fire time already ran to its end (or was recorded skipped): consumed
+    // (as read) and settled "done", never run again (dead-attempt.ts, occurrenceEnded).
+    // (lateLook may have read the history already.)
+    if (c.fromPending && (after.ended ?? (await occurrenceEnded(s, c.occ)))) {
+      await settleDone(`stale queued run of ${c.occ.job}`);
+      return 'won';
+    }
+    // A queued run with a later one queued behind the same gate: recorded skipped, never run.
+    if (c.superseded) {
+      await this.overlap.superseded(job, c, lease, sentAt);
+      return 'won';
+    }
+    // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
+    // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts). Likewise a
+    // claim won a whole lease after the fire time (a node whose cursor lagged, a replay): a run of
+    // this fire time may have started and died meanwhile (lateLook).
+    const dead = after.deadRun === undefined ? undefined : deadAttempt(s, c.occ, after.deadRun, lease);
+    const startWrites: WriteOp[] = [
+      ...(dead?.startWrites ?? []),
+      ...(c.startWrites ?? []),
+      ...(c.advance ?? []),
+      ...consumeOps(c),
+    ];
+    this.runs.launch(
+      job,
+      {
+        occ: c.occ,
+        lease,
+        gate: gate ?? undefined,
+        sentAt,
+        attempt: dead?.attempt ?? c.attempt,
+        // Following a dead run, the run is its recovery, and says so (history, events, a later
+        // recovery's in-flight record); a replay's end still wakes the next replay (`replay`).
+        source: dead ? 'recover' : c.source,
+        ...(c.source === 'misfire' && { replay: true as const }),
+        data: c.data,
+        ...(startWrites.length > 0 && { startWrites }),
+        ...(after.deadRun !== undefined && dead !== undefined
+          ? { runningSince: sinceOf(after.deadRun) }
+          : c.runningSince !== undefined && { runningSince: c.runningSince }),
+        ...(claimSpan !== undefined && { claimSpan }),
+      },
+      // Never started, nothing on record (the start batch failed until the lease ended, e.g. an
+      // answer that came after it): asked about again at the next tick, as an unanswered claim.
+      () => this.unanswered.add([c], sentAt),
+    );
+    return 'won';
+  }
+}

@@ -1,0 +1,212 @@
+import type { Lease, WriteOp } from '../../store/types.js';
+import { encodeHistory, occFields } from '../finish/history.js';
+import { settle } from '../finish/settle.js';
+import { type Candidate, consumeOps, type Job } from '../internal-types.js';
+import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { InflightRecord } from '../run/run-records.js';
+import type { RunSource, SkipCause } from '../types.js';
+import { doneHold, doneUntil, type HighWater } from './high-water.js';
+import { overlappingRun } from './overlapping-run.js';
+
+/** A pending record's value: a fire time queued (or waiting, `wait`) behind its overlap gate. */
+export type PendingValue = OccurrenceId & { data?: unknown; source: RunSource; wait?: true };
+
+/** Appended to the owner of an overlap gate taken by a misfire replay. */
+export const REPLAY_MARK = ' (replay)';
+
+/** What happens to an occurrence this node claimed while its overlap gate was taken. */
+export class Overlap {
+  constructor(
+    private readonly state: NodeState,
+    private readonly highWater: HighWater,
+  ) {}
+
+  /**
+   * The occurrence is ours but its overlap gate is taken: skip it, queue it (one pending run per
+   * gate), or make it wait behind the gate. Each outcome is one batch, retried while the claim
+   * holds if the store fails.
+   *
+   * Skipped (overlap 'skip') only when a run of the gate had *started* at or before this fire time
+   * and is still going (overlapping-run.ts), and the skip names that run. A gate held by a claim
+   * that has not started — its reply lost, its node frozen, its start record on the way — or by a
+   * run that started after this fire time overlapped nothing at the fire time: this fire time
+   * waits behind the gate (a pending record marked `wait`, never superseded, never skipped unless
+   * a run that started before it is found going when it is looked at again) and runs once the
+   * holder ends, or once the holder's lease lapses unstarted. Likewise under 'queue': queued (the
+   * buffered one, which a later queued fire time supersedes) only behind a run that started
+   * before it; otherwise it waits.
+   */
+  async overlapped(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    sentAt: number,
+    deadRun: InflightRecord | undefined,
+  ): Promise<void> {
+    const s = this.state;
+    const what = `overlap handling of ${c.occ.job}`;
+    const release = () =>
+      settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
+    if (
+      (c.source === 'misfire' && job.spec.misfire === 'catch-up') ||
+      (c.source === 'recover' && !c.unstarted)
+    ) {
+      // A catch-up replay waits for the previous one, a recovery for the run holding the gate:
+      // free the occurrence and try again next tick (recovery: next poll; its in-flight record,
+      // or its pending record, stays).
+      await release();
+      return;
+    }
+    // What marks the occurrence handled: a due entry moved on, or the job's high-water mark.
+    const mark = this.highWater.highWaterOp(c.occ);
+    const advance = c.advance ?? (mark ? [mark] : []);
+    // After an outage or a pause, nodes see "missed" at different moments: one may still be
+    // replaying the latest missed fire time when another claims the next one on time. Skipping
+    // that one for "overlapping" catch-up work would lose a fire time nobody missed, so it
+    // waits behind the replay instead (one look-up, only when the gate is taken).
+    const behindReplay =
+      c.source === 'schedule' &&
+      job.spec.overlap === 'skip' &&
+      (await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard)))?.owner.endsWith(
+        REPLAY_MARK,
+      ) === true;
+    // A run-once misfire replay is always queued ("run once more after the current run ends", as
+    // ElasticJob's misfire flag); a fire time claimed behind a replay, and a recovery of a claim
+    // that never started, wait.
+    if (c.source === 'misfire' || behindReplay || c.unstarted) {
+      await this.queue(job, c, lease, sentAt, advance, c.source !== 'misfire');
+      return;
+    }
+    // A fire time that started elsewhere and whose run died (its in-flight record is there, its
+    // lease lapsed — this claim won it): a node whose cursor lagged claims it afresh. Recording it
+    // skipped would close it with a final history after a run that never finished, and recovery
+    // would then only clean up (simulator seeds 1124, 2110 of 3,000). Freed instead, for recovery
+    // (recover.ts) to re-run it or record it abandoned. `deadRun` is the in-flight record as read
+    // for a claim won a whole lease after the fire time (claim.ts, lateLook): an on-time skip
+    // reads nothing.
+    if (deadRun !== undefined && job.spec.overlap !== 'queue') {
+      await release();
+      return;
+    }
+    const by = await overlappingRun(s, job, c.occ);
+    if (job.spec.overlap === 'queue' || !by) {
+      // Queued behind a run that started before it (the gate's buffered run), or waiting behind a
+      // claim that has not started (or a run that started after it); a waiting record stays one.
+      await this.queue(job, c, lease, sentAt, advance, !by || c.waiting === true);
+      return;
+    }
+    await this.skip(job, c, lease, sentAt, advance, 'overlap', by);
+  }
+
+  /**
+   * One batch: the pending record (`wait`: never superseded, see requests.ts), the occurrence
+   * freed for it, the mark, and the trigger request it replaces. The record is the fire time's own
+   * (keys.pending): a second fire time queued behind the same run writes a second record, and the
+   * reader runs the latest and records the older (not waiting) ones skipped (Overlap.superseded).
+   * A candidate that came from the pending record leaves the record as it is, still queued:
+   * putting back what it read (the same occurrence, data and source) could clobber what another
+   * node wrote since — a newer fire time queued behind the gate's run, whose occurrence was
+   * released and mark raised when it queued, so the record was its only trace.
+   */
+  private async queue(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    sentAt: number,
+    advance: WriteOp[],
+    wait: boolean,
+  ): Promise<void> {
+    const s = this.state;
+    const value: PendingValue = {
+      ...c.occ,
+      data: c.data,
+      source: c.source,
+      ...(wait && { wait: true as const }),
+    };
+    await settle(
+      s,
+      `overlap handling of ${job.spec.name}`,
+      [
+        ...(c.fromPending
+          ? []
+          : [
+              {
+                op: 'put' as const,
+                key: keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
+                value: JSON.stringify(value),
+              },
+              ...consumeOps(c),
+            ]),
+        { op: 'release', key: lease.key, token: lease.token },
+        ...advance,
+      ],
+      lease,
+      sentAt,
+      undefined,
+      () => s.lapsedClaim(c, sentAt),
+    );
+  }
+
+  /**
+   * A queued run with a later one queued behind the same gate (requests.ts): the gate keeps one
+   * pending run, the latest, so this one is recorded skipped for overlap — on record, never
+   * silently dropped. The mark was raised when it was queued.
+   */
+  async superseded(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
+    await this.skip(job, c, lease, sentAt, [], 'superseded', { fireTime: new Date(c.supersededBy!) });
+  }
+
+  /**
+   * Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending run
+   * is consumed (or every poll would re-read it; a pending record only as read) — one batch.
+   */
+  private async skip(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    sentAt: number,
+    advance: WriteOp[],
+    reason: 'overlap' | 'superseded',
+    by: SkipCause,
+  ): Promise<void> {
+    const s = this.state;
+    const what = `overlap handling of ${c.occ.job}`;
+    const at = new Date(lease.acquiredAt);
+    await settle(
+      s,
+      what,
+      [
+        {
+          op: 'put',
+          key: keys.history(c.occ, 1),
+          value: encodeHistory({
+            ...occFields(c.occ),
+            node: s.node,
+            attempt: 1,
+            token: lease.token,
+            source: c.source,
+            status: 'skipped',
+            startedAt: at,
+            finishedAt: at,
+            reason,
+            by,
+          }),
+          ttlMs: s.retentionMs,
+        },
+        ...advance,
+        {
+          op: 'release',
+          key: lease.key,
+          token: lease.token,
+          holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+        },
+        ...consumeOps(c),
+      ],
+      lease,
+      sentAt,
+      () => s.emit('skipped', { ...occFields(c.occ), reason, by }),
+      () => s.lapsedClaim(c, sentAt),
+    );
+  }
+}

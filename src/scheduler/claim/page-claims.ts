@@ -1,0 +1,158 @@
+import { OncelyError } from '../../core/errors.js';
+import { randomId } from '../../core/ids.js';
+import type { PageClaim, PageOp, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import { occFields } from '../finish/history.js';
+import type { Candidate, Job } from '../internal-types.js';
+import type { NodeState } from '../node-state.js';
+import { PageRun } from '../run/page-run.js';
+import type { Runs } from '../run/runs.js';
+import type { SkipCause } from '../types.js';
+import { type DueValue, itemOcc, type PageItem, type PageRecord, pageKeys } from './page-record.js';
+import { skippedEntry, storeWhileHeld } from './page-writes.js';
+import { judgePrev, type PrevVerdict } from './prev-run.js';
+
+/** Items per page: one op of the claim is the page's record. */
+const PAGE_ITEMS = MAX_BATCH - 1;
+
+/**
+ * Claims due entries of stored schedules in pages (page-record.ts): per job, up to PAGE_ITEMS
+ * entries in one `claimPage` — each entry moved to its next fire time (the move is the claim: no
+ * two nodes move one entry), plus the page's record — then one write marking the page started
+ * (which items it won) before any of its handlers starts, then its runs under the page's lease.
+ * Rows per occurrence: the move, and its history entry when the run ends.
+ */
+export class PageClaims {
+  constructor(
+    private readonly state: NodeState,
+    private readonly runs: Runs,
+  ) {}
+
+  /** Claims the candidates (due entries of page-claimed jobs; see eligible.ts) and starts what it won. */
+  async claim(candidates: readonly Candidate[]): Promise<void> {
+    const byJob = new Map<string, Candidate[]>();
+    for (const c of candidates) {
+      const list = byJob.get(c.occ.job);
+      if (list) list.push(c);
+      else byJob.set(c.occ.job, [c]);
+    }
+    const pages: Promise<void>[] = [];
+    for (const [name, cs] of byJob) {
+      const job = this.state.defined.get(name);
+      if (!job) continue;
+      for (let at = 0; at < cs.length; at += PAGE_ITEMS)
+        pages.push(this.claimPage(job, cs.slice(at, at + PAGE_ITEMS)));
+    }
+    const failed = (await Promise.allSettled(pages)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  private async claimPage(job: Job, all: readonly Candidate[]): Promise<void> {
+    const s = this.state;
+    const name = job.spec.name;
+    const verdicts = await judgePrev(s, job, all);
+    const cs: Candidate[] = [];
+    const judged: PrevVerdict[] = [];
+    all.forEach((c, i) => {
+      const v = verdicts[i]!;
+      if (v.kind === 'wait') {
+        // Judged again at a later read of the due index.
+        s.dueWakeAt = Math.min(s.dueWakeAt, s.storeClock.estimate() + s.pollMs);
+        return;
+      }
+      cs.push(c);
+      judged.push(v);
+    });
+    if (cs.length === 0) return;
+    const page = randomId(12);
+    const { lease: leaseKey, record: recordKey } = pageKeys(name, page);
+    const items: PageItem[] = cs.map((c, i) => {
+      const v = judged[i]!;
+      return {
+        id: c.occ.scheduleId!,
+        v: c.pageMove!.v,
+        fireTime: c.occ.fireTime,
+        to: c.pageMove!.to,
+        kind: c.settleOnly ? 'settle' : v.kind === 'skip' ? 'skip' : 'run',
+        source: c.source,
+        ...(v.kind === 'skip' && { by: { ...v.by, fireTime: v.by.fireTime.getTime() } }),
+      };
+    });
+    const record: PageRecord = { job: name, node: s.node, leaseMs: job.spec.lockAtMostForMs, items };
+    const ops: PageOp[] = cs.map((c, i) => {
+      const move = c.pageMove!;
+      // The moved entry names the run of this fire time (the next claim judges overlap by it), or
+      // carries over the run it still overlaps.
+      const prev = items[i]!.kind === 'run' ? { page, fireTime: c.occ.fireTime } : move.prev;
+      const value: DueValue = { job: name, page, ...(prev && { prev }) };
+      return {
+        op: 'move',
+        from: move.from,
+        to: move.to,
+        value: JSON.stringify(value),
+        ...(move.next === undefined && { ttlMs: s.retentionMs }),
+      };
+    });
+    ops.push({ op: 'put', key: recordKey, value: JSON.stringify(record) });
+    for (let i = 0; i < cs.length; i++) s.telemetry.claim(name, 'attempted');
+    const sentAt = s.clock.monotonic();
+    // No answer: if the page was granted, its record (never started) is recovered after its lease
+    // by whichever node sees it (page-recovery.ts); entries it did not move are read again.
+    const claimed: PageClaim = await s.store.claimPage(
+      { key: leaseKey, owner: s.node, leaseMs: job.spec.lockAtMostForMs },
+      ops,
+    );
+    const lease = claimed.lease;
+    if (!lease) throw new OncelyError('INTERNAL', `the new page lease ${leaseKey} was refused`);
+    const won: number[] = [];
+    // One result per item (the last op, the record's put, is always applied with the lease).
+    cs.forEach((c, i) => {
+      const moved = claimed.results[i] === true;
+      s.telemetry.claim(name, moved ? 'won' : 'refused');
+      if (!moved) return;
+      won.push(i);
+      c.onWon?.();
+    });
+    const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
+    if (won.length === 0) {
+      // Every entry was moved by others first: nothing of this page is on record but its record.
+      await s.writes.submit([{ op: 'delete', key: recordKey }, release]).catch(() => {});
+      return;
+    }
+    const startedAt = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
+    record.started = { at: startedAt, claimedAt: lease.acquiredAt, token: lease.token, won };
+    const value = JSON.stringify(record);
+    const skips = won.filter((i) => items[i]!.kind === 'skip');
+    const skipOps: WriteOp[] = skips.map((i) =>
+      skippedEntry(s, itemOcc(name, items[i]!), items[i]!, lease.token, startedAt),
+    );
+    // Stored before any handler starts: a page that never got here never causes a skip, and its
+    // won runs are recovered as claimed-but-unstarted.
+    if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...skipOps], lease, sentAt))) return;
+    for (const i of skips) {
+      const v = judged[i] as { kind: 'skip'; by: SkipCause };
+      s.emit('skipped', { ...occFields(cs[i]!.occ), reason: 'overlap', by: v.by });
+    }
+    const runs = won.filter((i) => items[i]!.kind === 'run');
+    const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);
+    for (const i of runs) {
+      const c = cs[i]!;
+      this.runs.launch(
+        job,
+        {
+          occ: c.occ,
+          lease,
+          gate: undefined,
+          sentAt,
+          attempt: 1,
+          source: c.source,
+          ...(c.source === 'misfire' && { replay: true as const }),
+          startedAt,
+          data: c.data,
+        },
+        undefined,
+        pageRun.book(),
+      );
+    }
+  }
+}

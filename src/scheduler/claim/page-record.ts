@@ -1,0 +1,110 @@
+import { occFields } from '../finish/history.js';
+import { keys, type OccurrenceId } from '../keys.js';
+import type { HistoryEntry, RunSource } from '../types.js';
+
+/**
+ * A page: up to ~1,000 occurrences of one job, claimed in one `claimPage` under one lease
+ * (`page|<job>|<id>`), recorded in one control record (`ctl|page|<job>|<id>`) that stands for all
+ * of its runs while they go — what an in-flight record is for one run — and deleted, with the
+ * lease released, once every run's outcome is stored. See docs/design/pages.md.
+ *
+ * The record is written twice: in the claim itself (the items asked for, `started` absent), then
+ * once the claim is answered and before any handler starts (`started`: which items this page won,
+ * the token, when). A record without `started` is a claim that never got to start: its won items
+ * are recovered (never a reason to skip another fire time). Written again by a node that takes
+ * the page over after its lease lapsed (recovery), with that node's token and the attempts.
+ */
+export interface PageRecord {
+  job: string;
+  /** The node that holds (or last held) the page. */
+  node: string;
+  /** The page's lease length (ms): a record is not looked at for recovery before `claimedAt + leaseMs`. */
+  leaseMs: number;
+  items: PageItem[];
+  started?: PageStart;
+}
+
+/** One occurrence of a page: a stored schedule's due entry at `fireTime`, moved to `to` by the claim. */
+export interface PageItem {
+  /** The stored schedule's id and version. */
+  id: string;
+  v: string;
+  fireTime: number;
+  /** The due entry's key after the move (its next fire time, or `dueend|…`). */
+  to: string;
+  /**
+   * `run`: a run of the fire time; `skip`: recorded skipped for overlap with the start (its history
+   * is written with the page's start); `settle`: only the move (missed and skipped, or jumped over).
+   */
+  kind: 'run' | 'skip' | 'settle';
+  source: RunSource;
+  /** The attempt this page runs (1, or the next one after a dead run). */
+  attempt?: number;
+  /** (`skip`) the run it overlapped. */
+  by?: { fireTime: number; node?: string | undefined; token?: number | undefined };
+}
+
+export interface PageStart {
+  /** Store time (the claim's estimate) at which the page's runs started, or its first holder's did. */
+  at: number;
+  /** Store time of the grant: the lease cannot end before `claimedAt + leaseMs`. */
+  claimedAt: number;
+  /** The token of the holder that wrote this start. */
+  token: number;
+  /** Indexes (into `items`) of the items this page won. */
+  won: number[];
+  /**
+   * The first run of the page, when this start is a recovery's: its items have been running, from
+   * the fleet's point of view, since then (a later fire time of one of its schedules is fairly
+   * skipped for overlap behind it, naming that run).
+   */
+  since?: { at: number; node: string; token: number };
+}
+
+/** What a due entry moved by a page says: which page moved it, and the run the next claim judges overlap by. */
+export interface DueValue {
+  job: string;
+  /** The page whose claim moved the entry here (recovery of a page that never started reads it). */
+  page?: string;
+  /** The page run of an earlier fire time that may still be going, and that fire time. */
+  prev?: { page: string; fireTime: number };
+}
+
+/** The occurrence an item stands for. */
+export function itemOcc(job: string, item: PageItem): OccurrenceId {
+  return { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined };
+}
+
+/** The page's keys. */
+export function pageKeys(job: string, page: string): { lease: string; record: string } {
+  return { lease: keys.pageLease(job, page), record: keys.pageRecord(job, page) };
+}
+
+/** The page id of a page record's key (`ctl|page|<job>|<id>`). */
+export function pageOfRecordKey(key: string): string {
+  return key.slice(key.lastIndexOf('|') + 1);
+}
+
+/**
+ * The runs of a started page as history entries, `running` (or their node died and recovery has
+ * not taken the page yet): what an in-flight record shows for one run.
+ */
+export function runningOfPage(rec: PageRecord): HistoryEntry[] {
+  const started = rec.started;
+  if (!started) return [];
+  return started.won.flatMap((i): HistoryEntry[] => {
+    const item = rec.items[i];
+    if (!item || item.kind !== 'run') return [];
+    return [
+      {
+        ...occFields(itemOcc(rec.job, item)),
+        node: rec.node,
+        attempt: item.attempt ?? 1,
+        token: started.token,
+        source: item.source,
+        status: 'running',
+        startedAt: new Date(started.at),
+      },
+    ];
+  });
+}

@@ -1,0 +1,93 @@
+import { decodeHistory } from '../finish/history.js';
+import type { Candidate, Job } from '../internal-types.js';
+import { keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { SkipCause } from '../types.js';
+import { itemOcc, type PageRecord, pageKeys } from './page-record.js';
+
+/** What becomes of a fire time whose schedule's previous fire time was run by a page. */
+export type PrevVerdict = { kind: 'claim' } | { kind: 'wait' } | { kind: 'skip'; by: SkipCause };
+
+/**
+ * Statuses that end an occurrence for good (a failed attempt followed by a retry does not, nor an
+ * abandoned one: its page is recovered and runs it again).
+ */
+const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
+
+/**
+ * Overlap per stored schedule for pages (overlap `skip`): a due entry moved by a page names that
+ * page and the fire time it ran (`prev`, page-record.ts). While the page's record exists, that run
+ * may be going. Judged from the outside, as invariant 7 asks — by runs that started:
+ *  - the page won the previous fire time, started at or before this one, its lease still holds,
+ *    and the run has no final outcome on record: skipped, naming that run — or, when the page is
+ *    a recovery that started after this fire time, the run that died (its abandoned entry ends
+ *    when the recovery started: it was going at this fire time);
+ *  - the page has not started (its claim's reply on the way, its node frozen), its lease lapsed
+ *    (recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
+ *    or it started after this fire time: this fire time waits and is judged again at a later read;
+ *  - anything else (no record, the run ended, the page did not win it): claimed.
+ * Reads: one getMany of the distinct pages named, then one getMany of the runs' history entries
+ * and one inspect per page still holding a going run — only for entries whose page is in flight.
+ */
+export async function judgePrev(
+  state: NodeState,
+  job: Job,
+  cs: readonly Candidate[],
+): Promise<PrevVerdict[]> {
+  const verdicts: PrevVerdict[] = cs.map(() => ({ kind: 'claim' }));
+  if (job.spec.overlap !== 'skip') return verdicts;
+  const name = job.spec.name;
+  const named = [...new Set(cs.flatMap((c) => (c.pageMove?.prev ? [c.pageMove.prev.page] : [])))];
+  if (named.length === 0) return verdicts;
+  const values = await state.store.getMany(named.map((p) => pageKeys(name, p).record));
+  const records = new Map<string, PageRecord>();
+  named.forEach((p, i) => {
+    const v = values[i];
+    if (v !== null && v !== undefined) records.set(p, JSON.parse(v) as PageRecord);
+  });
+  if (records.size === 0) return verdicts;
+  // The runs to look at: a won `run` item of a started page.
+  const looks: { i: number; page: string; rec: PageRecord; item: number }[] = [];
+  cs.forEach((c, i) => {
+    const prev = c.pageMove?.prev;
+    const rec = prev && records.get(prev.page);
+    if (!prev || !rec) return;
+    if (!rec.started) {
+      verdicts[i] = { kind: 'wait' };
+      return;
+    }
+    const item = rec.items.findIndex((it) => it.id === c.occ.scheduleId && it.fireTime === prev.fireTime);
+    if (item < 0 || !rec.started.won.includes(item) || rec.items[item]!.kind !== 'run') return;
+    looks.push({ i, page: prev.page, rec, item });
+  });
+  if (looks.length === 0) return verdicts;
+  const histories = await state.store.getMany(
+    looks.map(({ rec, item }) =>
+      keys.history(itemOcc(name, rec.items[item]!), rec.items[item]!.attempt ?? 1),
+    ),
+  );
+  const live = new Map<string, boolean>();
+  for (const [n, look] of looks.entries()) {
+    const h = histories[n];
+    if (h !== null && h !== undefined) {
+      const e = decodeHistory(h);
+      if (ENDED.has(e.status) && e.willRetry !== true) continue;
+    }
+    const c = cs[look.i]!;
+    const F = c.occ.fireTime;
+    const it = look.rec.items[look.item]!;
+    const started = look.rec.started!;
+    if (!live.has(look.page))
+      live.set(look.page, (await state.store.inspect(pageKeys(name, look.page).lease)) !== null);
+    // The run that overlapped F: the page's current run if it had started by F; else, when the
+    // page is a recovery, the run that died — on record as going until the recovery started
+    // (its abandoned entry ends then), so it covers an F between its start and that.
+    const current = { at: started.at, node: look.rec.node, token: started.token };
+    const by = current.at <= F ? current : started.since && started.since.at <= F ? started.since : undefined;
+    verdicts[look.i] =
+      it.source === 'misfire' || !live.get(look.page) || by === undefined
+        ? { kind: 'wait' }
+        : { kind: 'skip', by: { fireTime: new Date(it.fireTime), node: by.node, token: by.token } };
+  }
+  return verdicts;
+}

@@ -1,0 +1,179 @@
+import type { Lease } from '../../store/types.js';
+import { type Candidate, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
+import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { InflightRecord } from '../run/run-records.js';
+import { FINAL_STATUSES, occurrenceHistory } from './dead-attempt.js';
+import { accountedFor } from './on-record.js';
+import { REPLAY_MARK } from './overlap.js';
+
+/** Claims whose acquire got no answer that are remembered at most (the oldest are dropped first). */
+const MAX_UNANSWERED = 10_000;
+
+/** A claim whose acquire failed without an answer (see {@link Unanswered}). */
+interface Pending {
+  c: Candidate;
+  /** Local monotonic time just before the acquire was sent (lease maths, as for any grant). */
+  sentAt: number;
+}
+
+/** What became of an unanswered claim, once the store answers again. */
+export type Resolution =
+  | { kind: 'ours'; c: Candidate; lease: Lease; gate: Lease | null | undefined; sentAt: number }
+  | { kind: 'settled' };
+
+/**
+ * Claims whose acquire failed without an answer: a timeout, a reset connection, a reply lost after
+ * the store committed. The store may have granted them — and every other node was then refused —
+ * so forgetting them would lose those fire times: nobody would run them, and the lease would just
+ * expire (the cursor of a job trigger is already past them).
+ *
+ * So they are kept, and before the next claims the node asks the store (one `inspect` each; they
+ * are rare): an occurrence held by this node under a lease it is not running is the lost grant —
+ * it is adopted and started as if the answer had come (its gate too when the same acquire granted
+ * it: same owner, same grant time; otherwise the gate is asked for now). An occurrence held by
+ * another node is theirs. One that nobody holds was never granted, or its lease ran out: it is
+ * offered again — a job trigger's cursor is moved back before it (the misfire policy then judges
+ * how late it is), a due entry is read again (it moves on only when a run starts), and trigger
+ * requests, pending runs and recoveries are re-read from the store anyway.
+ *
+ * Races: a node id is unique per scheduler, so "held by this node" means granted to this node —
+ * but not necessarily by the unanswered acquire: a node may offer one occurrence twice (its queued
+ * run and its own cursor in the same poll, say), win the first, run it, and lose the reply of the
+ * second, which the store refused. The lease it then finds is the first grant's, kept "done" after
+ * its run: adopting it ran the occurrence a second time under the same token (simulator seed 2915
+ * of 3,000). So a grant whose token is already on record for the occurrence is not adopted
+ * ({@link grantUsed}). A lease adopted after it expired is refused by the store when the run
+ * records its start (the start batch holds the lease), exactly as a slow grant would be.
+ */
+export class Unanswered {
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(private readonly state: NodeState) {}
+
+  /** The claims of an acquire that failed: remembered until the store answers again. */
+  add(batch: readonly Candidate[], sentAt: number): void {
+    for (const c of batch) {
+      const key = keys.occurrence(c.occ);
+      this.pending.delete(key);
+      this.pending.set(key, { c, sentAt });
+    }
+    for (const key of this.pending.keys()) {
+      if (this.pending.size <= MAX_UNANSWERED) break;
+      this.pending.delete(key);
+    }
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Asks the store about every remembered claim (see the class comment); returns the grants that
+   * turned out to be this node's, to be started by the caller. A store failure leaves the rest
+   * remembered and throws.
+   */
+  async resolve(): Promise<Extract<Resolution, { kind: 'ours' }>[]> {
+    const ours: Extract<Resolution, { kind: 'ours' }>[] = [];
+    for (const [key, p] of [...this.pending]) {
+      const r = await this.resolveOne(key, p);
+      this.pending.delete(key);
+      if (r.kind === 'ours') ours.push(r);
+    }
+    return ours;
+  }
+
+  private async resolveOne(key: string, { c, sentAt }: Pending): Promise<Resolution> {
+    const s = this.state;
+    const lease = await s.store.inspect(key);
+    if (
+      lease !== null &&
+      lease.owner === s.node &&
+      !s.runningHere.has(key) &&
+      !(await grantUsed(s, c.occ, lease.token))
+    ) {
+      let gate: Lease | null | undefined;
+      // A takeover or a queued run asks for its gate only once it has the occurrence (claim.ts,
+      // gateAfterWin): not here.
+      if (c.gate && !gateAfterWin(c)) {
+        const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
+        // Granted by the same acquire: this node's, at the same store instant.
+        const mine = held?.owner === s.node || held?.owner === `${s.node}${REPLAY_MARK}`;
+        if (held && mine && held.acquiredAt === lease.acquiredAt) gate = held;
+        else if (held === null) {
+          const request = { key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard), owner: s.node };
+          [gate] = await s.store.acquire([{ ...request, leaseMs: lease.expiresAt - lease.acquiredAt }]);
+          gate ??= null;
+        } else gate = null;
+      }
+      return { kind: 'ours', c, lease, gate, sentAt };
+    }
+    if (lease === null) await offerAgain(this.state, c);
+    return { kind: 'settled' };
+  }
+}
+
+/**
+ * Nobody holds the occurrence: it was never granted, or granted and its lease ran out before
+ * anything of it was recorded (every other node was refused it meanwhile and moved on). Make sure
+ * it is run or accounted for:
+ *  - a due entry: read again (it moves on only when a run starts);
+ *  - a job trigger's fire time above the high-water mark (`cursorBack`: this node's own claim,
+ *    whose acquire got no answer): no later fire time has started anywhere, so the cursor moves
+ *    back before it and the misfire policy judges it with whatever else was missed since — the
+ *    acquire may never have reached the store (the cluster cut off from it);
+ *  - otherwise — one at or below the mark (a later fire time has already started, so the misfire
+ *    scan, which starts at the mark, would never see it: found by the simulator, a reply lost
+ *    while the node backed off past the lease), or one another node was granted (watch.ts) — some
+ *    node claimed it in time and never started it: it is run now as a recovery (source
+ *    `recover`, a new grant and so a higher token; waiting behind a run that holds the overlap
+ *    gate), whatever the misfire policy and `recover` say: those are for fire times nobody could
+ *    claim in time, and for runs that started and died. Late by at most one lease (+ a poll).
+ */
+export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true): Promise<void> {
+  if (c.entryReadAt !== undefined) {
+    s.dueWakeAt = 0;
+    return;
+  }
+  if (c.source !== 'schedule' && c.source !== 'misfire' && !c.unstarted) return;
+  const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+  const job = s.defined.get(c.occ.job);
+  if (!source || !job) return;
+  const F = c.occ.fireTime;
+  if (cursorBack) {
+    const stored = await s.store.get(keys.highWater(c.occ.job, c.occ.scheduleId));
+    if (stored === null || Number(stored) < F) {
+      rewind(source, F);
+      return;
+    }
+  }
+  // Handled after all (on-record.ts): it has a history, in-flight or queued record.
+  if ((await accountedFor(s, [c.occ]))[0]) return;
+  s.telemetry.log?.(
+    'info',
+    `oncely: ${c.occ.job}: a claim of it was granted and never started; recovering it`,
+    {
+      job: c.occ.job,
+      fireTime: new Date(F).toISOString(),
+      node: s.node,
+      ...(c.occ.shard !== undefined && { shard: c.occ.shard }),
+    },
+  );
+  const queued = source.queue.find((q) => q.fireTime === F);
+  if (queued) {
+    if (!queued.shards.includes(c.occ.shard)) queued.shards.push(c.occ.shard);
+    return;
+  }
+  source.queue.unshift({ fireTime: F, source: 'recover', shards: [c.occ.shard], graceMs: 0 });
+}
+
+/**
+ * Whether this lease of the occurrence was already used: its token is on an in-flight or history
+ * record of the occurrence (the grant was run, or recorded skipped), or an attempt of it ended.
+ * Two reads; only for a lost grant that turned out to be this node's.
+ */
+async function grantUsed(s: NodeState, occ: OccurrenceId, token: number): Promise<boolean> {
+  const [inflight, history] = await Promise.all([s.store.get(keys.inflight(occ)), occurrenceHistory(s, occ)]);
+  if (inflight !== null && (JSON.parse(inflight) as InflightRecord).token === token) return true;
+  return history.some((e) => e.token === token || FINAL_STATUSES.has(e.status));
+}

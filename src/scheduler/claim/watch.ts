@@ -1,0 +1,87 @@
+import type { Candidate } from '../internal-types.js';
+import { keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import { doneHold } from './high-water.js';
+import { offerAgain } from './unanswered.js';
+
+/** Refused claims watched at most (the oldest are dropped first). */
+const MAX_WATCHED = 1_000;
+/** Watched claims looked at per tick at most. */
+const MAX_PER_TICK = 256;
+/** Looked at this long after the holder's lease would have ended without a keep-alive. */
+const SLACK_MS = 1_000;
+
+interface Watched {
+  c: Candidate;
+  /** Local monotonic time of the next look. */
+  at: number;
+}
+
+/**
+ * Fire times of the jobs' own triggers whose claim another node won: looked at again once that
+ * node's lease would have ended. A holder that died (or was cut off for good) between its claim
+ * and its run's start record leaves no in-flight record for recovery to find, every other node
+ * moved past the fire time when it was refused, and a later run's high-water mark hides it from
+ * every misfire scan: without this look, nobody would run or record it (found by the simulator:
+ * a node crashed right after its acquire was applied).
+ *
+ * At the look, the fire time is accounted for when its occurrence is held (running, or "done"),
+ * when it has a history record (run or skipped), an in-flight record (recovery's), or is the
+ * queued run of its gate; otherwise it was claimed and never started, and is run as a recovery
+ * (see {@link offerAgain}). Several nodes may look at once: the claim decides, as always.
+ * Stored schedules' due entries need no watch — an entry moves on only when its run starts.
+ * Cost: a few reads per fire time another node won, only for job triggers (a handful per node).
+ */
+export class Watch {
+  private readonly watched = new Map<string, Watched>();
+
+  constructor(private readonly state: NodeState) {}
+
+  /** A claim of a job trigger's fire time was refused: someone else holds the occurrence. */
+  refused(c: Candidate): void {
+    if (c.entryReadAt !== undefined) return;
+    // A recovery of a claim that never started is watched too: the node that won it may die or
+    // be cut off before it starts it or queues it (simulator seed 405 of the 200-seed mix).
+    if (c.source !== 'schedule' && c.source !== 'misfire' && !c.unstarted) return;
+    const s = this.state;
+    const job = s.defined.get(c.occ.job);
+    if (!job) return;
+    const key = keys.occurrence(c.occ);
+    if (this.watched.has(key)) return;
+    this.watched.set(key, { c, at: s.clock.monotonic() + job.spec.lockAtMostForMs + SLACK_MS });
+    for (const k of this.watched.keys()) {
+      if (this.watched.size <= MAX_WATCHED) break;
+      this.watched.delete(k);
+    }
+  }
+
+  /** Looks at the watched claims whose holder's lease has ended; throws (keeping them) if the store fails. */
+  async check(): Promise<void> {
+    const s = this.state;
+    const now = s.clock.monotonic();
+    const due: [string, Watched][] = [];
+    for (const [key, w] of this.watched) {
+      if (due.length >= MAX_PER_TICK) break;
+      if (w.at <= now) due.push([key, w]);
+    }
+    if (due.length === 0) return;
+    // One look-up each, all at once (the store's pool spreads them); the rest at the next tick.
+    const leases = await Promise.all(due.map(([key]) => s.store.inspect(key)));
+    for (const [i, [key, w]] of due.entries()) {
+      const job = s.defined.get(w.c.occ.job);
+      const lease = leases[i] ?? null;
+      if (!job) {
+        this.watched.delete(key);
+      } else if (lease !== null) {
+        // "Done" (a hold far past the fire time): accounted for. Else still running or
+        // claimed anew: look again when that lease would end.
+        const storeNow = s.storeClock.estimate();
+        if (lease.expiresAt >= w.c.occ.fireTime + doneHold(job) / 2) this.watched.delete(key);
+        else w.at = now + Math.max(0, lease.expiresAt - storeNow) + SLACK_MS;
+      } else {
+        this.watched.delete(key);
+        await offerAgain(s, w.c, false);
+      }
+    }
+  }
+}

@@ -1,0 +1,201 @@
+import { hostname } from 'node:os';
+import { OncelyError } from '../../core/errors.js';
+import { packageVersion } from '../../core/version.js';
+import type { StoredRecord, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import type { JobSpec } from '../job-options.js';
+import { controlKind, jobOfKey, keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { PageRecovery } from '../recover/page-recovery.js';
+import type { Recovery } from '../recover/recover.js';
+import type { Requests } from './requests.js';
+
+/** The store clock is re-read at least this often (and after every failure). */
+const CLOCK_RESAMPLE_MS = 10_000;
+/** A poll reads at most this many control records (reported when there are more). */
+const MAX_CONTROL_RECORDS = 100_000;
+
+type ControlKind = 'pause' | 'srev' | 'trig' | 'pending' | 'run' | 'page';
+
+/** The control records a poll acts on, by kind (`controlKind`), in one pass; other kinds are ignored. */
+function byKind(records: StoredRecord[]): Record<ControlKind, StoredRecord[]> {
+  const out: Record<ControlKind, StoredRecord[]> = {
+    pause: [],
+    srev: [],
+    trig: [],
+    pending: [],
+    run: [],
+    page: [],
+  };
+  for (const r of records) {
+    const kind = controlKind(r.key);
+    if (Object.hasOwn(out, kind)) out[kind as ControlKind].push(r);
+  }
+  return out;
+}
+
+/** What changed in the cluster — pauses, stored schedules (their change signal), triggers, queued and orphaned runs — and this node's own records in it (heartbeat, job registry). */
+export class Feed {
+  /** The control records passed MAX_CONTROL_RECORDS, reported once. */
+  private overflowReported = false;
+
+  /** The last read of the heartbeats changed the live list: read them again at the next poll. */
+  private liveUnsettled = false;
+
+  constructor(
+    private readonly state: NodeState,
+    private readonly requests: Requests,
+    private readonly recovery: Recovery,
+    private readonly pages: PageRecovery,
+  ) {}
+
+  /**
+   * Reads cluster state — pauses, the stored schedules' change signal, trigger requests, queued runs, runs in flight
+   * (for recovery) — in one scan of the `ctl|` records; re-reads the store clock and writes the
+   * heartbeat only every few polls. An idle node costs about 1.4 round trips per poll interval.
+   */
+  async poll(): Promise<void> {
+    const s = this.state;
+    if (s.failures > 0 || s.clock.monotonic() - s.clockSampledAt >= CLOCK_RESAMPLE_MS) {
+      await s.storeClock.sample();
+      s.clockSampledAt = s.clock.monotonic();
+    }
+    const now = s.storeClock.estimate();
+    s.nextPollAt = now + s.pollMs;
+    const epoch = s.pauseEpoch;
+    const control = byKind(await this.readControl());
+    s.paused = this.pausedNow(
+      control.pause.map((r) => jobOfKey(r.key)),
+      epoch,
+    );
+    s.scheduleRevision = control.srev[0]?.value;
+    const beat = now >= s.nextHeartbeatAt;
+    if (beat) {
+      await this.heartbeat(now);
+      s.nextHeartbeatAt = now + this.heartbeatMs();
+    }
+    // The other nodes' heartbeats are read when this node writes its own: the live list that
+    // spreads the work (spread.ts) changes at heartbeat granularity, for one scan per beat. A read
+    // that found the list changed is followed by another at the next poll, until one finds it as
+    // it was: nodes started together each write their heartbeat at their own first poll, and one
+    // whose first read came before the others' writes took itself for alone — preferred itself for
+    // every occurrence and claimed them all at the fire time, as the others claimed their shares —
+    // until its next beat, up to 5 s later (three nodes started together, 1,000 jobs: the first
+    // fire time spread 89/423/488). A node that joins later is likewise settled on at once.
+    if (beat || this.liveUnsettled)
+      this.liveUnsettled = s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
+    const { pending, run: inflight, trig } = control;
+    s.pendingSeen = pending.length > 0;
+    await this.requests.claimRequests(trig, pending, inflight, now);
+    await this.recovery.recover(inflight, now);
+    if (control.page.length > 0) await this.pages.recover(control.page, now);
+    if (now >= s.nextSweepAt) {
+      // Expired history, heartbeats, trigger requests and "done" occurrence claims are invisible
+      // but stay stored until swept: every node deletes a bounded batch now and then.
+      s.nextSweepAt = now + s.sweepMs;
+      await s.store.sweep({ limit: 1000 }).catch((err) => s.emit('error', { error: err, during: 'sweep' }));
+    }
+  }
+
+  /**
+   * The paused jobs as read, with this node's own pause()/resume() calls made since the read
+   * began (`epoch`) still in force: the read may predate them. Older ones are in what was read.
+   */
+  private pausedNow(read: string[], epoch: number): Set<string> {
+    const paused = new Set(read);
+    for (const [job, local] of this.state.localPauses) {
+      if (local.epoch <= epoch) this.state.localPauses.delete(job);
+      else if (local.paused) paused.add(job);
+      else paused.delete(job);
+    }
+    return paused;
+  }
+
+  /** Every `ctl|` record, in pages of 10,000 (at most MAX_CONTROL_RECORDS). */
+  private async readControl(): Promise<StoredRecord[]> {
+    const all: StoredRecord[] = [];
+    for (;;) {
+      const last = all.at(-1)?.key;
+      const page = await this.state.store.scan(keys.controlPrefix, {
+        limit: 10_000,
+        ...(last !== undefined && { after: last }),
+      });
+      all.push(...page);
+      if (page.length < 10_000) return all;
+      if (all.length >= MAX_CONTROL_RECORDS) {
+        if (!this.overflowReported)
+          this.state.emit('error', {
+            error: new OncelyError(
+              'INTERNAL',
+              `more than ${MAX_CONTROL_RECORDS} control records (trigger requests, queued and in-flight runs): a poll reads the first ${MAX_CONTROL_RECORDS}`,
+            ),
+            during: 'poll',
+          });
+        this.overflowReported = true;
+        return all;
+      }
+    }
+  }
+
+  /** Heartbeats go out every 5 polls (at most every 5 s); the record lives 3 intervals (at least 15 s). */
+  private heartbeatMs(): number {
+    return Math.min(5 * this.state.pollMs, 5_000);
+  }
+
+  /** The node is stopping: other nodes stop preferring it at their next read of the heartbeats. */
+  async announceStopping(): Promise<void> {
+    await this.heartbeat(this.state.storeClock.estimate(), true);
+  }
+
+  private async heartbeat(now: number, stopping = false): Promise<void> {
+    const s = this.state;
+    const info = {
+      id: s.node,
+      host: hostname(),
+      pid: process.pid,
+      version: packageVersion(),
+      startedAt: s.startedAt,
+      lastSeen: now,
+      jobs: [...s.defined.keys()],
+      beatMs: this.heartbeatMs(),
+      ...(stopping && { stopping: true }),
+    };
+    await s.store.put(keys.node(s.node), JSON.stringify(info), {
+      ttlMs: Math.max(3 * this.heartbeatMs(), 15_000),
+    });
+  }
+
+  /**
+   * Records the jobs' definitions in the store (`job|<name>`), for `jobs()`, the CLI and the
+   * dashboard: one apply batch per MAX_BATCH jobs (start() of a node with 1,000 jobs made 2,000
+   * concurrent round trips here — a clock read and a put per job), stamped with the store clock's
+   * estimate (start() has just sampled it; read from the store only if no sample was taken yet).
+   */
+  async registerJobs(specs: readonly JobSpec[]): Promise<void> {
+    const s = this.state;
+    const updatedAt = s.storeClock.sampled() ? Math.round(s.storeClock.estimate()) : await s.store.now();
+    const ops: WriteOp[] = specs.map((spec) => ({
+      op: 'put',
+      key: keys.job(spec.name),
+      value: JSON.stringify({
+        name: spec.name,
+        trigger: spec.triggerSource ?? null,
+        options: {
+          overlap: spec.overlap,
+          misfire: spec.misfire,
+          catchUpLimit: spec.catchUpLimit,
+          misfireThresholdMs: spec.misfireThresholdMs,
+          lockAtMostForMs: spec.lockAtMostForMs,
+          lockAtLeastForMs: spec.lockAtLeastForMs,
+          timeoutMs: spec.timeoutMs ?? null,
+          retries: spec.retries,
+          recover: spec.recover,
+          shards: spec.shards?.count ?? null,
+        },
+        definedBy: s.node,
+        updatedAt,
+      }),
+    }));
+    for (let at = 0; at < ops.length; at += MAX_BATCH) await s.store.apply(ops.slice(at, at + MAX_BATCH));
+  }
+}

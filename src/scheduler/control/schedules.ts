@@ -1,0 +1,238 @@
+import { invalidArgument } from '../../core/errors.js';
+import { checkOptionNames } from '../../core/options.js';
+import { nextFireTimes } from '../../schedule/fire-times.js';
+import type { WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import { validateJobName } from '../job-options.js';
+import { keys, unesc } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { StoredSchedule } from '../types.js';
+import {
+  type StoredScheduleRecord,
+  type ValidSchedule,
+  validateScheduleId,
+  validateSchedules,
+} from './schedule-input.js';
+
+/** Ops per stored schedule in an upsert batch: sch|, schj|, due|. */
+const OPS_PER_SCHEDULE = 3;
+/** Bytes of records (their JSON, plus the keys) per upsert batch at most, unless one schedule is larger. */
+const BATCH_BYTES = 1_000_000;
+/** Schedules per upsert batch: one `apply` each, with the change signal. */
+const SCHEDULES_PER_BATCH = Math.floor((MAX_BATCH - 1) / OPS_PER_SCHEDULE);
+/** Upsert batches in flight at once. */
+const PARALLEL_BATCHES = 4;
+/** `list()` page size: default and maximum. */
+const LIST_DEFAULT = 100;
+const LIST_MAX = 1000;
+
+/** What `scheduler.schedules.list(options)` accepts. */
+export interface ListSchedulesOptions {
+  /** Only this job's schedules. */
+  job?: string;
+  /** Cursor: only ids after this one (pass the last id of the previous page). */
+  after?: string;
+  /** Page size, default 100, at most 1,000. */
+  limit?: number;
+}
+
+/** `scheduler.schedules`: stored per-user/per-tenant schedules of defined jobs. */
+export interface Schedules {
+  /**
+   * Creates or replaces schedules by id (ids are unique per store). Every entry is validated
+   * first: one bad entry rejects the call (`INVALID_ARGUMENT` naming its index and field) and
+   * nothing is written. Then one round trip per 333 schedules, four batches in flight. The next
+   * fire time counts from the store's now: a replaced schedule's pending fire time is dropped.
+   *
+   * @example
+   * await scheduler.schedules.upsert(users.map((u) => ({ id: `report:${u.id}`, job: 'report', cron: '0 9 * * *', timezone: u.tz, data: { user: u.id } })));
+   */
+  upsert: (schedules: StoredSchedule | readonly StoredSchedule[]) => Promise<void>;
+  /** Deletes a schedule (one lookup and one write); `false` if there was none. `job` is ignored (ids are unique per store). */
+  remove: (id: string, job?: string) => Promise<boolean>;
+  /** One lookup. */
+  get: (id: string) => Promise<StoredSchedule | undefined>;
+  /**
+   * One page of schedules, ascending by id, after the `after` cursor.
+   *
+   * @example
+   * for (let page = await s.list({ limit: 1000 }); page.length > 0; page = await s.list({ limit: 1000, after: page.at(-1)!.id })) …
+   */
+  list: (options?: ListSchedulesOptions) => Promise<StoredSchedule[]>;
+  /** How many schedules are stored (of `job`): one store call. */
+  count: (options?: { job?: string }) => Promise<number>;
+}
+
+/**
+ * The job of a stored schedule record when it is not `entry`'s job (the schedule moves), else
+ * `undefined`. Records are written id first, job second (schedule-input.ts): a record that starts
+ * so is of that job without parsing it; any other is parsed.
+ */
+function jobOf(value: string, entry: ValidSchedule): string | undefined {
+  if (value.startsWith(`{"id":${JSON.stringify(entry.id)},"job":${JSON.stringify(entry.job)},`))
+    return undefined;
+  const { job } = JSON.parse(value) as { job: string };
+  return job === entry.job ? undefined : job;
+}
+
+function publicView(record: StoredScheduleRecord): StoredSchedule {
+  const { v: _v, ...schedule } = record;
+  return schedule;
+}
+
+/** The stored-schedules API of one node: writes go to the store, and this node's next tick reads the due index again. */
+export function createSchedules(state: NodeState): Schedules {
+  const store = state.store;
+  const changed = (): WriteOp => ({ op: 'put', key: keys.scheduleRevision, value: state.newId() });
+  const touched = () => {
+    state.dueWakeAt = 0;
+    state.nextPollAt = 0;
+    state.poke();
+  };
+  const read = async (id: string): Promise<StoredScheduleRecord | undefined> => {
+    const value = await store.get(keys.schedule(validateScheduleId(id)));
+    return value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
+  };
+  return {
+    upsert: async (input) => {
+      const list = await validateSchedules(Array.isArray(input) ? input : [input as StoredSchedule]);
+      if (list.length === 0) return;
+      const now = await store.now();
+      const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
+      const base = `${state.newId()}.`;
+      // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
+      // and is dropped when a node meets it.
+      // The change signal goes with the only batch, or once after all of them: one key in every
+      // batch would make concurrent batches wait for each other's row lock on it.
+      // Batch b holds list[starts[b]] up to list[starts[b + 1]]: at most SCHEDULES_PER_BATCH
+      // schedules and about BATCH_BYTES of records, so that a batch of large schedules stays
+      // within what one request to the server may carry (MySQL's max_allowed_packet, etcd's
+      // --max-request-bytes) — 333 schedules of 64 KiB would be 21 MB.
+      const starts = [0];
+      for (let at = 0, bytes = 0; at < list.length; at++) {
+        const size = list[at]!.bytes + 200;
+        if (
+          at > starts.at(-1)! &&
+          (at - starts.at(-1)! >= SCHEDULES_PER_BATCH || bytes + size > BATCH_BYTES)
+        ) {
+          starts.push(at);
+          bytes = 0;
+        }
+        bytes += size;
+      }
+      starts.push(list.length);
+      const batches = starts.length - 1;
+      /** Batch `b`'s writes, built when it is sent (all of them at once would outlive the young heap). */
+      const opsOf = (b: number): WriteOp[] => {
+        const ops: WriteOp[] = batches === 1 ? [changed()] : [];
+        for (let at = starts[b]!; at < starts[b + 1]!; at++) {
+          const { id, job, trigger, json } = list[at]!;
+          // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
+          const v = `${base}${at.toString(36)}`;
+          ops.push(
+            { op: 'put', key: keys.schedule(id), value: `${json},"v":"${v}"}` },
+            { op: 'put', key: keys.scheduleOfJob(job, id), value: '' },
+          );
+          if (!nextOf.has(trigger)) nextOf.set(trigger, nextFireTimes(trigger, now, 1)[0]);
+          const next = nextOf.get(trigger);
+          if (next !== undefined)
+            ops.push({ op: 'put', key: keys.dueEntry(next, id, v), value: JSON.stringify({ job }) });
+        }
+        return ops;
+      };
+      let sent = 0;
+      let failed: unknown;
+      const worker = async () => {
+        while (sent < batches && failed === undefined) {
+          const b = sent++;
+          const entries = list.slice(starts[b]!, starts[b + 1]!);
+          try {
+            // A schedule moved to another job leaves its entry in the old job's index (count and
+            // list by job would still show it there): one read per batch finds those, and the
+            // batch deletes them — in another call after it when they do not fit. Two upserts of
+            // one id racing between jobs can still leave one behind (list by job then skips it).
+            const before = await store.getMany(entries.map((x) => keys.schedule(x.id)));
+            const moved: WriteOp[] = [];
+            before.forEach((value, i) => {
+              const old = value === null || value === undefined ? undefined : jobOf(value, entries[i]!);
+              if (old !== undefined)
+                moved.push({ op: 'delete', key: keys.scheduleOfJob(old, entries[i]!.id) });
+            });
+            const ops = opsOf(b);
+            const together = ops.length + moved.length <= MAX_BATCH;
+            if (together) ops.push(...moved);
+            await store.apply(ops);
+            if (!together) await store.apply(moved);
+          } catch (err) {
+            failed ??= err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL_BATCHES, batches) }, worker));
+      // Also after a failure: what did land should reach the nodes at their next poll.
+      if (batches > 1) {
+        try {
+          await store.apply([changed()]);
+        } catch (err) {
+          failed ??= err;
+        }
+      }
+      touched();
+      if (failed !== undefined) throw failed;
+    },
+    remove: async (id) => {
+      const found = await read(id);
+      if (!found) return false;
+      // Its due entries are left to the nodes: with the schedule gone they are stale.
+      await store.apply([
+        { op: 'delete', key: keys.schedule(id) },
+        { op: 'delete', key: keys.scheduleOfJob(found.job, id) },
+        changed(),
+      ]);
+      touched();
+      return true;
+    },
+    get: async (id) => {
+      const found = await read(id);
+      return found && publicView(found);
+    },
+    list: async (options = {}) => {
+      checkOptionNames('schedules.list', options, ['job', 'after', 'limit']);
+      const { job, after, limit = LIST_DEFAULT } = options;
+      if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
+        throw invalidArgument(`schedules.list: limit must be an integer from 1 to ${LIST_MAX}`);
+      if (after !== undefined) validateScheduleId(after);
+      if (job === undefined) {
+        const records = await store.scan(keys.schedulePrefix, {
+          limit,
+          ...(after !== undefined && { after: keys.schedule(after) }),
+        });
+        return records.map((r) => publicView(JSON.parse(r.value) as StoredScheduleRecord));
+      }
+      validateJobName(job);
+      const prefix = keys.scheduleOfJobPrefix(job);
+      const index = await store.scan(prefix, {
+        limit,
+        ...(after !== undefined && { after: keys.scheduleOfJob(job, after) }),
+      });
+      const ids = index.map((r) => unesc(r.key.slice(prefix.length)));
+      const values = await store.getMany(ids.map((id) => keys.schedule(id)));
+      // An index entry left behind by a schedule that moved to another job (upserts are blind
+      // writes) is skipped here, and dropped.
+      const out: StoredSchedule[] = [];
+      const leftovers: WriteOp[] = [];
+      values.forEach((value, i) => {
+        const record = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
+        if (record?.job === job) out.push(publicView(record));
+        else if (record) leftovers.push({ op: 'delete', key: index[i]!.key });
+      });
+      if (leftovers.length > 0) await store.apply(leftovers);
+      return out;
+    },
+    count: async (options = {}) => {
+      checkOptionNames('schedules.count', options, ['job']);
+      if (options.job === undefined) return store.count(keys.schedulePrefix);
+      return store.count(keys.scheduleOfJobPrefix(validateJobName(options.job)));
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import { fireSpan } from '../../schedule/fire-span.js';
+import { nextFireTimes } from '../../schedule/fire-times.js';
+import type { CompiledTrigger } from '../../schedule/trigger.js';
+import type { WriteOp } from '../../store/types.js';
+import { claimsInPages } from '../claim/eligible.js';
+import type { StoredScheduleRecord } from '../control/schedule-input.js';
+import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
+import { type Candidate, type Job, shardsOf } from '../internal-types.js';
+import { keys, type OccurrenceId } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import { emitMisfired } from './misfire.js';
+
+/** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
+export interface DueEntry {
+  key: string;
+  fireTime: number;
+  schedule: StoredScheduleRecord;
+  trigger: CompiledTrigger;
+  /**
+   * The candidates of this entry not offered yet, decided once (on time or missed, and the misfire
+   * policy); shards that did not all fit wait for free slots, shards another node goes first for
+   * wait for the grace (spread.ts).
+   */
+  plan?: Candidate[];
+  /** How long a node that is not preferred waits after the fire time (spread.ts), set with `plan`. */
+  graceMs?: number;
+  /** The fire time the entry moves on to (the next scan expects it), if any. */
+  next?: number | undefined;
+  /** Store time (this node's estimate) of the read that returned the entry. */
+  readAt: number;
+  /** The page run its entry names (a page moved it there: page/prev-run.ts). */
+  prev?: { page: string; fireTime: number } | undefined;
+  /**
+   * That page's record still exists (read with the entry): its run may be going, or waiting for
+   * recovery. A fire time behind it that is late was held back by that run, not missed: it is
+   * judged for overlap (page/prev-run.ts), never by the misfire policy.
+   */
+  prevLive?: boolean;
+}
+
+/**
+ * What one due entry at fire time F turns into, mirroring misfire.ts for the jobs' own triggers:
+ *  - on time (F ≥ now − misfireThreshold): F's shards; shard 0's start batch moves the entry to
+ *    the next fire time after F;
+ *  - missed, `skip`: a claim of F (shard 0) settled "done", moving the entry to the first fire
+ *    time not missed — one misfired event for the span;
+ *  - missed, `run-once`: when F is the only missed fire time, F replayed (moving on to the first
+ *    not missed); otherwise a claim of F settled "done", jumping the entry to the latest missed
+ *    one, which the next scan replays;
+ *  - missed, `catch-up`: F replayed (moving on to the next one after F); more than catchUpLimit
+ *    missed: the excess skipped by a claim of F jumping the entry to the first one kept.
+ * Every move is written by the winner of F's shard-0 claim only, so an entry has one successor:
+ * the chain cannot fork, and a moved-on entry is never met again.
+ */
+export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
+  const plan = planMoves(state, job, e, now);
+  if (!claimsInPages(state, job)) return plan;
+  // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
+  const s = e.schedule;
+  for (const c of plan)
+    if (c.advance || c.settleOnly)
+      c.pageMove = {
+        from: e.key,
+        to: e.next === undefined ? keys.dueEnded(s.id, s.v) : keys.dueEntry(e.next, s.id, s.v),
+        next: e.next,
+        v: s.v,
+        // Only a page still in flight at the read: a page's record, once gone, never comes back,
+        // so the claim need not look again for the others (in a fan-out, all of them).
+        ...(e.prev && e.prevLive === true && { prev: e.prev }),
+      };
+  return plan;
+}
+
+function planMoves(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
+  const { spec } = job;
+  const s = e.schedule;
+  const F = e.fireTime;
+  const shards = shardsOf(job);
+  const gated = spec.overlap !== 'allow';
+  const occ = (fireTime: number, shard: number | undefined): OccurrenceId => ({
+    job: s.job,
+    scheduleId: s.id,
+    fireTime,
+    shard,
+  });
+  const moveTo = (next: number | undefined): WriteOp[] => {
+    e.next = next;
+    return [
+      { op: 'delete', key: e.key },
+      ...(next === undefined
+        ? []
+        : [
+            {
+              op: 'put' as const,
+              key: keys.dueEntry(next, s.id, s.v),
+              value: JSON.stringify({ job: s.job }),
+            },
+          ]),
+    ];
+  };
+  const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
+  const run = (source: 'schedule' | 'misfire', advance: WriteOp[], onWon?: () => void): Candidate[] =>
+    shards.map((shard, i) => ({
+      occ: occ(F, shard),
+      source,
+      data: s.data,
+      attempt: 1,
+      gate: gated,
+      entryReadAt: e.readAt,
+      ...(i === 0 && { advance, ...(onWon && { onWon }) }),
+    }));
+  const settleOnly = (ops: WriteOp[], onWon: () => void): Candidate[] => [
+    {
+      occ: occ(F, shards[0]),
+      source: 'misfire',
+      data: s.data,
+      attempt: 1,
+      gate: false,
+      entryReadAt: e.readAt,
+      settleOnly: ops,
+      onWon,
+    },
+  ];
+  // Lateness counts from when the entry could be claimed here (after the grace when another node
+  // goes first): a takeover after the grace is on time, not missed.
+  const following = after(F);
+  e.graceMs = spreadGrace(following === undefined ? undefined : following - F);
+  const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
+  if (F >= missedBefore || (e.prevLive === true && spec.overlap === 'skip'))
+    return run('schedule', moveTo(following));
+  // Every missed fire time is at most this (fire times are whole milliseconds).
+  const settled = Math.ceil(missedBefore) - 1;
+  const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
+    emitMisfired(state, { job: s.job, scheduleId: s.id }, action, first, last, count);
+  if (spec.misfire === 'skip') {
+    const span = fireSpan(e.trigger, F - 1, missedBefore, 1);
+    const last = span?.tail.at(-1) ?? F;
+    return settleOnly(moveTo(after(settled)), () => emit('skipped', F, last, span?.count ?? 1));
+  }
+  if (spec.misfire === 'run-once') {
+    const span = fireSpan(e.trigger, F - 1, missedBefore, 2);
+    if (!span || span.count === 1 || span.tail.length < 2)
+      return run('misfire', moveTo(after(settled)), () => emit('run', F, F, 1));
+    const latest = span.tail.at(-1)!;
+    const count = span.count === undefined ? undefined : span.count - 1;
+    return settleOnly(moveTo(latest), () => emit('skipped', F, span.tail.at(-2)!, count));
+  }
+  const limit = spec.catchUpLimit;
+  const span = fireSpan(e.trigger, F - 1, missedBefore, limit + 1);
+  if (span && (span.count === undefined || span.count > limit) && span.tail.length > limit) {
+    const count = span.count === undefined ? undefined : span.count - limit;
+    return settleOnly(moveTo(span.tail[1]), () => emit('skipped', F, span.tail[0]!, count));
+  }
+  return run('misfire', moveTo(after(F)), () => emit('run', F, F, 1));
+}
+
+/**
+ * Offers up to `limit` more of the entry's candidates that are claimable here now (shard 0 first:
+ * it carries the move). Returns how many it offered, whether more are left that did not fit, and
+ * when the first of those held back for another node becomes claimable here, if any.
+ */
+export function takeEntry(
+  state: NodeState,
+  job: Job,
+  e: DueEntry,
+  now: number,
+  limit: number,
+  out: Candidate[],
+): { used: number; more: boolean; heldUntil?: number } {
+  e.plan ??= planEntry(state, job, e, now);
+  const count = job.spec.shards?.count;
+  const rest: Candidate[] = [];
+  let used = 0;
+  let more = false;
+  let heldUntil: number | undefined;
+  for (const c of e.plan) {
+    // What only settles missed fire times is anyone's: nothing runs.
+    const at = c.settleOnly ? now : state.spread.claimableAt(c.occ, count, e.graceMs ?? SPREAD_GRACE_MS);
+    if (at > now) {
+      heldUntil = Math.min(heldUntil ?? at, at);
+      rest.push(c);
+    } else if (used >= limit) {
+      more = true;
+      rest.push(c);
+    } else {
+      if (at > c.occ.fireTime) c.takeover = true;
+      out.push(c);
+      used++;
+    }
+  }
+  e.plan = rest;
+  return { used, more, ...(heldUntil !== undefined && { heldUntil }) };
+}

@@ -1,0 +1,266 @@
+import { compileShared } from '../../schedule/shared-triggers.js';
+import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
+import type { StoredRecord, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import type { DueValue } from '../claim/page-record.js';
+import type { StoredScheduleRecord } from '../control/schedule-input.js';
+import { SPREAD_GRACE_MS } from '../control/spread.js';
+import { keys, parseDueEntry } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { DueEntry } from './due-entry.js';
+
+/** The first page of a due scan: enough to find the next due time when nothing is due. */
+const FIRST_PAGE = 64;
+/** Further pages, read only while their entries are due. */
+const PAGE = 1000;
+/** Pages per read at most: entries passed over (paused jobs, jobs not defined here) cost bounded reads per poll. */
+const MAX_PAGES = 8;
+/** The due index is read at least this often, whatever else happens (a safety net). */
+const SAFETY_MS = 10_000;
+/** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
+const EXPECT_TRIES = 3;
+/** Moves further ahead than this are not expected (see `offeredInFull`): six safety reads come first. */
+const EXPECT_HORIZON_MS = 6 * SAFETY_MS;
+
+/**
+ * The due index (`due|<fireTime>|<id>|<v>`, see keys.ts) as this node reads it: instead of every
+ * stored schedule at every poll, only the entries that are due, and only when something may have
+ * changed — the change signal (`ctl|srev`, read by every poll anyway) moved, the next due time
+ * known from the last read has come, a fire time the node expects an entry for, a pause lifted,
+ * or every {@link SAFETY_MS} as a safety net. An idle node with a million stored schedules reads
+ * one page of 64 keys every ten seconds.
+ *
+ * A read: pages of `due|` ascending while entries are due, then one `getMany` of their schedules
+ * (`sch|<id>`). An entry whose schedule is gone or whose `v` is not the schedule's is stale: it is
+ * deleted, never run (a re-upsert or remove made it so; the move written by a run that read the
+ * schedule just before can only re-create a stale entry). The others become claims (due.ts).
+ */
+export class DueIndex {
+  /** Fresh due entries read, oldest first, less those offered in full since (`offeredNow`). */
+  private entries: DueEntry[] = [];
+  /**
+   * Entries offered in full since `entries` was last compacted: dropped in one pass when `ready` is
+   * next read (a tick offers up to a thousand; removing each with indexOf + splice was quadratic).
+   */
+  private readonly offeredNow = new Set<DueEntry>();
+  private revision: string | undefined;
+  private pausedSeen = '';
+  private definedSeen = -1;
+  /** The next store time at which a read is needed anyway (the next entry, the safety net). */
+  private nextReadAt = 0;
+  /** A read stopped at MAX_PAGES with entries still due: the next one goes on after this key. */
+  private resumeAfter: string | undefined;
+  /** Entries this node offered, by key: met again, they are held elsewhere — read less often. */
+  private offered = new Set<string>();
+  private retryMs: number;
+  /** Fire times this node expects an entry at (a move it saw being planned), by schedule id. */
+  private readonly expected = new Map<string, { at: number; tries: number }>();
+  /** Schedules whose trigger did not compile here, by `id|v`: reported once. */
+  private readonly bad = new Set<string>();
+
+  constructor(private readonly state: NodeState) {
+    this.retryMs = state.pollMs;
+  }
+
+  /** When the loop must tick again for the due index (store time). */
+  wakeAt(): number {
+    let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
+    for (const x of this.expected.values()) at = Math.min(at, x.at);
+    return at;
+  }
+
+  /** Fresh due entries read and not yet offered in full (no free slot yet), oldest first. */
+  get ready(): readonly DueEntry[] {
+    if (this.offeredNow.size > 0) {
+      this.entries = this.entries.filter((e) => !this.offeredNow.has(e));
+      this.offeredNow.clear();
+    }
+    return this.entries;
+  }
+
+  /** Reads the due index if anything may have changed (see the class comment); fills `ready`. */
+  async refresh(now: number): Promise<void> {
+    const s = this.state;
+    const paused = [...s.paused].sort().join('\u0000');
+    const changed =
+      s.scheduleRevision !== this.revision ||
+      paused !== this.pausedSeen ||
+      s.defined.size !== this.definedSeen;
+    if (!changed && (this.ready.length > 0 || now < this.wakeAt())) return;
+    if (s.freeSlots() <= 0) return;
+    if (changed) this.resumeAfter = undefined;
+    this.revision = s.scheduleRevision;
+    this.pausedSeen = paused;
+    this.definedSeen = s.defined.size;
+    s.dueWakeAt = Number.POSITIVE_INFINITY;
+    this.entries = [];
+    this.offeredNow.clear();
+    const { due, notDueAt, truncated } = await this.scan(now, s.freeSlots());
+    const fresh = await this.fresh(due, now);
+    const seen = new Set(fresh.map((e) => e.schedule.id));
+    let metAgain = false;
+    for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
+    this.offered = new Set(fresh.map((e) => e.key));
+    this.entries = fresh;
+    // Held elsewhere (claimed, not started yet): look again, less often each time.
+    this.retryMs = metAgain ? Math.min(SAFETY_MS, this.retryMs * 2) : s.pollMs;
+    let next = Math.min(notDueAt ?? Number.POSITIVE_INFINITY, now + SAFETY_MS);
+    if (metAgain) next = Math.min(next, now + this.retryMs);
+    // Stopped for want of slots: go on (after the last key read) as soon as slots are free; stopped
+    // after MAX_PAGES of entries passed over: at the next poll.
+    if (truncated === 'full') next = now;
+    if (truncated === 'pages') next = Math.min(next, now + s.pollMs);
+    this.nextReadAt = next;
+    for (const [id, x] of this.expected) {
+      if (seen.has(id) || (x.at <= now && ++x.tries > EXPECT_TRIES)) this.expected.delete(id);
+      else if (x.at <= now) x.at = now + s.pollMs;
+    }
+  }
+
+  /**
+   * The entry was offered in full: expect its next entry at the time it moves on to, if that is
+   * within {@link EXPECT_HORIZON_MS}. The expectation covers a read that ran before the move was
+   * written (the next read would otherwise wait for the safety net); a move further ahead is met
+   * by several safety reads (or a scan that stops at it as the first entry not due) before it is
+   * due. Keeping one per run grew this map by every schedule the node ran in a day — with a
+   * million daily per-user schedules a million entries, all walked by every wakeAt().
+   */
+  offeredInFull(e: DueEntry): void {
+    this.offeredNow.add(e);
+    if (e.next !== undefined && e.next <= e.readAt + EXPECT_HORIZON_MS)
+      this.expected.set(e.schedule.id, { at: e.next, tries: 0 });
+  }
+
+  /**
+   * Due entries of jobs this node runs and that are not paused, at most `want` (entries passed
+   * over do not count), and the fire time of the first entry not due yet, if it was reached.
+   */
+  private async scan(
+    now: number,
+    want: number,
+  ): Promise<{ due: StoredRecord[]; notDueAt: number | undefined; truncated?: 'full' | 'pages' }> {
+    const s = this.state;
+    const due: StoredRecord[] = [];
+    // Past the grace, entries another live node goes first for (see the comment at the loop).
+    const others: StoredRecord[] = [];
+    let heldUntil: number | undefined;
+    const notDue = (at: number | undefined) =>
+      heldUntil === undefined ? at : Math.min(at ?? Number.POSITIVE_INFINITY, heldUntil);
+    let after = this.resumeAfter;
+    this.resumeAfter = undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const limit = page === 0 ? FIRST_PAGE : PAGE;
+      const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
+      for (const r of records) {
+        const fireTime = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
+        if (fireTime > now) return { due, notDueAt: notDue(fireTime) };
+        const job = (JSON.parse(r.value) as { job: string }).job;
+        const defined = s.defined.get(job);
+        if (!defined || s.paused.has(job)) continue;
+        // Another node goes first for all of it (spread.ts): within the grace, read again when it
+        // is over (by then it has usually moved on); past the grace it is taken over only with
+        // slots this node's own share leaves free (work stealing, see `steal`). Either way not
+        // counted against `want`: each node reads its own share first, so that nodes working
+        // through tens of thousands due at once do not all claim the same entries in key order.
+        const id = parseDueEntry(r.key).id;
+        if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
+          if (fireTime + SPREAD_GRACE_MS > now) {
+            heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, fireTime + SPREAD_GRACE_MS);
+          } else if (others.length < want) others.push(r);
+          continue;
+        }
+        due.push(r);
+        if (due.length >= want) {
+          this.resumeAfter = r.key;
+          return { due, notDueAt: notDue(undefined), truncated: 'full' };
+        }
+      }
+      if (records.length < limit) return { due: steal(due, others, want), notDueAt: notDue(undefined) };
+      after = records.at(-1)!.key;
+    }
+    this.resumeAfter = after;
+    return { due: steal(due, others, want), notDueAt: notDue(undefined), truncated: 'pages' };
+  }
+
+  /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
+  private async fresh(due: StoredRecord[], readAt: number): Promise<DueEntry[]> {
+    const s = this.state;
+    const parsed = due.map((r) => ({ key: r.key, ...parseDueEntry(r.key) }));
+    const chunks: (typeof parsed)[] = [];
+    for (let i = 0; i < parsed.length; i += MAX_BATCH) chunks.push(parsed.slice(i, i + MAX_BATCH));
+    const values = (
+      await Promise.all(chunks.map((c) => s.store.getMany(c.map((p) => keys.schedule(p.id)))))
+    ).flat();
+    const out: DueEntry[] = [];
+    const stale: WriteOp[] = [];
+    parsed.forEach((p, i) => {
+      const value = values[i] ?? null;
+      const schedule = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
+      const sig = `${p.id}|${p.v}`;
+      if (!schedule || schedule.v !== p.v || this.bad.has(sig)) {
+        stale.push({ op: 'delete', key: p.key });
+        return;
+      }
+      const { id: _i, job: _j, data: _d, v: _v, ...t } = schedule;
+      let trigger: CompiledTrigger;
+      try {
+        trigger = compileShared(t as Trigger, `schedule ${JSON.stringify(p.id)}`);
+      } catch (err) {
+        // Written around upsert's validation: reported once, its entry dropped.
+        this.bad.add(sig);
+        s.emit('error', { error: err, during: `schedule ${p.id}` });
+        stale.push({ op: 'delete', key: p.key });
+        return;
+      }
+      const prev = due[i]!.value.includes('"prev"')
+        ? (JSON.parse(due[i]!.value) as DueValue).prev
+        : undefined;
+      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt, ...(prev && { prev }) });
+    });
+    await this.markLivePrev(out);
+    for (let i = 0; i < stale.length; i += MAX_BATCH) {
+      // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.
+      void s.writes
+        .submit(stale.slice(i, i + MAX_BATCH))
+        .catch((err) => s.emit('error', { error: err, during: 'due index cleanup' }));
+    }
+    return out;
+  }
+
+  /**
+   * Marks the entries whose previous fire time's page is still in flight (its record exists):
+   * one getMany of the distinct pages named — in a fan-out, the few pages that ran yesterday's.
+   */
+  private async markLivePrev(entries: DueEntry[]): Promise<void> {
+    const named = new Map<string, DueEntry[]>();
+    for (const e of entries) {
+      if (!e.prev) continue;
+      const key = keys.pageRecord(e.schedule.job, e.prev.page);
+      const list = named.get(key);
+      if (list) list.push(e);
+      else named.set(key, [e]);
+    }
+    if (named.size === 0) return;
+    const records = [...named.keys()];
+    for (let i = 0; i < records.length; i += MAX_BATCH) {
+      const chunk = records.slice(i, i + MAX_BATCH);
+      const values = await this.state.store.getMany(chunk);
+      chunk.forEach((key, n) => {
+        if (values[n] !== null && values[n] !== undefined) for (const e of named.get(key)!) e.prevLive = true;
+      });
+    }
+  }
+}
+
+/**
+ * This node's own due entries, then — with the slots they leave — entries past their grace that
+ * other live nodes go first for, taken from the far end of what was read: their preferred nodes
+ * work through them from the near end (key order), so a node that ran out of its own work helps
+ * with the others' without claiming the same entries they are claiming at the same moment. What
+ * is not taken is read again later (the preferred node has usually run it by then).
+ */
+function steal(own: StoredRecord[], others: StoredRecord[], want: number): StoredRecord[] {
+  const room = want - own.length;
+  if (room <= 0 || others.length === 0) return own;
+  return [...own, ...others.slice(-room)];
+}

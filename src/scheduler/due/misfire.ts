@@ -1,0 +1,141 @@
+import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
+import type { HighWater } from '../claim/high-water.js';
+import { type Job, type Source, shardsOf } from '../internal-types.js';
+import { keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+
+/**
+ * How many of the latest missed fire times are checked for a claim still held (beyond the
+ * `catchUpLimit` that catch-up keeps): one look-up each, so bounded, however long the outage.
+ */
+const HELD_LOOKBACK = 100;
+
+/**
+ * Missed fire times (nobody claimed them within misfireThreshold) and the misfire policies. A
+ * stretch of missed fire times is handled as one span — its first, its count and its latest few
+ * — never one by one, so a week-long outage costs what a minute-long one does, and run-once
+ * replays exactly one fire time however many were missed.
+ */
+export class Misfires {
+  constructor(
+    private readonly state: NodeState,
+    private readonly highWater: HighWater,
+  ) {}
+
+  /**
+   * Handles the source's fire times before `missedBefore` (now − misfireThreshold): skip them, or
+   * pick the one to replay (run-once: the latest; catch-up: the oldest of the latest
+   * `catchUpLimit`). Occurrences another node handled (high-water mark, or a claim still held) are
+   * not missed. Moves the cursor past what is settled (catch-up: to just before its replay, which
+   * is offered again each tick until claimed); returns the fire time to replay, if any.
+   */
+  async handle(job: Job, source: Source, missedBefore: number): Promise<number | undefined> {
+    const s = this.state;
+    const { misfire, catchUpLimit } = job.spec;
+    const cursor = source.cursor!;
+    // Every missed fire time is at most this (fire times are whole milliseconds).
+    const settled = Math.ceil(missedBefore) - 1;
+    const hwmKey = keys.highWater(source.job, source.scheduleId);
+    const stored = await s.store.get(hwmKey);
+    const hwm = stored === null ? Number.NEGATIVE_INFINITY : Number(stored);
+    const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
+    const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
+    const open = span && (await this.unclaimed(job, source, span));
+    if (!open) {
+      source.cursor = Math.max(cursor, settled);
+      return undefined;
+    }
+    const latest = open.tail.at(-1)!;
+    // What is skipped (one event for all of it) and what is replayed (one event) are emitted
+    // together, so that a log can say it in one line; then the mark moves past the skipped ones.
+    let skipped: number | undefined;
+    let replay: number | undefined;
+    const skip = (last: number, count: number | undefined) => {
+      this.emit(source, 'skipped', open.first, last, count);
+      skipped = last;
+    };
+    if (misfire === 'skip') {
+      skip(latest, open.count);
+    } else if (misfire === 'run-once') {
+      // The tail holds every open fire time, or more than one: the one before the latest is in it.
+      if (open.tail.length > 1)
+        skip(open.tail.at(-2)!, open.count === undefined ? undefined : open.count - 1);
+      replay = latest;
+    } else {
+      // catch-up: keep the latest catchUpLimit, replay the oldest of them; the gate makes replays
+      // sequential across the fleet, and the cursor stays before that replay until it is claimed
+      // (a later tick finds it held and moves on to the next).
+      let kept = open.tail;
+      if (open.count === undefined || open.count > catchUpLimit) {
+        const excess = open.tail.length - catchUpLimit;
+        skip(open.tail[excess - 1]!, open.count === undefined ? undefined : open.count - catchUpLimit);
+        kept = open.tail.slice(excess);
+      }
+      replay = kept[0]!;
+    }
+    if (replay !== undefined) this.announce(source, replay);
+    source.cursor = misfire === 'catch-up' ? replay! - 1 : Math.max(cursor, settled);
+    if (skipped !== undefined) await this.highWater.raiseHighWater(hwmKey, skipped);
+    return replay;
+  }
+
+  /**
+   * The part of the span nobody claimed: after the latest fire time of its tail whose claim is
+   * still held (running, or "done"). A node that claimed that one handled the ones before it too
+   * (it handles missed fire times before it claims on-time ones; catch-up replays oldest first),
+   * so only the tail is looked up, however long the span.
+   */
+  private async unclaimed(job: Job, source: Source, span: FireSpan): Promise<FireSpan | undefined> {
+    const s = this.state;
+    const shard = shardsOf(job)[0];
+    const held = await Promise.all(
+      span.tail.map((fireTime) =>
+        s.store.inspect(keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard })),
+      ),
+    );
+    let lastHeld = held.length - 1;
+    while (lastHeld >= 0 && held[lastHeld] === null) lastHeld--;
+    if (lastHeld < 0) return span;
+    const tail = span.tail.slice(lastHeld + 1);
+    return tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
+  }
+
+  /** A replay is announced once, not at every tick that offers it again. */
+  private announce(source: Source, fireTime: number): void {
+    if (source.announced === fireTime) return;
+    source.announced = fireTime;
+    this.emit(source, 'run', fireTime, fireTime, 1);
+  }
+
+  private emit(
+    source: Source,
+    action: 'skipped' | 'run',
+    first: number,
+    last: number,
+    count: number | undefined,
+  ): void {
+    emitMisfired(this.state, source, action, first, last, count);
+  }
+}
+
+/**
+ * The `misfired` event for missed fire times `first`..`last` of a job trigger or stored schedule:
+ * skipped (`count` of them, when known) or replayed (`last`, once).
+ */
+export function emitMisfired(
+  state: NodeState,
+  of: { job: string; scheduleId?: string | undefined },
+  action: 'skipped' | 'run',
+  first: number,
+  last: number,
+  count: number | undefined,
+): void {
+  state.emit('misfired', {
+    job: of.job,
+    ...(of.scheduleId !== undefined && { scheduleId: of.scheduleId }),
+    fireTime: new Date(last),
+    action,
+    firstFireTime: new Date(first),
+    ...(count !== undefined && { count }),
+  });
+}

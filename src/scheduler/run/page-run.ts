@@ -1,0 +1,126 @@
+import { KeepAlive, safetyMargin } from '../../lock/keep-alive.js';
+import type { Lease, WriteOp } from '../../store/types.js';
+import { settle } from '../finish/settle.js';
+import type { Job } from '../internal-types.js';
+import type { NodeState } from '../node-state.js';
+import type { RunBook } from './run-book.js';
+import { RunLeases } from './run-leases.js';
+
+/**
+ * A page being run on this node: one keep-alive for the page's lease (for all its runs), and the
+ * page's finish once its last run ended — the record deleted (as this node wrote it) and the lease
+ * released, in one batch, retried until stored or the lease ends (settle.ts).
+ *
+ * Invariants: the record stays until every run's outcome is stored, so a node dying mid-page
+ * leaves exactly the unfinished runs for recovery. A run abandoned here (stop, the lease lost)
+ * leaves the record and frees the lease at once, so another node recovers it without waiting.
+ * When the lease cannot be kept, every run of the page is told (its signal aborts) before the
+ * lease could end, as a run's own keep-alive would.
+ */
+export class PageRun {
+  private outstanding: number;
+  private abandoned = false;
+  private lostReason: unknown;
+  private readonly onLost = new Set<(reason: unknown) => void>();
+  private readonly keeper: KeepAlive;
+  private readonly leases: RunLeases;
+  private readonly margin: number;
+
+  constructor(
+    private readonly state: NodeState,
+    private readonly job: Job,
+    readonly lease: Lease,
+    readonly sentAt: number,
+    private readonly recordKey: string,
+    /** The record as this node last wrote it: the finish deletes exactly that one. */
+    private readonly recordValue: string,
+    runs: number,
+  ) {
+    this.outstanding = runs;
+    state.pagesHere.add(recordKey);
+    this.leases = new RunLeases(state.store, state.clock, lease, undefined, sentAt);
+    this.margin = safetyMargin(job.spec.lockAtMostForMs);
+    this.keeper = new KeepAlive(this.leases, {
+      leaseMs: job.spec.lockAtMostForMs,
+      renew: true,
+      clock: state.clock,
+      logger: state.logger,
+      onLost: (reason) => {
+        this.lostReason = reason;
+        for (const f of this.onLost) f(reason);
+      },
+    });
+    if (runs === 0) {
+      // Nothing to run (only skips): the finish is the page's whole life; stop() waits for it.
+      const done = this.finish();
+      state.running.add(done);
+      void done.finally(() => state.running.delete(done));
+    }
+  }
+
+  /** The book of one of the page's runs: the page keeps its claim; the run writes only its history. */
+  book(): RunBook {
+    let hook: ((reason: unknown) => void) | undefined;
+    return {
+      wantsInflight: false,
+      keep: (onLost) => {
+        if (this.lostReason !== undefined) onLost(this.lostReason);
+        else {
+          hook = onLost;
+          this.onLost.add(onLost);
+        }
+        return {
+          stop: async () => {
+            if (hook) this.onLost.delete(hook);
+          },
+          held: () =>
+            this.lostReason === undefined &&
+            this.state.clock.monotonic() < this.leases.localDeadline - this.margin,
+        };
+      },
+      startOps: () => [],
+      finishOps: (history) => ({ ops: history ? [history] : [] }),
+      // Stored after the page's lease may have ended (no renewal for a whole lease: a frozen
+      // node, a stalled link): another node may have recovered the run meanwhile.
+      lapsed: () =>
+        this.lostReason !== undefined || this.state.clock.monotonic() >= this.leases.localDeadline,
+      abandonOps: (history) => (history ? [history] : []),
+      ended: (stored) => this.runEnded(stored),
+    };
+  }
+
+  /** The page's last run ends with the page's finish (its promise), so that stop() waits for it. */
+  private runEnded(stored: boolean): Promise<void> | undefined {
+    if (!stored) this.abandoned = true;
+    return --this.outstanding === 0 ? this.finish() : undefined;
+  }
+
+  private async finish(): Promise<void> {
+    const s = this.state;
+    await this.keeper.stop();
+    const release: WriteOp = { op: 'release', key: this.lease.key, token: this.lease.token };
+    // Abandoned: the lease is freed, the record kept — another node takes the page over and runs
+    // what has no outcome on record. One try: the lease ends on its own if the store is away.
+    if (this.abandoned) {
+      s.pagesHere.delete(this.recordKey);
+      await s.writes
+        .submit([release])
+        .catch((err) =>
+          s.emit('error', { error: err, during: `release of a page of ${this.job.spec.name}` }),
+        );
+      return;
+    }
+    const ops: WriteOp[] = [{ op: 'delete', key: this.recordKey, ifValue: this.recordValue }, release];
+    await settle(
+      s,
+      `finish of a page of ${this.job.spec.name}`,
+      ops,
+      this.lease,
+      this.sentAt,
+      () => s.pagesHere.delete(this.recordKey),
+      // Not stored before the lease ended: every outcome is on record, so whoever takes the page
+      // over only deletes it.
+      () => s.pagesHere.delete(this.recordKey),
+    );
+  }
+}

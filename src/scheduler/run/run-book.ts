@@ -1,0 +1,130 @@
+import { KeepAlive, safetyMargin } from '../../lock/keep-alive.js';
+import type { WriteOp } from '../../store/types.js';
+import { doneUntil } from '../claim/high-water.js';
+import { keys } from '../keys.js';
+import { RunLeases } from './run-leases.js';
+import type { Claim, RunDeps } from './run-records.js';
+
+/**
+ * How one run keeps its claim and records itself — what differs between a run claimed on its own
+ * (its occurrence lease, gate, in-flight record) and a run that is one item of a page (the page's
+ * lease and record cover it: page/page-book.ts). `executeRun` asks it; everything else about a
+ * run (attempts, retries, timeout, events) is the same.
+ */
+export interface RunBook {
+  /**
+   * Starts keeping the claim alive; `onLost` (once) when it cannot. `held()`: whether the claim
+   * surely still holds now (its local deadline, less a safety margin, has not passed), asked just
+   * before a handler starts.
+   */
+  keep(onLost: (reason: unknown) => void): { stop(): Promise<void>; held(): boolean };
+  /**
+   * The writes stored (retried while the claim holds) before attempt `attempt` starts; `value` is
+   * its in-flight record, made only if `wantsInflight`. `[]`: nothing to wait for.
+   */
+  startOps(first: boolean, value: string | undefined): WriteOp[];
+  /** Whether startOps needs the in-flight record's JSON. */
+  readonly wantsInflight: boolean;
+  /**
+   * The writes that close a run whose outcome is `history` (retried until stored), and which of
+   * them answers `false` when the claim had lapsed before they were stored (the at-least-once case).
+   */
+  finishOps(
+    history: WriteOp | undefined,
+    inflightValue: string | undefined,
+  ): { ops: WriteOp[]; lapse?: number };
+  /**
+   * Asked once the outcome is stored, when `finishOps` names no `lapse` op: whether the claim may
+   * have lapsed before it was (the at-least-once case, marked `leaseLapsed` in the history).
+   */
+  lapsed?(): boolean;
+  /** The writes after a run abandoned or never started (one try; the claim ends on its own otherwise). */
+  abandonOps(history: WriteOp | undefined): WriteOp[];
+  /**
+   * The run is over: `stored` = its outcome is on record; `false` = abandoned or not started. The
+   * run lasts until what this returns settles (a page's last run carries the page's finish, so
+   * that stop() waits for it).
+   */
+  ended?(stored: boolean): Promise<void> | undefined;
+}
+
+/**
+ * The book of a run claimed on its own: an occurrence lease and an overlap gate kept alive
+ * together; an in-flight record (with the high-water mark) before each attempt; one finishing batch
+ * of history, in-flight delete (only as this run wrote it) and the releases — the occurrence held
+ * "done", the gate held for lockAtLeastFor.
+ */
+export function claimBook(deps: RunDeps, claim: Claim): RunBook {
+  const { spec } = deps;
+  const releases = (hold: boolean): WriteOp[] => {
+    const ops: WriteOp[] = [
+      hold
+        ? {
+            op: 'release',
+            key: claim.lease.key,
+            token: claim.lease.token,
+            holdUntil: Math.max(
+              doneUntil(
+                claim.occ.fireTime,
+                claim.lease,
+                claim.sentAt,
+                deps.clock.monotonic(),
+                deps.doneHoldMs,
+              ),
+              claim.lease.acquiredAt + spec.lockAtLeastForMs,
+            ),
+          }
+        : { op: 'release', key: claim.lease.key, token: claim.lease.token },
+    ];
+    // The gate honours lockAtLeastFor; a hold in the past frees it at once.
+    if (claim.gate)
+      ops.push({
+        op: 'release',
+        key: claim.gate.key,
+        token: claim.gate.token,
+        holdUntil: claim.gate.acquiredAt + spec.lockAtLeastForMs,
+      });
+    return ops;
+  };
+  const inflightKey = keys.inflight(claim.occ);
+  return {
+    wantsInflight: true,
+    keep(onLost) {
+      // One keep-alive for the claim and its gate: both leases have the same length and are
+      // renewed together (one keep-alive per run halves the timers and signals 1,000 runs cost).
+      const leases = new RunLeases(deps.store, deps.clock, claim.lease, claim.gate, claim.sentAt);
+      const keeper = new KeepAlive(leases, {
+        leaseMs: spec.lockAtMostForMs,
+        renew: true,
+        clock: deps.clock,
+        logger: deps.logger,
+        onLost,
+      });
+      const margin = safetyMargin(spec.lockAtMostForMs);
+      return {
+        stop: () => keeper.stop(),
+        held: () => deps.clock.monotonic() < leases.localDeadline - margin,
+      };
+    },
+    startOps(first, value) {
+      const ops: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];
+      ops.push({ op: 'put', key: inflightKey, value: value! });
+      const highWater = first ? deps.highWater(claim.occ) : undefined;
+      if (highWater) ops.push(highWater);
+      return ops;
+    },
+    finishOps(history, inflightValue) {
+      const frees = releases(true);
+      const ops: WriteOp[] = [
+        ...(history ? [history] : []),
+        { op: 'delete', key: inflightKey, ...(inflightValue !== undefined && { ifValue: inflightValue }) },
+        ...frees,
+      ];
+      // The occurrence's release (the first of `frees`) is refused when its lease had lapsed.
+      return { ops, lapse: ops.length - frees.length };
+    },
+    abandonOps(history) {
+      return [...(history ? [history] : []), ...releases(false)];
+    },
+  };
+}

@@ -1,0 +1,352 @@
+import type { Span } from '@opentelemetry/api';
+import type { Clock } from '../../core/clock.js';
+import { OncelyError } from '../../core/errors.js';
+import { INTERNAL_ABORT, LazyAbort, type LinkedSignal, linkSignals } from '../../core/signals.js';
+import type { WriteOp } from '../../store/types.js';
+import { encodeHistory, occFields } from '../finish/history.js';
+import { keys } from '../keys.js';
+import type { HistoryEntry, RunEvent, RunStatus } from '../types.js';
+import { jobContext } from './job-context.js';
+import { claimBook, type RunBook } from './run-book.js';
+import { persist, recordLapse } from './run-persist.js';
+import type { Claim, InflightRecord, RunDeps, RunHooks } from './run-records.js';
+
+export type { Claim, InflightRecord, RunDeps, RunHooks } from './run-records.js';
+
+/** Store-time estimate: the lease's grant time plus local monotonic time elapsed since its request. */
+function storeTimeNow(claim: Claim, clock: Clock): number {
+  return claim.lease.acquiredAt + Math.max(0, clock.monotonic() - claim.sentAt);
+}
+
+/**
+ * The fields every event and history entry of a run starts with, in one order: the occurrence
+ * (occFields), then the claim's token and the node. `fireTime` reuses a Date already made.
+ */
+function runFields(
+  claim: Claim,
+  node: string,
+  fireTime?: Date,
+): Pick<HistoryEntry, 'job' | 'fireTime' | 'scheduleId' | 'shard' | 'token' | 'node'> {
+  const out = occFields(claim.occ, fireTime) as Pick<
+    HistoryEntry,
+    'job' | 'fireTime' | 'scheduleId' | 'shard' | 'token' | 'node'
+  >;
+  out.token = claim.lease.token;
+  out.node = node;
+  return out;
+}
+
+/** An error as stored in history: at most ~4,000 characters, keeping its start and its end (a failing command's last lines matter most). */
+function errorText(err: unknown): string {
+  const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return text.length > 4000 ? `${text.slice(0, 1000)}\n…\n${text.slice(-2990)}` : text;
+}
+
+/**
+ * Runs one claimed occurrence to its end: keeps its leases alive, calls the handler with retries
+ * and a timeout, and records the outcome. Three store round trips in all (fewer when other runs
+ * share the batches): the claim, the in-flight record, and one finishing batch.
+ *
+ * Ordering (each step survives a crash before the next):
+ *  1. claim (occurrence lease + overlap gate), by the caller;
+ *  2. in-flight record and high-water mark, in one batch, retried while the claim holds — the
+ *     handler never starts unrecorded, so a crash from here on is recovered from the record (and
+ *     the mark keeps the misfire policy away from it); a claim that could not be recorded before
+ *     its lease ran out is given up unrun, and its fire time, above the mark, counts as missed;
+ *  3. handler (attempts and retries; each failed attempt that will be retried gets its history);
+ *  4. one batch: history final + in-flight record deleted + occurrence released
+ *     with a long hold ("done") + gate released. Retried through store outages while the leases
+ *     are kept alive, so a store that was down when the handler ended neither re-runs the
+ *     occurrence nor leaves the gate blocking the next fire times. A crash between 3 and 4 is
+ *     recovered (at-least-once); recovery skips occurrences whose final history exists.
+ * `succeeded`/`failed` are emitted once the outcome is stored.
+ */
+export async function executeRun(
+  deps: RunDeps,
+  claim: Claim,
+  hooks: RunHooks = {},
+  book: RunBook = claimBook(deps, claim),
+): Promise<void> {
+  const { spec, node, clock, emit, writes } = deps;
+  // Aborted when the leases could not be kept, or when stop() gives up: the run must end. One
+  // per run, aborted directly by both (no listeners to add and remove per run); its AbortSignal
+  // is made only if the handler (or a retry's sleep, or a timeout) asks for it.
+  const halt = new LazyAbort();
+  /** Rejects the current attempt's wait for its handler (set while a handler without a timeout runs). */
+  let haltAttempt: ((reason: unknown) => void) | undefined;
+  let leaseLost = false;
+  const stopRun = (reason: unknown) => {
+    if (halt.aborted) return;
+    halt.abort(reason);
+    haltAttempt?.(reason);
+  };
+  const keeper = book.keep((reason) => {
+    leaseLost = true;
+    stopRun(reason);
+  });
+  const unwatchStop = deps.onStop(stopRun);
+  const links: LinkedSignal[] = [];
+  const base = runFields(claim, node) as Omit<RunEvent, 'attempt' | 'source'>;
+  const historyPut = (entry: HistoryEntry): WriteOp => ({
+    op: 'put',
+    key: keys.history(claim.occ, entry.attempt),
+    value: encodeHistory(entry),
+    ttlMs: deps.historyRetentionMs,
+  });
+  let attempt = claim.attempt;
+  let source = claim.source;
+  let retriesLeft = spec.retries;
+  let outcome: 'not-started' | 'finished' | 'abandoned' = 'not-started';
+  let final: HistoryEntry | undefined;
+  /** The in-flight record as this run last wrote it: the finish deletes exactly that one. */
+  let inflightValue: string | undefined;
+  let announce = (_leaseLapsed: boolean) => {};
+  // The current attempt's `oncely.run` span (tracing.ts), ended with the attempt's outcome.
+  const tracing = deps.tracing;
+  let span: Span | undefined;
+  const endSpan = (status: RunStatus, error?: unknown) => span && tracing?.ended(span, status, error);
+  try {
+    for (;;) {
+      // A page's first attempt started when the page's start was recorded (the record is what
+      // other nodes judge overlap and recovery by); any other attempt, now.
+      const startedAt =
+        attempt === claim.attempt && claim.startedAt !== undefined
+          ? claim.startedAt
+          : storeTimeNow(claim, clock);
+      const inflight: InflightRecord = {
+        job: claim.occ.job,
+        fireTime: claim.occ.fireTime,
+        attempt,
+        token: claim.lease.token,
+        node,
+        source,
+        startedAt,
+        claimedAt: claim.lease.acquiredAt,
+        leaseMs: spec.lockAtMostForMs,
+      };
+      if (claim.occ.scheduleId !== undefined) inflight.scheduleId = claim.occ.scheduleId;
+      if (claim.occ.shard !== undefined) inflight.shard = claim.occ.shard;
+      if (claim.data !== undefined) inflight.data = claim.data;
+      if (claim.runningSince !== undefined) inflight.runningSince = claim.runningSince;
+      const first = attempt === claim.attempt;
+      const value = book.wantsInflight ? JSON.stringify(inflight) : undefined;
+      const startOps = book.startOps(first, value);
+      const recorded =
+        startOps.length === 0 ||
+        (await persist(deps, `start of ${claim.occ.job}`, () => writes.submit(startOps), halt));
+      if (!recorded) {
+        // The first attempt never started: give the claim up. A retry that could not start is
+        // an abandoned occurrence (its earlier attempts are on record): recovery decides.
+        if (attempt !== claim.attempt) outcome = 'abandoned';
+        else hooks.notStarted?.();
+        return;
+      }
+      inflightValue = value;
+      // The claim must still hold when the handler starts: a node frozen between its start record
+      // and here (a page's runs start after the page's one start write) may wake after its lease
+      // lapsed and another node recovered the occurrence. Not started then; the start record
+      // stays, and recovery (there, or here later) decides — as for a lease lost mid-run.
+      if (!keeper.held()) {
+        leaseLost = true;
+        outcome = 'abandoned';
+        return;
+      }
+      // Built as base is and then assigned to, not `{ ...base, … }`: V8 gave each spread copy of
+      // base (a literal grown by assignments) a hidden class of its own, ~0.3 KB per run in flight.
+      const entry = runFields(claim, node, base.fireTime) as Omit<HistoryEntry, 'status'>;
+      entry.attempt = attempt;
+      entry.source = source;
+      entry.startedAt = new Date(startedAt);
+      deps.started(claim.occ.job, source, startedAt - claim.occ.fireTime, () => ({
+        ...base,
+        attempt: entry.attempt,
+        source: entry.source,
+        startedAt: entry.startedAt,
+      }));
+      span = tracing?.run(claim.occ, { node, token: claim.lease.token, attempt, source }, claim.claimSpan);
+      const active = span;
+      // Only a job with a timeout pays for its controller and link (1,000 runs at once add up).
+      const timeout = spec.timeoutMs === undefined ? undefined : new AbortController();
+      const attemptLink = timeout === undefined ? undefined : linkSignals([halt.signal, timeout.signal]);
+      if (attemptLink) links.push(attemptLink);
+      // What ends this attempt: the link of halt and the timeout, or halt itself (whose
+      // AbortSignal the handler's context makes only when the handler reads it).
+      const signal: { readonly aborted: boolean; readonly reason: unknown } = attemptLink?.signal ?? halt;
+      const ctx = jobContext(claim, spec, attempt, node, attemptLink ?? halt);
+      const t0 = clock.monotonic();
+      let handlerDone: Promise<unknown> = Promise.resolve();
+      let status: RunStatus;
+      let error: unknown;
+      let output: string | undefined;
+      // Ends the timeout's sleep when the attempt ends first (only a job with a timeout has one).
+      const timer = timeout === undefined ? undefined : new AbortController();
+      let onAbort = () => {};
+      try {
+        handlerDone = Promise.resolve().then(() =>
+          active && tracing ? tracing.within(active, () => deps.handler(ctx)) : deps.handler(ctx),
+        );
+        const stopped = new Promise<never>((_, reject) => {
+          onAbort = () => reject(signal.reason);
+          if (signal.aborted) onAbort();
+          else if (attemptLink === undefined) haltAttempt = onAbort;
+          else attemptLink.signal.addEventListener('abort', onAbort, { once: true });
+        });
+        // The signal may fire long after this attempt ended (stop() aborting other runs): that
+        // late rejection must not surface as an unhandled rejection.
+        stopped.catch(() => {});
+        if (timeout !== undefined && timer !== undefined) {
+          void clock.sleep(spec.timeoutMs!, timer.signal).then(() => {
+            if (!timer.signal.aborted) {
+              timeout.abort(
+                new OncelyError(
+                  'TIMEOUT',
+                  `job ${JSON.stringify(claim.occ.job)} timed out after ${spec.timeoutMs} ms`,
+                ),
+              );
+            }
+          });
+        }
+        // A handler that ignores its signal is not waited for once the signal fired: the result
+        // is recorded now and the handler's eventual settlement is ignored.
+        handlerDone.catch(() => {});
+        const value = await Promise.race([handlerDone, stopped]);
+        if (typeof value === 'string') output = value.length > 4000 ? value.slice(-4000) : value;
+        status = 'succeeded';
+      } catch (err) {
+        error = err;
+        status = timeout?.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
+      } finally {
+        if (attemptLink === undefined) haltAttempt = undefined;
+        else attemptLink.signal.removeEventListener('abort', onAbort);
+        timer?.abort(INTERNAL_ABORT);
+        attemptLink?.dispose();
+      }
+      const finishedAt = new Date(storeTimeNow(claim, clock));
+      if (halt.aborted) {
+        // The claim is gone or we are stopping: this attempt is abandoned; recovery decides the rest.
+        // Stopping with the claim still held: give a handler that ignores its signal a little time
+        // to end (the keep-alive goes on), so that another node does not recover the occurrence
+        // while this one is still running it (a shell command dying after SIGTERM, say).
+        if (!leaseLost) {
+          const settle = new AbortController();
+          await Promise.race([
+            handlerDone.then(
+              () => {},
+              () => {},
+            ),
+            clock.sleep(deps.handlerSettleMs, settle.signal),
+          ]);
+          settle.abort(INTERNAL_ABORT);
+        }
+        final = { ...entry, status: 'abandoned', finishedAt, error: errorText(error ?? halt.reason) };
+        endSpan('abandoned', error ?? halt.reason);
+        outcome = 'abandoned';
+        return;
+      }
+      const durationMs = clock.monotonic() - t0;
+      endSpan(status, error);
+      if (status === 'succeeded') {
+        final = { ...entry, status, finishedAt, ...(output !== undefined && { output }) };
+        const at = { attempt, source };
+        announce = (leaseLapsed) =>
+          deps.succeeded(claim.occ.job, durationMs, () => ({
+            ...base,
+            ...at,
+            durationMs,
+            ...(leaseLapsed && { leaseLapsed }),
+          }));
+        outcome = 'finished';
+        return;
+      }
+      const willRetry = retriesLeft > 0;
+      const failed: HistoryEntry = {
+        ...entry,
+        status,
+        finishedAt,
+        error: errorText(error),
+        ...(willRetry && { willRetry: true }),
+      };
+      const event = {
+        ...base,
+        attempt,
+        source,
+        error,
+        status: status as 'failed' | 'timed-out',
+        willRetry,
+        durationMs,
+      };
+      if (!willRetry) {
+        final = failed;
+        announce = (leaseLapsed) => emit('failed', { ...event, ...(leaseLapsed && { leaseLapsed }) });
+        outcome = 'finished';
+        return;
+      }
+      await persist(deps, 'history', () => writes.submit([historyPut(failed)]), halt);
+      emit('failed', event);
+      const n = spec.retries - retriesLeft;
+      retriesLeft--;
+      const delay = retryWait(spec.retryDelayMs, n, deps.random);
+      await clock.sleep(delay, halt.signal);
+      if (halt.aborted) {
+        outcome = 'abandoned';
+        return;
+      }
+      attempt++;
+      source = 'retry';
+    }
+  } catch (err) {
+    emit('error', { error: err, during: `run of ${claim.occ.job}` });
+  } finally {
+    hooks.handlerEnded?.();
+    unwatchStop();
+    for (const link of links) link.dispose();
+    if (outcome === 'finished') {
+      // Done: one batch, retried until stored (the keep-alive goes on meanwhile, so the claim
+      // does not lapse while the store is briefly away); then no late node can take the
+      // occurrence again (it stays claimed, and late nodes also consult the high-water mark).
+      // The in-flight record is deleted only as this run wrote it: if the lease lapsed first, a
+      // recovery may have put its own there, which must stay for as long as that run lives.
+      const { ops, lapse } = book.finishOps(final ? historyPut(final) : undefined, inflightValue);
+      const finishSpan = span && tracing?.finish(span, final?.status ?? 'succeeded');
+      let results: boolean[] = [];
+      const stored = await persist(
+        deps,
+        `finish of ${claim.occ.job}`,
+        async () => {
+          results = await writes.submit(ops);
+        },
+        deps.stopSignal,
+      );
+      // The store refused the claim's release (`lapse`): its lease had lapsed before the outcome
+      // was stored (a stalled link, a long pause), so another node may have recovered it — the
+      // documented at-least-once case. Said in the history entry and the event, so that nobody
+      // (operator, history checker) reads the recovery as a run after a success.
+      const leaseLapsed =
+        stored && (lapse !== undefined ? results[lapse] === false : book.lapsed?.() === true);
+      if (leaseLapsed) await recordLapse(deps, claim, final, historyPut);
+      if (finishSpan) tracing?.finishEnded(finishSpan, stored);
+      await keeper.stop();
+      if (stored) announce(leaseLapsed);
+      await book.ended?.(stored);
+    } else {
+      await keeper.stop();
+      // Abandoned (stop, lease lost) or never started: record it and free the occurrence at once
+      // so that another node recovers it (its in-flight record stays) or, never started, the
+      // misfire policy covers it. Releases of a lost lease are refused harmlessly. One try: the
+      // leases expire on their own if the store is away.
+      await writes
+        .submit(book.abandonOps(final ? historyPut(final) : undefined))
+        .catch((err) => emit('error', { error: err, during: `release of ${claim.occ.job}` }));
+      await book.ended?.(false);
+    }
+  }
+}
+
+/**
+ * How long the `n`-th retry (0 = the first) waits after its failed attempt: `retryDelay × 2^n`,
+ * plus a jitter of up to half of that so nodes that failed together do not retry in lockstep.
+ * The jitter only adds: `retryDelay` is a minimum.
+ */
+export function retryWait(retryDelayMs: number, n: number, random: () => number): number {
+  return retryDelayMs * 2 ** n * (1 + random() / 2);
+}

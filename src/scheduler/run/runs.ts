@@ -1,0 +1,123 @@
+import { doneHold, type HighWater } from '../claim/high-water.js';
+import type { Job } from '../internal-types.js';
+import { keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import { type Claim, executeRun, type RunDeps } from './run.js';
+import type { RunBook } from './run-book.js';
+
+/** Starts claimed occurrences on this node and keeps track of them (free slots, recovery, stop). */
+export class Runs {
+  constructor(
+    private readonly state: NodeState,
+    private readonly highWater: HighWater,
+  ) {}
+
+  /** The runs to halt when stop() gives up on them, with the abandon signal they wait on. */
+  private stopHooks: { signal: AbortSignal; fns: Set<(reason: unknown) => void> } | undefined;
+
+  /**
+   * Calls `fn` when the current `abandon` signal aborts (at once if it has), until the returned
+   * function is called. One listener on the signal serves every run (start() replaces it).
+   */
+  private onStop(fn: (reason: unknown) => void): () => void {
+    const signal = this.state.abandon.signal;
+    if (signal.aborted) {
+      fn(signal.reason);
+      return () => {};
+    }
+    if (this.stopHooks?.signal !== signal) {
+      const fns = new Set<(reason: unknown) => void>();
+      signal.addEventListener('abort', () => {
+        for (const f of fns) f(signal.reason);
+      });
+      this.stopHooks = { signal, fns };
+    }
+    const { fns } = this.stopHooks;
+    fns.add(fn);
+    return () => fns.delete(fn);
+  }
+
+  /** Each job's RunDeps, shared by its runs (a closure-laden object per run was ~0.7 KB in flight). */
+  private readonly deps = new WeakMap<Job, RunDeps>();
+
+  private depsOf(job: Job): RunDeps {
+    const s = this.state;
+    const kept = this.deps.get(job);
+    // start() after stop() makes a new abandon signal; define() makes a new Job (spec and handler
+    // are compared all the same, as is tracing: cheap, and nothing stale can be kept).
+    if (
+      kept &&
+      kept.stopSignal === s.abandon.signal &&
+      kept.spec === job.spec &&
+      kept.handler === job.handler &&
+      kept.tracing === s.telemetry.tracing
+    )
+      return kept;
+    const deps: RunDeps = {
+      store: s.store,
+      node: s.node,
+      clock: s.clock,
+      random: s.random,
+      logger: s.logger,
+      spec: job.spec,
+      handler: job.handler,
+      emit: (event, payload) => s.emit(event, payload),
+      started: (job, source, lateMs, event) => s.events.started(job, source, lateMs, event),
+      succeeded: (job, durationMs, event) => s.events.succeeded(job, durationMs, event),
+      writes: s.writes,
+      highWater: (occ) => this.highWater.highWaterOp(occ),
+      historyRetentionMs: s.retentionMs,
+      doneHoldMs: doneHold(job),
+      stopSignal: s.abandon.signal,
+      onStop: (fn) => this.onStop(fn),
+      handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
+      storeBack: () => s.storeBack.signal,
+      tracing: s.telemetry.tracing,
+    };
+    this.deps.set(job, deps);
+    return deps;
+  }
+
+  /**
+   * Starts a run of a won claim; `notStarted` is called if its start record could not be stored
+   * before the lease ended (nothing of it is on record, and every other node was refused it).
+   * `book`: how the run keeps its claim and records itself (a page's run: the page's).
+   */
+  launch(job: Job, claim: Claim, notStarted?: () => void, book?: RunBook): void {
+    const s = this.state;
+    const occKey = keys.occurrence(claim.occ);
+    s.runningHere.add(occKey);
+    s.handlers++;
+    s.telemetry.metrics.running.inc();
+    let ended = false;
+    const handlerEnded = () => {
+      if (ended) return;
+      ended = true;
+      const wasFull = s.freeSlots() <= 0;
+      s.handlers--;
+      s.settling++;
+      if (wasFull && s.freeSlots() > 0) {
+        s.nextPollAt = 0;
+        s.poke();
+      }
+    };
+    const run = executeRun(this.depsOf(job), claim, { handlerEnded, notStarted }, book).finally(() => {
+      s.telemetry.metrics.running.dec();
+      const wasFull = s.freeSlots() <= 0;
+      if (ended) s.settling--;
+      else s.handlers--;
+      s.running.delete(run);
+      s.runningHere.delete(occKey);
+      // A gate is free now: a run queued behind this one (overlap 'queue', or any run queued
+      // behind a misfire replay) may start at once, so read the pending runs now rather than at
+      // the next poll; likewise when this node was full and may have left due work waiting.
+      // Otherwise only the timer loop needs a look (a catch-up replay may be next).
+      if (wasFull || job.spec.overlap === 'queue' || claim.replay || s.pendingSeen) s.nextPollAt = 0;
+      // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
+      // behind it may be claimable now.
+      if (claim.replay && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
+      s.poke();
+    });
+    s.running.add(run);
+  }
+}
