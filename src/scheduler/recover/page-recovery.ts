@@ -77,7 +77,7 @@ export class PageRecovery {
     }
   }
 
-  private async takeOver(job: Job, page: string, r: StoredRecord, rec: PageRecord): Promise<void> {
+  private async takeOver(job: Job, page: string, read: StoredRecord, readRec: PageRecord): Promise<void> {
     const s = this.state;
     const name = job.spec.name;
     const { lease: leaseKey, record: recordKey } = pageKeys(name, page);
@@ -86,6 +86,20 @@ export class PageRecovery {
       { key: leaseKey, owner: s.node, leaseMs: job.spec.lockAtMostForMs },
     ]);
     if (!lease) return;
+    const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
+    // The record as it is now that this node holds the page. The poll's read may be older: its
+    // holder may have written its start, run the page, deleted the record and released the lease
+    // since — taken by that read, a page that ran would be run again as one never started. From
+    // the grant on, only this node writes the record (its holder's writes stop before its lease
+    // could have ended: page-writes.ts, page-run.ts).
+    const current = await s.store.get(recordKey);
+    if (current === null) {
+      await s.writes
+        .submit([release])
+        .catch((err) => s.emit('error', { error: err, during: `release of a page of ${name}` }));
+      return;
+    }
+    const rec = current === read.value ? readRec : (JSON.parse(current) as PageRecord);
     // The recovery's start: the dead attempts end here on record, and the new runs start here.
     const at = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     const won = rec.started?.won ?? (await this.claimedBy(rec, page));
@@ -114,9 +128,8 @@ export class PageRecovery {
       item.source = 'recover';
       toRun.push(i);
     });
-    const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
     if (toRun.length === 0) {
-      await s.writes.submit([...writes, { op: 'delete', key: r.key, ifValue: r.value }, release]);
+      await s.writes.submit([...writes, { op: 'delete', key: recordKey, ifValue: current }, release]);
       return;
     }
     const first =
