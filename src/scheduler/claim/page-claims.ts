@@ -94,7 +94,7 @@ export class PageClaims {
       };
     });
     ops.push({ op: 'put', key: recordKey, value: JSON.stringify(record) });
-    for (let i = 0; i < cs.length; i++) s.telemetry.claim(name, 'attempted');
+    s.telemetry.claim(name, 'attempted', cs.length);
     const sentAt = s.clock.monotonic();
     // No answer: if the page was granted, its record (never started) is recovered after its lease
     // by whichever node sees it (page-recovery.ts); entries it did not move are read again.
@@ -107,12 +107,12 @@ export class PageClaims {
     const won: number[] = [];
     // One result per item (the last op, the record's put, is always applied with the lease).
     cs.forEach((c, i) => {
-      const moved = claimed.results[i] === true;
-      s.telemetry.claim(name, moved ? 'won' : 'refused');
-      if (!moved) return;
+      if (claimed.results[i] !== true) return;
       won.push(i);
       c.onWon?.();
     });
+    s.telemetry.claim(name, 'won', won.length);
+    s.telemetry.claim(name, 'refused', cs.length - won.length);
     const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
     if (won.length === 0) {
       // Every entry was moved by others first: nothing of this page is on record but its record.

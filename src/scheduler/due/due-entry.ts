@@ -53,8 +53,9 @@ export interface DueEntry {
  * the chain cannot fork, and a moved-on entry is never met again.
  */
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
-  const plan = planMoves(state, job, e, now);
-  if (!claimsInPages(state, job)) return plan;
+  const paged = claimsInPages(state, job);
+  const plan = planMoves(state, job, e, now, paged);
+  if (!paged) return plan;
   // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
   const s = e.schedule;
   for (const c of plan)
@@ -71,7 +72,8 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
   return plan;
 }
 
-function planMoves(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
+/** `paged`: the move is the page's (`pageMove`), so the per-occurrence ops stay empty. */
+function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: boolean): Candidate[] {
   const { spec } = job;
   const s = e.schedule;
   const F = e.fireTime;
@@ -85,6 +87,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number): Candid
   });
   const moveTo = (next: number | undefined): WriteOp[] => {
     e.next = next;
+    if (paged) return [];
     return [
       { op: 'delete', key: e.key },
       ...(next === undefined

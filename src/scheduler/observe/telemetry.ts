@@ -65,12 +65,14 @@ export class Telemetry {
     this.tracing = Tracing.create(options.tracer);
   }
 
-  /** A claim asked for (`attempted`) and how it was answered (`won`, `refused`). */
-  claim(job: string, outcome: 'attempted' | 'won' | 'refused'): void {
+  /** Claims asked for (`attempted`) and how they were answered (`won`, `refused`): `count` of them (a page's, at once). */
+  claim(job: string, outcome: 'attempted' | 'won' | 'refused', count = 1): void {
+    if (count === 0) return;
     const m = this.metrics;
-    (outcome === 'attempted' ? m.claimsAttempted : outcome === 'won' ? m.claimsWon : m.claimsRefused).inc({
-      job,
-    });
+    (outcome === 'attempted' ? m.claimsAttempted : outcome === 'won' ? m.claimsWon : m.claimsRefused).inc(
+      { job },
+      count,
+    );
   }
 
   /** The metrics of a run's start (its 'started' event logs it, see `observe`). */

@@ -5,7 +5,7 @@ import { INTERNAL_ABORT, LazyAbort, type LinkedSignal, linkSignals } from '../..
 import type { WriteOp } from '../../store/types.js';
 import { encodeHistory, occFields } from '../finish/history.js';
 import { keys } from '../keys.js';
-import type { HistoryEntry, RunEvent, RunStatus } from '../types.js';
+import type { HistoryEntry, RunEvent, RunSource, RunStatus } from '../types.js';
 import { jobContext } from './job-context.js';
 import { claimBook, type RunBook } from './run-book.js';
 import { persist, recordLapse } from './run-persist.js';
@@ -34,6 +34,33 @@ function runFields(
   out.token = claim.lease.token;
   out.node = node;
   return out;
+}
+
+/** The in-flight record of a run's attempt, as stored. */
+function inflightText(
+  claim: Claim,
+  attempt: number,
+  source: RunSource,
+  startedAt: number,
+  node: string,
+  leaseMs: number,
+): string {
+  const inflight: InflightRecord = {
+    job: claim.occ.job,
+    fireTime: claim.occ.fireTime,
+    attempt,
+    token: claim.lease.token,
+    node,
+    source,
+    startedAt,
+    claimedAt: claim.lease.acquiredAt,
+    leaseMs,
+  };
+  if (claim.occ.scheduleId !== undefined) inflight.scheduleId = claim.occ.scheduleId;
+  if (claim.occ.shard !== undefined) inflight.shard = claim.occ.shard;
+  if (claim.data !== undefined) inflight.data = claim.data;
+  if (claim.runningSince !== undefined) inflight.runningSince = claim.runningSince;
+  return JSON.stringify(inflight);
 }
 
 /** An error as stored in history: at most ~4,000 characters, keeping its start and its end (a failing command's last lines matter most). */
@@ -113,23 +140,11 @@ export async function executeRun(
         attempt === claim.attempt && claim.startedAt !== undefined
           ? claim.startedAt
           : storeTimeNow(claim, clock);
-      const inflight: InflightRecord = {
-        job: claim.occ.job,
-        fireTime: claim.occ.fireTime,
-        attempt,
-        token: claim.lease.token,
-        node,
-        source,
-        startedAt,
-        claimedAt: claim.lease.acquiredAt,
-        leaseMs: spec.lockAtMostForMs,
-      };
-      if (claim.occ.scheduleId !== undefined) inflight.scheduleId = claim.occ.scheduleId;
-      if (claim.occ.shard !== undefined) inflight.shard = claim.occ.shard;
-      if (claim.data !== undefined) inflight.data = claim.data;
-      if (claim.runningSince !== undefined) inflight.runningSince = claim.runningSince;
       const first = attempt === claim.attempt;
-      const value = book.wantsInflight ? JSON.stringify(inflight) : undefined;
+      // A page's runs have no in-flight record of their own (the page's record stands for them).
+      const value = book.wantsInflight
+        ? inflightText(claim, attempt, source, startedAt, node, spec.lockAtMostForMs)
+        : undefined;
       const startOps = book.startOps(first, value);
       const recorded =
         startOps.length === 0 ||
