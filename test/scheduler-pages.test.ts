@@ -351,6 +351,51 @@ describe('pages of stored schedules', () => {
     await checked(na, job, 30_000);
   }, 30_000);
 
+  it('overlap allow: a page that never started holds its schedules next fire times back until it is recovered', async () => {
+    // Before: under `allow` the next fire time was claimed at once; its move carried the entry on
+    // past the key the dead page had moved it to, so the page's recovery (which finds the items it
+    // won by the entries naming it there) found none, and the dead page's fire time was lost —
+    // neither run nor on record.
+    const base = await openStore(`memory:${unique('allow')}`);
+    const a = faulty(base);
+    const job = unique('allow');
+    const opts = { overlap: 'allow' as const, lockAtMostFor: '1500ms' };
+    const na = scheduler(a, 'node-a');
+    na.define(job, opts, () => {});
+    // Node a dies as its page claim is answered: the page never starts.
+    a.faults.dieAfter = (method) => method === 'claimPage';
+    const n = 5;
+    await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, every: '1s' })));
+    await na.start();
+    await until(() => a.faults.dead, 5_000, 'node a to claim and die');
+    const claim = a.faults.calls.find((c) => c.method === 'claimPage')!;
+    const ops = claim.args[1] as { op: string; value?: string }[];
+    const record = JSON.parse(ops.at(-1)!.value!) as { items: { id: string; fireTime: number }[] };
+    const lost = record.items.map((it) => `${it.id}@${it.fireTime}`);
+    const nb = scheduler(base, 'node-b');
+    const ranB: JobContext[] = [];
+    nb.define(job, opts, (ctx) => {
+      ranB.push(ctx);
+    });
+    await nb.start();
+    const ran = () => new Set(ranB.map((r) => `${r.scheduleId}@${r.fireTime.getTime()}`));
+    await until(() => lost.every((k) => ran().has(k)), 10_000, `the dead page's fire times ${lost.join(', ')}`);
+    for (const r of ranB.filter((x) => lost.includes(`${x.scheduleId}@${x.fireTime.getTime()}`)))
+      expect([r.attempt, r.node]).toEqual([1, 'node-b']);
+    // Every fire time of each schedule from the dead page's on ran once, none skipped.
+    await sleep(1_200);
+    const entries = await checked(nb, job, 1_500);
+    for (let i = 0; i < n; i++) {
+      const times = entries
+        .filter((e) => e.scheduleId === `u${i}` && e.status === 'succeeded')
+        .map((e) => e.fireTime.getTime())
+        .sort((x, y) => x - y);
+      expect(times.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(times).size).toBe(times.length);
+      for (let k = 1; k < times.length; k++) expect(times[k]! - times[k - 1]!).toBe(1000);
+    }
+  }, 30_000);
+
   it('a page whose finish batch fails is retried until stored; nothing runs twice', async () => {
     const base = await openStore(`memory:${unique('fin')}`);
     const st = faulty(base);

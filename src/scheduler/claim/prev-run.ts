@@ -15,7 +15,7 @@ export type PrevVerdict = { kind: 'claim' } | { kind: 'wait' } | { kind: 'skip';
 const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
 
 /**
- * Overlap per stored schedule for pages (overlap `skip`): a due entry moved by a page names that
+ * Overlap per stored schedule for pages (overlap `skip`; see the end for `allow`): a due entry moved by a page names that
  * page and the fire time it ran (`prev`, page-record.ts). While the page's record exists, that run
  * may be going. Judged from the outside, as invariant 7 asks — by runs that started:
  *  - the page won the previous fire time, started at or before this one, its lease still holds,
@@ -26,6 +26,11 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  *    (recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
  *    or it started after this fire time: this fire time waits and is judged again at a later read;
  *  - anything else (no record, the run ended, the page did not win it): claimed.
+ * Under overlap `allow` only the second rule's first case holds a fire time back: a page that has
+ * not started. Were this fire time claimed meanwhile, its move would carry the entry on past the
+ * key the unstarted page moved it to, and a recovery of that page — which learns the items it won
+ * from the entries naming it there (page-recovery.ts `claimedBy`) — would not find it: the earlier
+ * fire time would be lost, neither run nor on record.
  * Reads: one getMany of the distinct pages named, then one getMany of the runs' history entries
  * and one inspect per page still holding a going run — only for entries whose page is in flight.
  */
@@ -35,7 +40,6 @@ export async function judgePrev(
   cs: readonly Candidate[],
 ): Promise<PrevVerdict[]> {
   const verdicts: PrevVerdict[] = cs.map(() => ({ kind: 'claim' }));
-  if (job.spec.overlap !== 'skip') return verdicts;
   const name = job.spec.name;
   const named = [...new Set(cs.flatMap((c) => (c.pageMove?.prev ? [c.pageMove.prev.page] : [])))];
   if (named.length === 0) return verdicts;
@@ -56,6 +60,7 @@ export async function judgePrev(
       verdicts[i] = { kind: 'wait' };
       return;
     }
+    if (job.spec.overlap !== 'skip') return;
     const item = rec.items.findIndex((it) => it.id === c.occ.scheduleId && it.fireTime === prev.fireTime);
     if (item < 0 || !rec.started.won.includes(item) || rec.items[item]!.kind !== 'run') return;
     looks.push({ i, page: prev.page, rec, item });
