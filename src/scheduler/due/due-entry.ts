@@ -129,7 +129,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   const following = after(F);
   e.graceMs = spreadGrace(following === undefined ? undefined : following - F);
   const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
-  if (F >= missedBefore || (e.prevLive === true && spec.overlap === 'skip'))
+  if (F >= missedBefore || e.prevLive === true)
     return run('schedule', moveTo(following));
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
