@@ -29,7 +29,17 @@ function counting(): SignalSource & { reads: number } {
 describe('jobContext', () => {
   it('has the documented fields in order, optional ones only when set', () => {
     const ctx = jobContext(claim({}), spec(), 1, 'n1', counting());
-    expect(Object.keys(ctx)).toEqual(['job', 'fireTime', 'attempt', 'node', 'token', 'signal']);
+    expect(Object.keys(ctx)).toEqual([
+      'job',
+      'fireTime',
+      'scheduledAt',
+      'attempt',
+      'node',
+      'token',
+      'signal',
+    ]);
+    // Without jitter the occurrence was to start at its fire time.
+    expect(ctx.scheduledAt.getTime()).toBe(ctx.fireTime.getTime());
     expect(ctx).toMatchObject({ job: 'report', attempt: 1, node: 'n1', token: 42 });
     expect(ctx.fireTime.toISOString()).toBe('2026-11-29T09:30:00.000Z');
     expect('scheduleId' in ctx).toBe(false);
@@ -43,6 +53,7 @@ describe('jobContext', () => {
     expect(Object.keys(full)).toEqual([
       'job',
       'fireTime',
+      'scheduledAt',
       'attempt',
       'node',
       'token',

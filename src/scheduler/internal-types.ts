@@ -1,3 +1,4 @@
+import type { CompiledJitter } from '../schedule/jitter.js';
 import type { CompiledTrigger } from '../schedule/trigger.js';
 import type { WriteOp } from '../store/types.js';
 import type { JobSpec } from './job-options.js';
@@ -16,6 +17,8 @@ export interface Source {
   job: string;
   scheduleId: string | undefined;
   trigger: CompiledTrigger;
+  /** The trigger's jitter (due/jittered.ts): each fire time is claimed from its fire time plus its offset. */
+  jitter?: CompiledJitter | undefined;
   data: unknown;
   /** Every fire time up to and including this one has been handled by this node's view. */
   cursor: number | undefined;
@@ -41,6 +44,8 @@ export interface Source {
 /** See `Source.queue`. */
 export interface QueuedOccurrence {
   fireTime: number;
+  /** When it is to start (fire time plus jitter), when that is not its fire time. */
+  at?: number;
   /** `recover`: a claim granted and never started (Candidate.unstarted). */
   source: 'schedule' | 'misfire' | 'recover';
   /** The shards not offered yet (`undefined`: the job is not sharded). */
@@ -52,6 +57,11 @@ export interface QueuedOccurrence {
 /** An occurrence this node is about to try to claim. */
 export interface Candidate {
   occ: OccurrenceId;
+  /**
+   * When the occurrence is to start: its fire time plus its jitter (schedule/jitter.ts); absent
+   * without jitter. Never claimed before it (store clock); the run's ctx.scheduledAt.
+   */
+  scheduledAt?: number;
   source: RunSource;
   data: unknown;
   attempt: number;

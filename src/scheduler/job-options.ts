@@ -1,6 +1,7 @@
 import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { didYouMean } from '../core/options.js';
+import { type CompiledJitter, compileJitter, type Jitter } from '../schedule/jitter.js';
 import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
 import { MAX_LEASE_MS, requireWellFormed } from '../store/validate.js';
 import { esc } from './keys.js';
@@ -22,6 +23,13 @@ export interface JobOptions {
   at?: Date | string | number;
   /** IANA zone for `cron` (default UTC). */
   timezone?: string;
+  /**
+   * Start each fire time of this job's own trigger at an offset in `[0, max)` after it, the same
+   * on every node (docs/jitter.md): a Duration (stable per job), or `{ max, per: 'fire' }` (a new
+   * offset per fire time). Less than `every`'s interval; at most 7 days. Stored schedules take
+   * their own `jitter`.
+   */
+  jitter?: Jitter;
   /** When the previous run of this job is still going anywhere in the fleet (default `skip`). */
   overlap?: 'skip' | 'queue' | 'allow';
   /** What to do with occurrences no node claimed in time (default `run-once`). */
@@ -56,6 +64,8 @@ export interface JobSpec {
   trigger: CompiledTrigger | undefined;
   /** The trigger as given (for the job registry and the dashboard). */
   triggerSource: Trigger | undefined;
+  /** The own trigger's jitter (schedule/jitter.ts); `undefined`: none. */
+  jitter: CompiledJitter | undefined;
   overlap: 'skip' | 'queue' | 'allow';
   misfire: 'skip' | 'run-once' | 'catch-up';
   catchUpLimit: number;
@@ -79,6 +89,7 @@ const KNOWN = new Set([
   'every',
   'at',
   'timezone',
+  'jitter',
   'overlap',
   'misfire',
   'catchUpLimit',
@@ -190,12 +201,18 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
       `${at('lockAtLeastFor')} (${lockAtLeastForMs} ms) must not exceed lockAtMostFor (${lockAtMostForMs} ms)`,
     );
   }
+  if (o.jitter !== undefined && trigger === undefined)
+    throw invalidArgument(
+      `${at('jitter')} needs the job's own trigger (cron, every or at); a stored schedule takes its own jitter`,
+    );
+  const jitter = compileJitter(o.jitter, trigger, `job ${JSON.stringify(job)}`);
   if (o.recover !== undefined && typeof o.recover !== 'boolean')
     throw invalidArgument(`${at('recover')} must be true or false`);
   return {
     name: job,
     trigger,
     triggerSource,
+    jitter,
     overlap: oneOf(o.overlap, ['skip', 'queue', 'allow'], 'skip', at('overlap')),
     misfire: oneOf(o.misfire, ['skip', 'run-once', 'catch-up'], 'run-once', at('misfire')),
     catchUpLimit: wholeNumber(o.catchUpLimit, 1, 10_000, 100, at('catchUpLimit')),

@@ -1,6 +1,7 @@
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Feed } from './control/feed.js';
 import { type Due, nextDue } from './due/due.js';
+import { sourceStart } from './due/jittered.js';
 import { type NodeState, sharedController } from './node-state.js';
 
 /** Timers never sleep longer than this without re-checking the time. */
@@ -55,7 +56,9 @@ export class Loop {
       // replay waiting for its predecessor) is retried when a run ends, at the next poll, or at
       // once when slots are free again after a tick that ran out of them (`backlog`), not in a
       // busy loop.
-      const due = nextDue(source, now);
+      const fire = nextDue(source, now);
+      // Its start: the fire time plus the trigger's jitter.
+      const due = fire === undefined ? undefined : sourceStart(source, fire);
       if (due !== undefined && due > s.lastTickAt) next = Math.min(next, due);
     }
     // The due index: its next entry, a read it owes (while there are free slots to claim with: a

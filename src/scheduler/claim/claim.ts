@@ -260,7 +260,7 @@ export class Claims {
     // (a lost reply asked about at a later tick), would hide the fire time under a later run's
     // high-water mark. Further ahead than that (an estimate far off), or while stopping, it is
     // given back as before.
-    const ahead = c.occ.fireTime - lease.acquiredAt;
+    const ahead = (c.scheduledAt ?? c.occ.fireTime) - lease.acquiredAt;
     const wait = ahead > 0 && ahead <= Math.min(MAX_EARLY_WAIT_MS, job.spec.lockAtMostForMs / 4);
     if (wait) await s.clock.sleep(Math.ceil(ahead * 1.05) + 1, s.stopping?.signal);
     const early = ahead > 0 && (!wait || s.stopping?.signal.aborted === true);
@@ -272,7 +272,8 @@ export class Claims {
     const late = c.entryReadAt !== undefined && lease.acquiredAt - c.entryReadAt > doneHold(job);
     if (early || late) {
       // Never early: the store's clock had not reached the fire time. Give it back and retry.
-      if (c.entryReadAt !== undefined) s.dueWakeAt = Math.min(s.dueWakeAt, late ? 0 : c.occ.fireTime);
+      if (c.entryReadAt !== undefined)
+        s.dueWakeAt = Math.min(s.dueWakeAt, late ? 0 : (c.scheduledAt ?? c.occ.fireTime));
       const source =
         c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
       if (source && c.source === 'schedule') rewind(source, c.occ.fireTime);
@@ -366,6 +367,7 @@ export class Claims {
         // recovery's in-flight record); a replay's end still wakes the next replay (`replay`).
         source: dead ? 'recover' : c.source,
         ...(c.source === 'misfire' && { replay: true as const }),
+        ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
         data: c.data,
         ...(startWrites.length > 0 && { startWrites }),
         ...(after.deadRun !== undefined && dead !== undefined

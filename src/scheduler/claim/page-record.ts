@@ -30,6 +30,8 @@ export interface PageItem {
   id: string;
   v: string;
   fireTime: number;
+  /** When it was to start (fire time plus the schedule's jitter), when that is not its fire time. */
+  at?: number;
   /** The due entry's key after the move (its next fire time, or `dueend|…`). */
   to: string;
   /**
@@ -98,6 +100,7 @@ export function runningOfPage(rec: PageRecord): HistoryEntry[] {
     return [
       {
         ...occFields(itemOcc(rec.job, item)),
+        scheduledAt: new Date(item.at ?? item.fireTime),
         node: rec.node,
         attempt: item.attempt ?? 1,
         token: started.token,

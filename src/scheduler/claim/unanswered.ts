@@ -164,7 +164,13 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
     if (!queued.shards.includes(c.occ.shard)) queued.shards.push(c.occ.shard);
     return;
   }
-  source.queue.unshift({ fireTime: F, source: 'recover', shards: [c.occ.shard], graceMs: 0 });
+  source.queue.unshift({
+    fireTime: F,
+    ...(c.scheduledAt !== undefined && { at: c.scheduledAt }),
+    source: 'recover',
+    shards: [c.occ.shard],
+    graceMs: 0,
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { invalidArgument, OncelyError } from '../../core/errors.js';
 import { didYouMean } from '../../core/options.js';
+import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import { type CompiledTrigger, requireFires, type Trigger } from '../../schedule/trigger.js';
 import { requireWellFormed } from '../../store/validate.js';
@@ -16,13 +17,15 @@ export interface ValidSchedule {
   id: string;
   job: string;
   trigger: CompiledTrigger;
+  /** Its jitter (schedule/jitter.ts): the due entry is keyed by the fire time plus its offset. */
+  jitter: CompiledJitter | undefined;
   /** `JSON.stringify(schedule)` minus the closing brace (the version is appended per write). */
   json: string;
   /** UTF-8 bytes of the record's JSON (upsert batches are cut by it). */
   bytes: number;
 }
 
-const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'data']);
+const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'jitter', 'data']);
 
 /**
  * The largest stored schedule, as its JSON record (id, job, trigger and `data`): 64 KiB. Larger
@@ -65,7 +68,7 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
   const where = (field: string) => `schedules.upsert: entry ${i}: ${field}`;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw invalidArgument(
-      `${where('entry')} must be an object { id, job, cron | every | at, timezone?, data? }`,
+      `${where('entry')} must be an object { id, job, cron | every | at, timezone?, jitter?, data? }`,
     );
   const s = raw as Record<string, unknown>;
   const unknown = Object.keys(s).find((k) => !FIELDS.has(k));
@@ -83,13 +86,18 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
   };
   field('id', () => validateScheduleId(s.id));
   field('job', () => validateJobName(s.job));
-  const { id, job, data, ...rest } = s as unknown as StoredSchedule;
+  const { id, job, data, jitter: jitterInput, ...triggerFields } = s as unknown as StoredSchedule;
+  const rest = jitterInput === undefined ? triggerFields : { ...triggerFields, jitter: jitterInput };
   let trigger!: CompiledTrigger;
   const triggerField = ['cron', 'every', 'at'].find((k) => s[k] !== undefined) ?? 'cron | every | at';
   field(triggerField, () => {
     // Each distinct trigger is compiled once per process (shared-triggers.ts).
     const what = `schedule ${JSON.stringify(id)}`;
-    trigger = requireFires(compileShared(rest as Trigger, what), what);
+    trigger = requireFires(compileShared(triggerFields as Trigger, what), what);
+  });
+  let jitter: CompiledJitter | undefined;
+  field('jitter', () => {
+    jitter = compileJitter(jitterInput, trigger, `schedule ${JSON.stringify(id)}`);
   });
   let json = '';
   let bytes = 0;
@@ -103,5 +111,5 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
     requireWellFormed(json, 'the schedule as JSON');
   });
   byId.delete(id);
-  byId.set(id, { id, job, trigger, json: json.slice(0, -1), bytes });
+  byId.set(id, { id, job, trigger, jitter, json: json.slice(0, -1), bytes });
 }

@@ -1,6 +1,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { scheduledAt } from '../../schedule/jitter.js';
 import type { WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { validateJobName } from '../job-options.js';
@@ -126,7 +127,7 @@ export function createSchedules(state: NodeState): Schedules {
       const opsOf = (b: number): WriteOp[] => {
         const ops: WriteOp[] = batches === 1 ? [changed()] : [];
         for (let at = starts[b]!; at < starts[b + 1]!; at++) {
-          const { id, job, trigger, json } = list[at]!;
+          const { id, job, trigger, jitter, json } = list[at]!;
           // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
           const v = `${base}${at.toString(36)}`;
           ops.push(
@@ -135,8 +136,14 @@ export function createSchedules(state: NodeState): Schedules {
           );
           if (!nextOf.has(trigger)) nextOf.set(trigger, nextFireTimes(trigger, now, 1)[0]);
           const next = nextOf.get(trigger);
-          if (next !== undefined)
-            ops.push({ op: 'put', key: keys.dueEntry(next, id, v), value: JSON.stringify({ job }) });
+          if (next !== undefined) {
+            // Keyed by when it is to start (fire time plus jitter, capped at the next gap).
+            const start =
+              jitter === undefined
+                ? next
+                : scheduledAt(jitter, job, id, next, nextFireTimes(trigger, next, 1)[0]);
+            ops.push({ op: 'put', key: keys.dueEntry(next, id, v, start), value: JSON.stringify({ job }) });
+          }
         }
         return ops;
       };

@@ -193,12 +193,13 @@ export class Spread {
   }
 
   /**
-   * Store time from which this node claims the occurrence: its fire time if this node is its
-   * preferred node (or the live list is not known yet, or no live node is eligible — e.g. this
-   * one's own heartbeat not read yet), else the fire time plus `graceMs` ({@link spreadGrace}).
+   * Store time from which this node claims the occurrence: its start `at` (its fire time, or later
+   * with jitter) if this node is its preferred node (or the live list is not known yet, or no live
+   * node is eligible — e.g. this one's own heartbeat not read yet), else `at` plus `graceMs`
+   * ({@link spreadGrace}).
    */
-  claimableAt(occ: OccurrenceId, shardCount: number | undefined, graceMs: number): number {
-    return this.goesFirst(occ, shardCount) ? occ.fireTime : occ.fireTime + graceMs;
+  claimableAt(occ: OccurrenceId, shardCount: number | undefined, graceMs: number, at = occ.fireTime): number {
+    return this.goesFirst(occ, shardCount) ? at : at + graceMs;
   }
 
   /** This node is the occurrence's preferred node, or no preferred node is known (claim at once). */

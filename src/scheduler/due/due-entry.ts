@@ -1,5 +1,6 @@
 import { fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { type CompiledJitter, missedNominal, scheduledAt } from '../../schedule/jitter.js';
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
@@ -13,9 +14,14 @@ import { emitMisfired } from './misfire.js';
 /** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
 export interface DueEntry {
   key: string;
+  /** The occurrence's nominal fire time. */
   fireTime: number;
+  /** When it is to start (the key's time): `fireTime` plus the schedule's jitter. */
+  at: number;
   schedule: StoredScheduleRecord;
   trigger: CompiledTrigger;
+  /** The schedule's jitter (schedule/jitter.ts), if any. */
+  jitter?: CompiledJitter;
   /**
    * The candidates of this entry not offered yet, decided once (on time or missed, and the misfire
    * policy); shards that did not all fit wait for free slots, shards another node goes first for
@@ -26,6 +32,8 @@ export interface DueEntry {
   graceMs?: number;
   /** The fire time the entry moves on to (the next scan expects it), if any. */
   next?: number | undefined;
+  /** When that one is to start (its fire time plus jitter: the moved entry's key time). */
+  nextAt?: number | undefined;
   /** Store time (this node's estimate) of the read that returned the entry. */
   readAt: number;
   /** The page run its entry names (a page moved it there: page/prev-run.ts). */
@@ -62,7 +70,7 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
     if (c.advance || c.settleOnly)
       c.pageMove = {
         from: e.key,
-        to: e.next === undefined ? keys.dueEnded(s.id, s.v) : keys.dueEntry(e.next, s.id, s.v),
+        to: e.next === undefined ? keys.dueEnded(s.id, s.v) : keys.dueEntry(e.next, s.id, s.v, e.nextAt),
         next: e.next,
         v: s.v,
         // Only a page still in flight at the read: a page's record, once gone, never comes back,
@@ -85,8 +93,15 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     fireTime,
     shard,
   });
+  const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
   const moveTo = (next: number | undefined): WriteOp[] => {
     e.next = next;
+    // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
+    // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
+    e.nextAt =
+      next === undefined || e.jitter === undefined
+        ? next
+        : scheduledAt(e.jitter, s.job, s.id, next, after(next));
     if (paged) return [];
     return [
       { op: 'delete', key: e.key },
@@ -95,16 +110,16 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
         : [
             {
               op: 'put' as const,
-              key: keys.dueEntry(next, s.id, s.v),
+              key: keys.dueEntry(next, s.id, s.v, e.nextAt),
               value: JSON.stringify({ job: s.job }),
             },
           ]),
     ];
   };
-  const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
   const run = (source: 'schedule' | 'misfire', advance: WriteOp[], onWon?: () => void): Candidate[] =>
     shards.map((shard, i) => ({
       occ: occ(F, shard),
+      ...(e.at !== F && { scheduledAt: e.at }),
       source,
       data: s.data,
       attempt: 1,
@@ -128,9 +143,11 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   // goes first): a takeover after the grace is on time, not missed.
   const following = after(F);
   e.graceMs = spreadGrace(following === undefined ? undefined : following - F);
-  const missedBefore = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
-  if (F >= missedBefore || e.prevLive === true)
-    return run('schedule', moveTo(following));
+  const late = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
+  // Lateness counts from the start (fire time plus jitter); the misfire maths below goes by
+  // nominal fire times: those whose start was before `late` (jitter.ts, missedNominal).
+  if (e.at >= late || e.prevLive === true) return run('schedule', moveTo(following));
+  const missedBefore = missedNominal(e.jitter, e.at - F, late);
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
   const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
@@ -178,7 +195,11 @@ export function takeEntry(
   let heldUntil: number | undefined;
   for (const c of e.plan) {
     // What only settles missed fire times is anyone's: nothing runs.
-    const at = c.settleOnly ? now : state.spread.claimableAt(c.occ, count, e.graceMs ?? SPREAD_GRACE_MS);
+    // Claimed from its start (fire time plus jitter), never before.
+    const start = c.scheduledAt ?? c.occ.fireTime;
+    const at = c.settleOnly
+      ? now
+      : state.spread.claimableAt(c.occ, count, e.graceMs ?? SPREAD_GRACE_MS, start);
     if (at > now) {
       heldUntil = Math.min(heldUntil ?? at, at);
       rest.push(c);
@@ -186,7 +207,7 @@ export function takeEntry(
       more = true;
       rest.push(c);
     } else {
-      if (at > c.occ.fireTime) c.takeover = true;
+      if (at > start) c.takeover = true;
       out.push(c);
       used++;
     }

@@ -1,3 +1,4 @@
+import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
@@ -127,8 +128,10 @@ export class DueIndex {
    */
   offeredInFull(e: DueEntry): void {
     this.offeredNow.add(e);
-    if (e.next !== undefined && e.next <= e.readAt + EXPECT_HORIZON_MS)
-      this.expected.set(e.schedule.id, { at: e.next, tries: 0 });
+    // The entry's key (and so the scan's order) is the next occurrence's start: fire time + jitter.
+    const at = e.nextAt ?? e.next;
+    if (at !== undefined && at <= e.readAt + EXPECT_HORIZON_MS)
+      this.expected.set(e.schedule.id, { at, tries: 0 });
   }
 
   /**
@@ -152,8 +155,10 @@ export class DueIndex {
       const limit = page === 0 ? FIRST_PAGE : PAGE;
       const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
       for (const r of records) {
-        const fireTime = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
-        if (fireTime > now) return { due, notDueAt: notDue(fireTime) };
+        // The key's time is when the occurrence is to start (its fire time plus jitter): the scan
+        // stops at the first entry not due.
+        const at = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
+        if (at > now) return { due, notDueAt: notDue(at) };
         const job = (JSON.parse(r.value) as { job: string }).job;
         const defined = s.defined.get(job);
         if (!defined || s.paused.has(job)) continue;
@@ -162,10 +167,10 @@ export class DueIndex {
         // slots this node's own share leaves free (work stealing, see `steal`). Either way not
         // counted against `want`: each node reads its own share first, so that nodes working
         // through tens of thousands due at once do not all claim the same entries in key order.
-        const id = parseDueEntry(r.key).id;
+        const { id, fireTime } = parseDueEntry(r.key);
         if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
-          if (fireTime + SPREAD_GRACE_MS > now) {
-            heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, fireTime + SPREAD_GRACE_MS);
+          if (at + SPREAD_GRACE_MS > now) {
+            heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
           } else if (others.length < want) others.push(r);
           continue;
         }
@@ -201,10 +206,13 @@ export class DueIndex {
         stale.push({ op: 'delete', key: p.key });
         return;
       }
-      const { id: _i, job: _j, data: _d, v: _v, ...t } = schedule;
+      const { id: _i, job: _j, data: _d, v: _v, jitter: j, ...t } = schedule;
       let trigger: CompiledTrigger;
+      let jitter: CompiledJitter | undefined;
       try {
         trigger = compileShared(t as Trigger, `schedule ${JSON.stringify(p.id)}`);
+        jitter =
+          j === undefined ? undefined : compileJitter(j, undefined, `schedule ${JSON.stringify(p.id)}`);
       } catch (err) {
         // Written around upsert's validation: reported once, its entry dropped.
         this.bad.add(sig);
@@ -215,7 +223,16 @@ export class DueIndex {
       const prev = due[i]!.value.includes('"prev"')
         ? (JSON.parse(due[i]!.value) as DueValue).prev
         : undefined;
-      out.push({ key: p.key, fireTime: p.fireTime, schedule, trigger, readAt, ...(prev && { prev }) });
+      out.push({
+        key: p.key,
+        fireTime: p.fireTime,
+        at: p.at,
+        schedule,
+        trigger,
+        ...(jitter && { jitter }),
+        readAt,
+        ...(prev && { prev }),
+      });
     });
     await this.markLivePrev(out);
     for (let i = 0; i < stale.length; i += MAX_BATCH) {

@@ -1,4 +1,5 @@
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { missedNominal } from '../../schedule/jitter.js';
 import type { Claims } from '../claim/claim.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
 import { type Candidate, type Job, type Source, shardsOf } from '../internal-types.js';
@@ -6,6 +7,7 @@ import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { takeEntry } from './due-entry.js';
 import type { DueIndex } from './due-index.js';
+import { sourceStart } from './jittered.js';
 import type { Misfires } from './misfire.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
@@ -62,7 +64,7 @@ export class Due {
       if (!job || s.paused.has(source.job)) continue;
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const next = nextDue(source, now);
-      if (source.queue.length > 0 || (next !== undefined && next <= now))
+      if (source.queue.length > 0 || (next !== undefined && sourceStart(source, next) <= now))
         all.push({ take: (limit, first) => this.take(job, source, now, limit, candidates, first) });
     }
     for (const e of this.index.ready) {
@@ -142,9 +144,11 @@ export class Due {
     const drain = (): void => {
       for (const q of source.queue) {
         const rest: (number | undefined)[] = [];
+        // Claimed from its start (fire time plus jitter), never before.
+        const start = q.at ?? q.fireTime;
         for (const shard of q.shards) {
           const occ = { job: source.job, scheduleId: source.scheduleId, fireTime: q.fireTime, shard };
-          const at = s.spread.claimableAt(occ, count, q.graceMs);
+          const at = s.spread.claimableAt(occ, count, q.graceMs, start);
           if (at > now) {
             this.wakeAt = Math.min(this.wakeAt, at);
             rest.push(shard);
@@ -154,11 +158,12 @@ export class Due {
           } else {
             out.push({
               occ,
+              ...(q.at !== undefined && { scheduledAt: q.at }),
               source: q.source,
               data: source.data,
               attempt: 1,
               gate: q.source === 'misfire' && job.spec.misfire === 'catch-up' ? true : gated,
-              ...(at > q.fireTime && { takeover: true as const }),
+              ...(at > start && { takeover: true as const }),
               ...(q.source === 'recover' && { unstarted: true as const }),
             });
             used++;
@@ -169,7 +174,14 @@ export class Due {
       source.queue = source.queue.filter((q) => q.shards.length > 0);
     };
     const queue = (fireTime: number, from: 'schedule' | 'misfire') => {
-      source.queue.push({ fireTime, source: from, shards: [...shards], graceMs: graceAt(source, fireTime) });
+      const at = sourceStart(source, fireTime);
+      source.queue.push({
+        fireTime,
+        ...(at !== fireTime && { at }),
+        source: from,
+        shards: [...shards],
+        graceMs: graceAt(source, fireTime),
+      });
       drain();
     };
     if (source.queue.length > 0) {
@@ -178,8 +190,9 @@ export class Due {
       if (short) return { used, more: true };
       if (replay && replayFirst) return { used, more: false };
     }
-    // Lateness counts from when an occurrence could be claimed here: after the grace, when it is
-    // another node's to go first (a takeover after the grace is on time, not missed).
+    // Lateness counts from when an occurrence could be claimed here: from its start (fire time plus
+    // jitter), after the grace when it is another node's to go first (a takeover after the grace
+    // is on time, not missed).
     const upcoming = nextDue(source, now);
     const missedBefore =
       now -
@@ -187,8 +200,11 @@ export class Due {
       s.spread.graceFor(job.spec.name, upcoming === undefined ? SPREAD_GRACE_MS : graceAt(source, upcoming));
     if (firstRound) {
       const next = nextDue(source, now);
-      if (next !== undefined && next < missedBefore) {
-        const replay = await this.misfires.handle(job, source, missedBefore);
+      const nextAt = next === undefined ? undefined : sourceStart(source, next);
+      if (next !== undefined && nextAt !== undefined && nextAt < missedBefore) {
+        // The misfire maths goes by nominal fire times: those whose start was before missedBefore.
+        const before = missedNominal(source.jitter, nextAt - next, missedBefore);
+        const replay = await this.misfires.handle(job, source, before);
         if (replay !== undefined) {
           queue(replay, 'misfire');
           if (short) return { used, more: true };
@@ -198,10 +214,11 @@ export class Due {
     }
     while (used < limit) {
       const f = nextDue(source, now);
-      if (f === undefined || f > now) return { used, more: false };
+      const at = f === undefined ? undefined : sourceStart(source, f);
+      if (f === undefined || at === undefined || at > now) return { used, more: false };
       // A missed one here (a source that ran out of slots in an earlier round) is left to the next
       // tick's misfire handling.
-      if (f < missedBefore) return { used, more: true };
+      if (at < missedBefore) return { used, more: true };
       // Held back for other nodes (a fast trigger): bounded; the cursor waits until they are offered.
       if (source.queue.length >= MAX_QUEUED) return { used, more: false };
       source.cursor = f;
@@ -209,7 +226,7 @@ export class Due {
       if (short) return { used, more: true };
     }
     const f = nextDue(source, now);
-    return { used, more: f !== undefined && f <= now };
+    return { used, more: f !== undefined && sourceStart(source, f) <= now };
   }
 
   /** The high-water mark in the store, or now: a brand-new job does not backfill the past. */

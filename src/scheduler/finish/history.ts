@@ -1,11 +1,17 @@
 import type { OccurrenceId } from '../keys.js';
 import type { HistoryEntry } from '../types.js';
 
-/** A history entry as stored: dates as epoch ms. The one encoding every writer uses. */
+/**
+ * A history entry as stored: dates as epoch ms. The one encoding every writer uses. `scheduledAt`
+ * is stored only when it differs from `fireTime` (jitter): entries without jitter stay as they
+ * were, and {@link decodeHistory} gives back `fireTime` for one stored without it.
+ */
 export function encodeHistory(entry: HistoryEntry): string {
+  const scheduledAt = entry.scheduledAt?.getTime();
   return JSON.stringify({
     ...entry,
     fireTime: entry.fireTime.getTime(),
+    scheduledAt: scheduledAt === entry.fireTime.getTime() ? undefined : scheduledAt,
     startedAt: entry.startedAt.getTime(),
     finishedAt: entry.finishedAt?.getTime(),
     ...(entry.by !== undefined && { by: { ...entry.by, fireTime: entry.by.fireTime.getTime() } }),
@@ -17,6 +23,9 @@ export function decodeHistory(value: string): HistoryEntry {
   return {
     ...(raw as unknown as HistoryEntry),
     fireTime: new Date(raw['fireTime'] as number),
+    scheduledAt: new Date(
+      (typeof raw['scheduledAt'] === 'number' ? raw['scheduledAt'] : raw['fireTime']) as number,
+    ),
     startedAt: new Date(raw['startedAt'] as number),
     ...(typeof raw['finishedAt'] === 'number' && { finishedAt: new Date(raw['finishedAt']) }),
     ...(isCause(raw['by']) && { by: { ...raw['by'], fireTime: new Date(raw['by'].fireTime) } }),

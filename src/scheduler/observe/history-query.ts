@@ -202,6 +202,7 @@ class ListSource implements Source {
 function runningEntry(rec: InflightRecord): HistoryEntry {
   return {
     ...occFields({ job: rec.job, scheduleId: rec.scheduleId, fireTime: rec.fireTime, shard: rec.shard }),
+    scheduledAt: new Date(rec.scheduledAt ?? rec.fireTime),
     node: rec.node,
     attempt: rec.attempt,
     token: rec.token,

@@ -96,7 +96,7 @@ export class Telemetry {
       // A run's start and success are counted by runStarted/runSucceeded, which come first
       // whether or not the event is built (SchedulerEmitter.started/succeeded): here only the log.
       case 'started': {
-        const lateMs = Math.max(0, e.startedAt.getTime() - e.fireTime.getTime());
+        const lateMs = Math.max(0, e.startedAt.getTime() - (e.scheduledAt ?? e.fireTime).getTime());
         this.chatter?.('debug', `oncely: ${e.job} started`, { ...runFields(e), status: 'running', lateMs });
         return;
       }

@@ -162,6 +162,7 @@ export class PageRecovery {
           attempt: item.attempt!,
           source: 'recover',
           startedAt: at,
+          ...(item.at !== undefined && { scheduledAt: item.at }),
           data: data.get(`${item.id}|${item.v}`),
         },
         undefined,
@@ -242,6 +243,7 @@ export class PageRecovery {
     const started = rec.started!;
     const entry: HistoryEntry = {
       ...occFields(occ),
+      ...(item.at !== undefined && { scheduledAt: new Date(item.at) }),
       node: rec.node,
       attempt,
       token: started.token,

@@ -74,6 +74,7 @@ export class Recovery {
       // another run of the job holds it.
       candidates.push({
         occ,
+        ...(rec.scheduledAt !== undefined && { scheduledAt: rec.scheduledAt }),
         source: 'recover',
         data: rec.data,
         attempt: rec.attempt + 1,

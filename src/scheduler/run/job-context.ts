@@ -33,7 +33,14 @@ export function jobContext(
   source: SignalSource,
 ): JobContext {
   const { occ } = claim;
-  const ctx = { job: occ.job, fireTime: new Date(occ.fireTime), attempt, node, token: claim.lease.token };
+  const ctx = {
+    job: occ.job,
+    fireTime: new Date(occ.fireTime),
+    scheduledAt: new Date(claim.scheduledAt ?? occ.fireTime),
+    attempt,
+    node,
+    token: claim.lease.token,
+  };
   Object.defineProperty(ctx, 'signal', { get: signalOf, enumerable: true, configurable: true });
   Object.defineProperty(ctx, SOURCE, { value: source });
   const out = ctx as JobContext;

@@ -24,6 +24,8 @@ export interface Claim {
   startedAt?: number;
   /** Claimed as a misfire replay (its source may say `recover`, when it follows a dead run). */
   replay?: true;
+  /** When the occurrence was to start (its fire time plus jitter); absent: its fire time. */
+  scheduledAt?: number;
   data: unknown;
   /** Written together with the first in-flight record (recovery: the dead attempt's history). */
   startWrites?: WriteOp[];
@@ -46,6 +48,8 @@ export interface InflightRecord {
   data?: unknown;
   /** Store time the attempt started (history() shows it as running since then). */
   startedAt: number;
+  /** When the occurrence was to start (fire time plus jitter), when that is not its fire time. */
+  scheduledAt?: number;
   /** Store time of the claim and the lease length: the lease cannot end before claimedAt + leaseMs. */
   claimedAt: number;
   leaseMs: number;

@@ -60,6 +60,8 @@ function inflightText(
   if (claim.occ.shard !== undefined) inflight.shard = claim.occ.shard;
   if (claim.data !== undefined) inflight.data = claim.data;
   if (claim.runningSince !== undefined) inflight.runningSince = claim.runningSince;
+  if (claim.scheduledAt !== undefined && claim.scheduledAt !== claim.occ.fireTime)
+    inflight.scheduledAt = claim.scheduledAt;
   return JSON.stringify(inflight);
 }
 
@@ -114,6 +116,9 @@ export async function executeRun(
   const unwatchStop = deps.onStop(stopRun);
   const links: LinkedSignal[] = [];
   const base = runFields(claim, node) as Omit<RunEvent, 'attempt' | 'source'>;
+  // When it was to start (fire time plus jitter): lateness counts from it.
+  const scheduledAt = claim.scheduledAt ?? claim.occ.fireTime;
+  const scheduledDate = scheduledAt === claim.occ.fireTime ? base.fireTime : new Date(scheduledAt);
   const historyPut = (entry: HistoryEntry): WriteOp => ({
     op: 'put',
     key: keys.history(claim.occ, entry.attempt),
@@ -169,14 +174,16 @@ export async function executeRun(
       // Built as base is and then assigned to, not `{ ...base, … }`: V8 gave each spread copy of
       // base (a literal grown by assignments) a hidden class of its own, ~0.3 KB per run in flight.
       const entry = runFields(claim, node, base.fireTime) as Omit<HistoryEntry, 'status'>;
+      entry.scheduledAt = scheduledDate;
       entry.attempt = attempt;
       entry.source = source;
       entry.startedAt = new Date(startedAt);
-      deps.started(claim.occ.job, source, startedAt - claim.occ.fireTime, () => ({
+      deps.started(claim.occ.job, source, startedAt - scheduledAt, () => ({
         ...base,
         attempt: entry.attempt,
         source: entry.source,
         startedAt: entry.startedAt,
+        scheduledAt: scheduledDate,
       }));
       span = tracing?.run(claim.occ, { node, token: claim.lease.token, attempt, source }, claim.claimSpan);
       const active = span;
