@@ -1,5 +1,6 @@
 import { openStore } from '../src/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('etcd');
@@ -8,3 +9,4 @@ const prefix = testPrefix('schedetcd');
 describeScheduler('etcd', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
 });
+describeJitter('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -1,5 +1,6 @@
 import { openStore } from '../src/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('postgres');
@@ -9,3 +10,4 @@ describeScheduler('postgres', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
   processStore: () => ({ url: target.url!, prefix }),
 });
+describeJitter('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });

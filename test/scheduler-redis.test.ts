@@ -1,5 +1,6 @@
 import { openStore } from '../src/index.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('redis');
@@ -8,3 +9,4 @@ const prefix = testPrefix('schedredis');
 describeScheduler('redis', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
 });
+describeJitter('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
