@@ -1,6 +1,8 @@
+import type { PageRecord } from '../../scheduler/claim/page-record.js';
 import { decodeHistory } from '../../scheduler/finish/history.js';
+import { parseDueEntry } from '../../scheduler/keys.js';
 import type { RunSource } from '../../scheduler/types.js';
-import type { WriteOp } from '../../store/types.js';
+import type { Lease, LeaseRequest, PageClaim, PageOp, WriteOp } from '../../store/types.js';
 import { EPOCH } from './sim-store.js';
 
 /** One call of a job's handler by the real scheduler, as the simulator saw it. */
@@ -9,6 +11,8 @@ export interface Invocation {
   occ: string;
   /** The job's name. */
   job: string;
+  /** The stored schedule it ran for (`ctx.scheduleId`), if any. */
+  scheduleId: string | undefined;
   /** Nominal fire time, store ms. */
   fireTime: number;
   /** The shard index, or `undefined` for an unsharded job. */
@@ -45,13 +49,21 @@ export interface StoredSkip {
   byFireTime?: number;
 }
 
-/** An in-flight record the store applied: a run's start as the store saw it. */
+/**
+ * An in-flight record the store applied: a run's start as the store saw it — a run's own record
+ * (`ctl|run|…`), or one won `run` item of a started page record (`ctl|page|…`: `occ` and `token`
+ * set), which ends when its occurrence's outcome (or abandoned attempt) under that token is stored,
+ * or when the record is deleted or rewritten.
+ */
 export interface StoredRun {
   key: string;
   value: string;
   job: string;
-  scheduleId?: string;
-  shard?: number;
+  scheduleId?: string | undefined;
+  shard?: number | undefined;
+  /** (A page's item) the occurrence, and the page token it runs under. */
+  occ?: string;
+  token?: number;
   /** Store ms, as the record says (a recovery's: the start of the run it recovers). */
   startedAt: number;
   /** Virtual ms. */
@@ -65,6 +77,8 @@ export interface Outcome {
   at: number;
   node: string;
   job: string;
+  /** misfired: the stored schedule, if any (its span covers that schedule's fire times only). */
+  scheduleId?: string | undefined;
   occ: string;
   fireTime: number;
   /** misfired: first fire time of the span; `action` run (replay follows) or skipped. */
@@ -95,8 +109,12 @@ export class History {
   readonly invocations: Invocation[] = [];
   readonly outcomes: Outcome[] = [];
   readonly trace: string[] = [];
-  /** Per occurrence: the `succeeded` history records the store applied (token, virtual ms). */
-  readonly stored = new Map<string, { token: number; at: number }[]>();
+  /**
+   * Per occurrence: the `succeeded` history records the store applied (token, virtual ms);
+   * `lapsed`: written under a page's token when that page's lease was no longer held by it (the
+   * store's own view, looked up as it applied the write): a recovery may have run it meanwhile.
+   */
+  readonly stored = new Map<string, { token: number; at: number; lapsed?: boolean }[]>();
   /**
    * Occurrences the store holds a `skipped` history record of: on record as skipped even when the
    * node that wrote it crashed before it could emit its `skipped` event.
@@ -117,6 +135,17 @@ export class History {
    * lapsed before the outcome was stored, so a recovery may legitimately run the occurrence again.
    */
   readonly lapsed = new Set<number>();
+  /** Page tokens (of a page claim, or of a page taken over by recovery), with their page's lease key. */
+  readonly pageTokens = new Map<number, string>();
+  /**
+   * Misfire skips on record: a page claim the store applied moved a due entry as `settle` (missed
+   * and skipped by the misfire policy) from `from` to its next fire time — the fire times in
+   * [from, to] are skipped, reported or not (the claimant may die, or lose the claim's reply, before
+   * it emits its `misfired` event; a page recovery runs no settle item).
+   */
+  readonly settled: { job: string; scheduleId: string; from: number; to: number }[] = [];
+  /** Page claims the store granted, the due entries they moved, and pages taken over by recovery. */
+  readonly pages = { claims: 0, moved: 0, takeovers: 0 };
 
   constructor(private readonly now: () => number) {}
 
@@ -144,12 +173,70 @@ export class History {
     this.line(inv.node, `abort    ${inv.occ} token=${inv.token} (${reason})`);
   }
 
-  /** A write batch the store applied: succeeded and skipped history records, and refused finish releases. */
-  applied(node: string, ops: readonly WriteOp[], results: readonly boolean[]): void {
+  /** A page claim the store answered: its lease (the page's token) and how many entries it moved. */
+  claimed(node: string, request: LeaseRequest, ops: readonly PageOp[], claim: PageClaim): void {
+    if (!claim.lease) return;
+    this.pageTokens.set(claim.lease.token, request.key);
+    const moves = ops.filter((op) => op.op === 'move').length;
+    const moved = ops.filter((op, i) => op.op === 'move' && claim.results[i]).length;
+    const recordOp = ops.find((op) => op.op === 'put' && op.key.startsWith('ctl|page|'));
+    const rec = recordOp && (JSON.parse((recordOp as { value: string }).value) as PageRecord);
+    // The record's items are the claim's moves, in order.
+    rec?.items.forEach((item, i) => {
+      const op = ops[i];
+      if (item.kind !== 'settle' || op?.op !== 'move' || !claim.results[i]) return;
+      const next = op.to.startsWith('due|') ? parseDueEntry(op.to).fireTime : Number.POSITIVE_INFINITY;
+      this.settled.push({ job: rec.job, scheduleId: item.id, from: item.fireTime, to: next - 1 });
+    });
+    this.pages.claims++;
+    this.pages.moved += moved;
+    this.line(
+      node,
+      `page     ${request.key} token=${claim.lease.token} moved ${moved} of ${moves} due entries`,
+    );
+  }
+
+  /** Leases the store granted: a page's lease granted again is a recovery taking the page over. */
+  granted(node: string, leases: readonly (Lease | null)[]): void {
+    for (const lease of leases) {
+      if (!lease?.key.startsWith('page|')) continue;
+      this.pageTokens.set(lease.token, lease.key);
+      this.pages.takeovers++;
+      this.line(node, `takeover ${lease.key} token=${lease.token}`);
+    }
+  }
+
+  /**
+   * The page leases a batch's `succeeded` history records are written under (their token is a
+   * page's): the sim store looks each up just before it applies the batch (see `applied`).
+   */
+  pageLeasesOf(ops: readonly WriteOp[]): { key: string; token: number }[] {
+    const out: { key: string; token: number }[] = [];
+    for (const op of ops) {
+      if (op.op !== 'put' || !op.key.startsWith('hist|')) continue;
+      const entry = decodeHistory(op.value);
+      const key = this.pageTokens.get(entry.token);
+      if (entry.status === 'succeeded' && key !== undefined) out.push({ key, token: entry.token });
+    }
+    return out;
+  }
+
+  /**
+   * A write batch the store applied: succeeded and skipped history records, in-flight records and
+   * page records, and refused finish releases. `notHeld`: page tokens whose lease the store did not
+   * hold for them when it applied the batch.
+   */
+  applied(
+    node: string,
+    ops: readonly WriteOp[],
+    results: readonly boolean[],
+    notHeld: ReadonlySet<number> = new Set(),
+  ): void {
     ops.forEach((op, i) => {
       if (op.op === 'put' && op.key.startsWith('hist|')) {
         const entry = decodeHistory(op.value);
         const occ = occKey(entry.job, entry.fireTime.getTime(), entry.shard, entry.scheduleId);
+        if (entry.status !== 'running' && entry.willRetry !== true) this.endPageRun(occ, entry.token);
         if (entry.status === 'skipped' && !this.storedSkipped.has(occ)) {
           this.storedSkipped.add(occ);
           this.skips.push({
@@ -169,10 +256,17 @@ export class History {
           );
         }
         if (entry.status !== 'succeeded') return;
+        const lapsed = notHeld.has(entry.token);
         const list = this.stored.get(occ) ?? [];
-        list.push({ token: entry.token, at: this.now() });
+        list.push({ token: entry.token, at: this.now(), ...(lapsed && { lapsed }) });
         this.stored.set(occ, list);
-        this.line(node, `stored   ${occ} succeeded token=${entry.token} attempt=${entry.attempt}`);
+        this.line(
+          node,
+          `stored   ${occ} succeeded token=${entry.token} attempt=${entry.attempt}${lapsed ? ' (its page lease had lapsed)' : ''}`,
+        );
+      } else if (op.key.startsWith('ctl|page|') && results[i] !== false) {
+        if (op.op === 'put') this.pageRecord(op.key, op.value);
+        else if (op.op === 'delete') this.endRecord(op.key, op.ifValue);
       } else if (op.key.startsWith('ctl|pending|') && (op.op === 'put' || op.op === 'delete')) {
         const fire = Number(op.key.split('|').at(-1));
         const what =
@@ -193,15 +287,9 @@ export class History {
         };
         // A recovery's record: the occurrence has been running since the run it recovers started.
         const startedAt = rec.runningSince?.startedAt ?? rec.startedAt;
-        this.inflight.push({ key: op.key, value: op.value, ...rec, startedAt, putAt: this.now() });
+        this.begin({ key: op.key, value: op.value, ...rec, startedAt, putAt: this.now() });
       } else if (op.op === 'delete' && op.key.startsWith('ctl|run|') && results[i] !== false) {
-        for (const r of this.inflight)
-          if (
-            r.key === op.key &&
-            r.deletedAt === undefined &&
-            (op.ifValue === undefined || op.ifValue === r.value)
-          )
-            r.deletedAt = this.now();
+        this.endRecord(op.key, op.ifValue);
       } else if (
         op.op === 'release' &&
         op.key.startsWith('occ|') &&
@@ -212,6 +300,67 @@ export class History {
         this.line(node, `refused  release of ${op.key} token=${op.token} (lease had lapsed)`);
       }
     });
+  }
+
+  /** In-flight runs not ended yet, by record key, and a page's by occurrence and token. */
+  private readonly open = new Map<string, StoredRun[]>();
+  private readonly openPageRuns = new Map<string, StoredRun>();
+
+  private begin(run: StoredRun): void {
+    this.inflight.push(run);
+    const list = this.open.get(run.key);
+    if (list) list.push(run);
+    else this.open.set(run.key, [run]);
+    if (run.occ !== undefined) this.openPageRuns.set(`${run.occ}|${run.token}`, run);
+  }
+
+  /** A record deleted (as `ifValue`, if given) or rewritten: the runs it stood for end. */
+  private endRecord(key: string, ifValue: string | undefined): void {
+    const list = this.open.get(key);
+    if (!list) return;
+    const left = list.filter((r) => {
+      if (r.deletedAt !== undefined) return false;
+      if (ifValue !== undefined && ifValue !== r.value) return true;
+      r.deletedAt = this.now();
+      return false;
+    });
+    if (left.length > 0) this.open.set(key, left);
+    else this.open.delete(key);
+  }
+
+  /** A page record written: a started one stands for its won `run` items as in-flight runs. */
+  private pageRecord(key: string, value: string): void {
+    // The same write again (a retry after a lost reply): the runs it stands for go on.
+    if (this.open.get(key)?.some((r) => r.value === value)) return;
+    this.endRecord(key, undefined);
+    const rec = JSON.parse(value) as PageRecord;
+    const started = rec.started;
+    if (!started) return;
+    // A recovery's record: its items have been running since the page's first run started.
+    const startedAt = started.since?.at ?? started.at;
+    for (const i of started.won) {
+      const item = rec.items[i];
+      if (item?.kind !== 'run') continue;
+      this.begin({
+        key,
+        value,
+        job: rec.job,
+        scheduleId: item.id,
+        occ: occKey(rec.job, item.fireTime, undefined, item.id),
+        token: started.token,
+        startedAt,
+        putAt: this.now(),
+      });
+    }
+  }
+
+  /** An outcome of `occ` under `token` stored: a page's run of it ends (its record may stay for others). */
+  private endPageRun(occ: string, token: number): void {
+    const key = `${occ}|${token}`;
+    const run = this.openPageRuns.get(key);
+    if (!run) return;
+    this.openPageRuns.delete(key);
+    if (run.deletedAt === undefined) run.deletedAt = this.now();
   }
 
   outcome(o: Omit<Outcome, 'at'>, detail = ''): void {

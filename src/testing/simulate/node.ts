@@ -72,7 +72,12 @@ export class SimNode {
       Rng.derive(w.seed, `net:${tag}`),
       this.link,
       (what) => w.history.line(label, what),
-      (ops, results) => w.history.applied(label, ops, results),
+      {
+        applied: (ops, results, notHeld) => w.history.applied(label, ops, results, notHeld),
+        pageLeasesOf: (ops) => w.history.pageLeasesOf(ops),
+        claimed: (lease, ops, claim) => w.history.claimed(label, lease, ops, claim),
+        granted: (leases) => w.history.granted(label, leases),
+      },
     );
     const random = Rng.derive(w.seed, `scheduler:${tag}`);
     const scheduler = createScheduler({
@@ -140,15 +145,17 @@ export class SimNode {
   private async invoke(job: SimJob, ctx: JobContext, sim: SimContext): Promise<unknown> {
     const h = this.world.history;
     const fireTime = ctx.fireTime.getTime();
+    const occ = occKey(ctx.job, fireTime, ctx.shard?.index, ctx.scheduleId);
     const inv = h.start({
-      occ: occKey(ctx.job, fireTime, ctx.shard?.index, ctx.scheduleId),
+      occ,
       job: ctx.job,
+      scheduleId: ctx.scheduleId,
       fireTime,
       shard: ctx.shard?.index,
       node: this.label,
       attempt: ctx.attempt,
       token: ctx.token,
-      source: this.sourceOf(ctx),
+      source: this.sourceOf(occ, ctx),
     });
     const clock = this.clock!;
     this.running.add(inv);
@@ -171,17 +178,21 @@ export class SimNode {
     }
   }
 
-  /** The `started` event carries the run's source; the handler's ctx does not, so it is looked up there. */
+  /**
+   * The `started` event carries the run's source; the handler's ctx does not, so it is looked up
+   * there — by occurrence too: the runs of a page share its token.
+   */
   private readonly sources = new Map<string, string>();
-  private sourceOf(ctx: JobContext): Invocation['source'] {
-    return (this.sources.get(`${ctx.token}/${ctx.attempt}`) ?? 'schedule') as Invocation['source'];
+  private sourceOf(occ: string, ctx: JobContext): Invocation['source'] {
+    return (this.sources.get(`${occ}/${ctx.token}/${ctx.attempt}`) ?? 'schedule') as Invocation['source'];
   }
 
   private listen(scheduler: Scheduler): void {
     const h = this.world.history;
     const label = this.label;
     scheduler.on('started', (e) => {
-      this.sources.set(`${e.token}/${e.attempt}`, e.source);
+      const occ = occKey(e.job, e.fireTime.getTime(), e.shard, e.scheduleId);
+      this.sources.set(`${occ}/${e.token}/${e.attempt}`, e.source);
     });
     scheduler.on('succeeded', (e) => {
       const occ = occKey(e.job, e.fireTime.getTime(), e.shard, e.scheduleId);
@@ -228,6 +239,7 @@ export class SimNode {
           kind: 'misfired',
           node: label,
           job: e.job,
+          scheduleId: e.scheduleId,
           occ,
           fireTime: e.fireTime.getTime(),
           firstFireTime: e.firstFireTime.getTime(),

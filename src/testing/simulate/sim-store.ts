@@ -42,8 +42,20 @@ export interface LinkFaults {
 /** What the network did, for the trace (only what can change an outcome is reported). */
 export type NetEvent = (what: string) => void;
 
-/** Sees every write batch the server applied, with its results, when it applied it. */
-export type ApplyObserver = (ops: readonly WriteOp[], results: readonly boolean[]) => void;
+/** Sees what the server applied and granted, when it did (the checker judges by it). */
+export interface StoreObserver {
+  /**
+   * A write batch applied, with its results; `notHeld`: the page tokens (of `pageLeasesOf`) whose
+   * page lease the server did not hold for them just before it applied the batch.
+   */
+  applied(ops: readonly WriteOp[], results: readonly boolean[], notHeld: ReadonlySet<number>): void;
+  /** The page leases this batch writes outcomes under, to be looked up on the server first. */
+  pageLeasesOf(ops: readonly WriteOp[]): { key: string; token: number }[];
+  /** A page claim answered. */
+  claimed(lease: LeaseRequest, ops: readonly PageOp[], claim: PageClaim): void;
+  /** Leases granted (or refused: `null`) by an acquire. */
+  granted(leases: readonly (Lease | null)[]): void;
+}
 
 /**
  * The one store server of a simulation: a real `MemoryStore` (the lease and record semantics the
@@ -89,7 +101,7 @@ export class NodeStore implements Store {
     private readonly rng: Rng,
     private readonly link: LinkFaults,
     private readonly onNet: NetEvent,
-    private readonly onApply: ApplyObserver,
+    private readonly observer: StoreObserver,
   ) {
     // The server's clock is one shared authority, as a database server's is.
     this.capabilities = { ...server.capabilities, serverTime: true, multiProcess: true, multiHost: true };
@@ -153,7 +165,11 @@ export class NodeStore implements Store {
     return this.rpc('now', [], () => this.server.now());
   }
   acquire(requests: readonly LeaseRequest[]): Promise<(Lease | null)[]> {
-    return this.rpc('acquire', [requests], () => this.server.acquire(requests));
+    return this.rpc('acquire', [requests], async () => {
+      const leases = await this.server.acquire(requests);
+      this.observer.granted(leases);
+      return leases;
+    });
   }
   extend(key: string, token: number, leaseMs: number): Promise<number | null> {
     return this.rpc('extend', [key], () => this.server.extend(key, token, leaseMs));
@@ -187,14 +203,21 @@ export class NodeStore implements Store {
   }
   apply(ops: readonly WriteOp[]): Promise<boolean[]> {
     return this.rpc('apply', [ops], async () => {
+      // Looked up and applied within one turn: no other call reaches the server in between.
+      const notHeld = new Set<number>();
+      for (const { key, token } of this.observer.pageLeasesOf(ops))
+        if ((await this.server.inspect(key))?.token !== token) notHeld.add(token);
       const results = await this.server.apply(ops);
-      this.onApply(ops, results);
+      this.observer.applied(ops, results, notHeld);
       return results;
     });
   }
-  /** Passed through; the simulator's scheduler does not claim pages yet, so nothing is observed. */
   claimPage(lease: LeaseRequest, ops: readonly PageOp[]): Promise<PageClaim> {
-    return this.rpc('claimPage', [lease.key], () => this.server.claimPage(lease, ops));
+    return this.rpc('claimPage', [lease.key], async () => {
+      const claim = await this.server.claimPage(lease, ops);
+      this.observer.claimed(lease, ops, claim);
+      return claim;
+    });
   }
   sweep(options?: SweepOptions): Promise<SweepResult> {
     return this.rpc('sweep', [], () => this.server.sweep(options));
