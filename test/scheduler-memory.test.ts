@@ -1,4 +1,5 @@
 import { openStore } from '../src/index.js';
+import { describeAudit } from './harness/audit-suite.js';
 import { testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
@@ -6,4 +7,5 @@ import { describeScheduler } from './harness/scheduler-suite.js';
 // Every node opens `memory:NAME`: one shared space, as one process's nodes would share it.
 const space = `memory:${testPrefix('sched')}`;
 describeScheduler('memory', () => openStore(space), { validation: true });
+describeAudit('memory', () => openStore(space));
 describeJitter('memory', () => openStore(space), { validation: true });

@@ -1,4 +1,5 @@
 import { openStore } from '../src/index.js';
+import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
@@ -10,4 +11,5 @@ describeScheduler('postgres', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
   processStore: () => ({ url: target.url!, prefix }),
 });
+describeAudit('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -1,4 +1,5 @@
 import { openStore } from '../src/index.js';
+import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
@@ -9,4 +10,5 @@ const prefix = testPrefix('schedredis');
 describeScheduler('redis', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
 });
+describeAudit('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { openStore } from '../src/index.js';
+import { describeAudit } from './harness/audit-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
@@ -14,4 +15,5 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeScheduler('sqlite', () => openStore(url, { prefix: 's_' }), {
   processStore: () => ({ url, prefix: 's_' }),
 });
+describeAudit('sqlite', () => openStore(url, { prefix: 's_' }));
 describeJitter('sqlite', () => openStore(url, { prefix: 's_' }));

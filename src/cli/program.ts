@@ -7,6 +7,7 @@
 import { Command } from 'commander';
 import { docPath } from '../core/docs.js';
 import { packageVersion } from '../core/version.js';
+import { registerAudit } from './commands/audit.js';
 import { registerControl } from './commands/control.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerStatus(program);
   registerHistory(program);
+  registerAudit(program);
   registerLocks(program);
   registerNodes(program);
   registerSchedules(program);

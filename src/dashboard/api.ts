@@ -9,6 +9,7 @@ import {
   checkQuery,
   type Deps,
   HttpError,
+  MAX_AUDIT_LIMIT,
   MAX_HISTORY_LIMIT,
   MAX_SCHEDULES_LIMIT,
   parseBefore,
@@ -36,6 +37,8 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  *                                        its first 200 characters as `dataPreview`, `dataLength` (schedule-rows.ts)
  *   GET  /api/schedule?id=               { id, job, trigger, timezone?, nextFireTime, data } — one schedule, whole; 404 if none
  *   GET  /api/schedules/count?job=       { count, job? }
+ *   GET  /api/audit?job=&schedule=&after=&limit=  [{ id, at, actor, action, target, job?, scheduleId?, before?, after?, note? }]
+ *                                        newest first; limit ≤ 1,000; a full page has `Link: <…>; rel="next"`
  *   GET  /api/nodes                      [{ id, host, pid, version, startedAt, lastSeen }]
  *   GET  /api/locks?limit=               [{ key, owner, token, acquiredAt, expiresAt, kind, name?, state? }]
  *   POST /api/jobs/:name/trigger         202 { ok, job, action }; 409 NO_LIVE_NODE when no live node defines it
@@ -113,6 +116,33 @@ export function registerApi(app: FastifyInstance, deps: Deps): void {
     const job = nonEmpty(queryString(req.query, 'job'));
     const count = await scheduler.schedules.count(job !== undefined ? { job } : {});
     return { count, ...(job !== undefined && { job }) };
+  });
+
+  app.get('/api/audit', async (req, reply) => {
+    checkQuery(req.query, '/api/audit', ['job', 'schedule', 'after', 'limit']);
+    const filter = {
+      job: queryString(req.query, 'job') || undefined,
+      schedule: queryString(req.query, 'schedule') || undefined,
+    };
+    const limit = parseLimit(queryString(req.query, 'limit'), 100, MAX_AUDIT_LIMIT);
+    const after = queryString(req.query, 'after') || undefined;
+    const entries = await scheduler.audit({
+      limit,
+      ...(filter.job !== undefined && { job: filter.job }),
+      ...(filter.schedule !== undefined && { scheduleId: filter.schedule }),
+      ...(after !== undefined && { after }),
+    });
+    const last = entries.length === limit ? entries.at(-1) : undefined;
+    if (last) {
+      const next = new URLSearchParams({
+        ...(filter.job !== undefined && { job: filter.job }),
+        ...(filter.schedule !== undefined && { schedule: filter.schedule }),
+        limit: String(limit),
+        after: last.id,
+      });
+      void reply.header('Link', `</api/audit?${next}>; rel="next"`);
+    }
+    return entries.map((e) => ({ ...e, at: e.at.toISOString() }));
   });
 
   app.get('/api/nodes', async (req) => {

@@ -42,6 +42,8 @@ export function setAuthVia(req: FastifyRequest, via: AuthVia): void {
 export const MAX_LIMIT = 10_000;
 /** History pages (`/api/history`, `/jobs/:name`) hold at most this many entries; page on with `before`. */
 export const MAX_HISTORY_LIMIT = 500;
+/** Audit trail pages (`/audit`, `/api/audit`) hold at most this many entries; page on with `after`. */
+export const MAX_AUDIT_LIMIT = 1000;
 /** Stored-schedule pages (`/api/schedules`) hold at most this many; page on with `after`. */
 export const MAX_SCHEDULES_LIMIT = 500;
 /** Stored schedules per page of a job's "Stored schedules" section. */

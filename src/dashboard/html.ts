@@ -87,7 +87,7 @@ export function timeCell(date: Date | undefined, now: number): Html {
 export interface LayoutOptions {
   title: string;
   /** Which nav entry is current. */
-  active: 'jobs' | 'nodes' | 'locks' | 'job';
+  active: 'jobs' | 'nodes' | 'locks' | 'job' | 'audit';
   body: Html;
   /** Store kind, shown in the footer. */
   storeKind: string;
@@ -116,7 +116,7 @@ ${o.refresh ? html`<meta http-equiv="refresh" content="${o.refresh}">` : ''}
 <body>
 <header class="top">
   <a class="brand" href="/">oncely</a>
-  <nav>${nav('jobs', '/', 'Jobs')}${nav('nodes', '/nodes', 'Nodes')}${nav('locks', '/locks', 'Locks')}<a href="/metrics">Metrics</a></nav>
+  <nav>${nav('jobs', '/', 'Jobs')}${nav('nodes', '/nodes', 'Nodes')}${nav('locks', '/locks', 'Locks')}${nav('audit', '/audit', 'Audit')}<a href="/metrics">Metrics</a></nav>
 </header>
 <main>
 ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ''}

@@ -1,8 +1,13 @@
-export type { ListSchedulesOptions, Schedules } from './control/schedules.js';
+export { MAX_ACTOR_LENGTH, MAX_NOTE_LENGTH, MAX_SNAPSHOT_DATA_BYTES } from './control/audit.js';
+export type { PauseOptions, TriggerOptions } from './control/job-control.js';
+export type { ListSchedulesOptions, ScheduleChangeOptions, Schedules } from './control/schedules.js';
 export { type JobOptions, MAX_JOB_NAME_LENGTH } from './job-options.js';
 export { type HistoryBefore, type HistoryQuery, historyCursor } from './observe/history-query.js';
 export { createScheduler, Scheduler } from './scheduler.js';
 export type {
+  AuditAction,
+  AuditEntry,
+  AuditQuery,
   HistoryEntry,
   JobContext,
   JobHandler,

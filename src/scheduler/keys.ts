@@ -14,10 +14,13 @@
  *            schj|<job>|<id>                            '' — the per-job index of stored schedules (list, count)
  *            due|<fireTime>|<id>|<v>                    { job } — the schedule's next unhandled fire time (the due
  *                                                       index); `v` in the key: an entry whose v is not the
- *                                                       schedule's is stale (never run, deleted when met).
- *                                                       With jitter: due|<fireTime + offset>|<id>|<v>|<fireTime>
+ *                                                       schedule's is stale (never run, deleted when met)
  *            hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>  one per finished attempt (ttl = retention)
  *            node|<node>                                heartbeat (ttl)
+ *            aud|<id>                                   an audit trail entry (control/audit.ts; ttl = audit
+ *                                                       retention); <id> = <15-digit store time>-<seq><random>,
+ *                                                       so a reverse scan is newest first
+ *            audj|<job>|<id>, auds|<schedule>|<id>      '' — the entries of one job / one stored schedule
  *            ctl|…                                      everything a poll reads, under one prefix so that
  *                                                       one scan per poll sees all of it:
  *            ctl|pause|<job>                            present = paused, cluster-wide
@@ -118,21 +121,19 @@ export const keys = {
   /** Every attempt's history record of one occurrence. */
   occurrenceHistoryPrefix: (o: OccurrenceId) =>
     `hist|${esc(o.job)}|${timeKey(o.fireTime)}|${esc(o.scheduleId ?? '')}|${o.shard ?? ''}|`,
+  audit: (id: string) => `aud|${id}`,
+  auditPrefix: 'aud|',
+  auditOfJob: (job: string, id: string) => `audj|${esc(job)}|${id}`,
+  auditOfJobPrefix: (job: string) => `audj|${esc(job)}|`,
+  auditOfSchedule: (scheduleId: string, id: string) => `auds|${esc(scheduleId)}|${id}`,
+  auditOfSchedulePrefix: (scheduleId: string) => `auds|${esc(scheduleId)}|`,
   node: (node: string) => `node|${esc(node)}`,
   nodePrefix: 'node|',
   schedule: (id: string) => `sch|${esc(id)}`,
   schedulePrefix: 'sch|',
   scheduleOfJob: (job: string, id: string) => `schj|${esc(job)}|${esc(id)}`,
   scheduleOfJobPrefix: (job: string) => `schj|${esc(job)}|`,
-  /**
-   * A stored schedule's due entry, keyed by when its occurrence is to start (`at`: the fire time
-   * plus its jitter, schedule/jitter.ts), so that the index stays in start order and a scan stops
-   * at the first entry not due; a jittered entry carries its nominal fire time as a fifth part.
-   */
-  dueEntry: (fireTime: number, id: string, v: string, at = fireTime) =>
-    at === fireTime
-      ? `due|${timeKey(fireTime)}|${esc(id)}|${v}`
-      : `due|${timeKey(at)}|${esc(id)}|${v}|${timeKey(fireTime)}`,
+  dueEntry: (fireTime: number, id: string, v: string) => `due|${timeKey(fireTime)}|${esc(id)}|${v}`,
   /** Where a page moves a due entry whose trigger has no next fire time. */
   dueEnded: (id: string, v: string) => `dueend|${esc(id)}|${v}`,
   /** A page's lease; `page` is its id (node and a random part, see page/page-record.ts). */
@@ -154,14 +155,10 @@ export function jobOfKey(key: string): string {
   return unesc(parts[parts[0] === 'ctl' ? 2 : 1] ?? '');
 }
 
-/**
- * A due index key read back: `due|<at>|<id>|<v>[|<fireTime>]` — `fireTime` the occurrence's
- * nominal fire time, `at` when it is to start (the same without jitter).
- */
-export function parseDueEntry(key: string): { fireTime: number; at: number; id: string; v: string } {
-  const [, time, id, v, nominal] = key.split('|');
-  const at = Number(time);
-  return { fireTime: nominal === undefined ? at : Number(nominal), at, id: unesc(id ?? ''), v: v ?? '' };
+/** A due index key read back: `due|<fireTime>|<id>|<v>`. */
+export function parseDueEntry(key: string): { fireTime: number; id: string; v: string } {
+  const [, time, id, v] = key.split('|');
+  return { fireTime: Number(time), id: unesc(id ?? ''), v: v ?? '' };
 }
 
 /** The kind of a control record (`pause`, `srev`, `trig`, `pending`, `run`, `page`), from its key. */

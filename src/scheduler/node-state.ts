@@ -4,6 +4,7 @@ import { randomId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
+import type { AuditContext } from './control/audit.js';
 import { Spread } from './control/spread.js';
 import { WriteBatcher } from './finish/write-batch.js';
 import type { Candidate, Job, Source } from './internal-types.js';
@@ -31,6 +32,8 @@ export class NodeState {
   readonly newId: () => string;
   readonly pollMs: number;
   readonly retentionMs: number;
+  /** Who this node's changes are recorded as, and for how long (control/audit.ts). */
+  readonly audit: AuditContext;
   readonly stopTimeoutMs: number;
   readonly sweepMs: number;
   readonly storeClock: StoreClock;
@@ -96,6 +99,7 @@ export class NodeState {
     this.newId = random ? () => idFrom(random) : () => randomId(9);
     this.pollMs = options.pollMs;
     this.retentionMs = options.retentionMs;
+    this.audit = { actor: options.actor, retentionMs: options.auditRetentionMs };
     this.stopTimeoutMs = options.stopTimeoutMs;
     this.sweepMs = options.sweepMs;
     this.telemetry = new Telemetry(this.logger, this.node, options);

@@ -6,6 +6,7 @@ import { defaultOwner } from '../core/ids.js';
 import { consoleWarnings, type Logger, silentLogger } from '../core/logger.js';
 import { unknownOption } from '../core/options.js';
 import type { Store } from '../store/types.js';
+import { validateActor } from './control/audit.js';
 import type { SchedulerOptions, SchedulerTracer } from './types.js';
 
 /** How many schedulers this process created (for distinct default node ids). */
@@ -22,6 +23,10 @@ export interface ResolvedOptions {
   random: (() => number) | undefined;
   pollMs: number;
   retentionMs: number;
+  /** How long audit trail entries are kept (default retentionMs). */
+  auditRetentionMs: number;
+  /** Who this node's changes are recorded as (default the node id). */
+  actor: string;
   stopTimeoutMs: number;
   sweepMs: number;
   tracer?: SchedulerTracer;
@@ -48,6 +53,8 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
     'logger',
     'pollInterval',
     'historyRetention',
+    'auditRetention',
+    'actor',
     'stopTimeout',
     'sweepInterval',
     'clock',
@@ -101,15 +108,21 @@ export function resolveOptions(options: SchedulerOptions): ResolvedOptions {
     );
   if (options.random !== undefined && typeof options.random !== 'function')
     throw invalidArgument('random must be a function returning numbers in [0, 1)');
+  const retentionMs = parsePositiveDuration(options.historyRetention ?? '7d', 'historyRetention');
   return {
     store: options.store,
     node,
+    actor: options.actor === undefined ? node : validateActor(options.actor, 'createScheduler'),
+    auditRetentionMs:
+      options.auditRetention === undefined
+        ? retentionMs
+        : parsePositiveDuration(options.auditRetention, 'auditRetention'),
     concurrency,
     logger,
     clock: options.clock ?? systemClock,
     random: options.random,
     pollMs: parsePositiveDuration(options.pollInterval ?? '1s', 'pollInterval'),
-    retentionMs: parsePositiveDuration(options.historyRetention ?? '7d', 'historyRetention'),
+    retentionMs,
     stopTimeoutMs: parseDuration(options.stopTimeout ?? '30s', 'stopTimeout'),
     sweepMs: parsePositiveDuration(options.sweepInterval ?? '1m', 'sweepInterval'),
     ...(options.tracer !== undefined && { tracer: options.tracer }),

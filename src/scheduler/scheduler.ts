@@ -1,22 +1,28 @@
 import { invalidArgument, OncelyError } from '../core/errors.js';
-import { unknownOption } from '../core/options.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
 import { Claims } from './claim/claim.js';
 import { HighWater } from './claim/high-water.js';
 import { Overlap } from './claim/overlap.js';
 import { Feed } from './control/feed.js';
+import {
+  type PauseOptions,
+  pauseJob,
+  resumeJob,
+  type TriggerOptions,
+  triggerJob,
+} from './control/job-control.js';
 import { Requests } from './control/requests.js';
 import { createSchedules, type Schedules } from './control/schedules.js';
 import { Due } from './due/due.js';
 import { DueIndex } from './due/due-index.js';
 import { Misfires } from './due/misfire.js';
 import { sourceKey } from './internal-types.js';
-import { type JobOptions, jobSpec, validateJobName } from './job-options.js';
-import { jsonText } from './json-data.js';
+import { type JobOptions, jobSpec } from './job-options.js';
 import { keys } from './keys.js';
 import { Loop } from './loop.js';
 import { NodeState, sharedController } from './node-state.js';
+import { queryAudit } from './observe/audit-query.js';
 import type { Listener } from './observe/events.js';
 import { type HistoryQuery, queryHistory } from './observe/history-query.js';
 import { listJobs, listNodes } from './observe/inspect.js';
@@ -25,6 +31,8 @@ import { PageRecovery } from './recover/page-recovery.js';
 import { Recovery } from './recover/recover.js';
 import { Runs } from './run/runs.js';
 import type {
+  AuditEntry,
+  AuditQuery,
   HistoryEntry,
   JobHandler,
   JobInfo,
@@ -126,7 +134,6 @@ export class Scheduler {
         job: spec.name,
         scheduleId: undefined,
         trigger: spec.trigger,
-        jitter: spec.jitter,
         data: undefined,
         cursor: undefined,
         queue: [],
@@ -242,38 +249,38 @@ export class Scheduler {
 
   // ── control ───────────────────────────────────────────────────────────────────────────────
 
-  /** Runs the job once, now, on whichever node defining it claims the request first. */
-  async trigger(job: string, options: { data?: unknown } = {}): Promise<void> {
-    validateJobName(job);
-    if (options === null || typeof options !== 'object')
-      throw invalidArgument(`trigger(${JSON.stringify(job)}): options must be an object { data? }`);
-    for (const field of Object.keys(options))
-      if (field !== 'data') throw unknownOption(`trigger(${JSON.stringify(job)})`, field, ['data']);
-    const id = this.state.newId();
-    const requestedAt = await this.store.now();
-    await this.store.put(
-      keys.triggerRequest(job, id),
-      jsonText({ id, job, requestedAt, data: options.data }, `trigger(${JSON.stringify(job)}) data`),
-      { ttlMs: this.state.retentionMs },
-    );
-    this.state.nextPollAt = 0;
-    this.state.poke();
+  /**
+   * Runs the job once, now, on whichever node defining it claims the request first. `actor`: who
+   * asks, for the audit trail (default `createScheduler({ actor })`, else the node id).
+   */
+  async trigger(job: string, options: TriggerOptions = {}): Promise<void> {
+    await triggerJob(this.state, job, options);
   }
 
-  /** Pauses the job on every node (within one poll interval). */
-  async pause(job: string): Promise<void> {
-    validateJobName(job);
-    await this.store.put(keys.pause(job), JSON.stringify({ by: this.node, at: await this.store.now() }));
-    this.state.pauseHere(job, true);
+  /**
+   * Pauses the job on every node (within one poll interval). `note` (at most 1,000 characters) is
+   * kept with the pause (`jobs()`, `oncely status`) and in the audit trail, as `actor` is.
+   */
+  async pause(job: string, options: PauseOptions = {}): Promise<void> {
+    await pauseJob(this.state, job, options);
   }
 
   /** Resumes the job on every node; what fell due while paused follows its misfire policy. */
-  async resume(job: string): Promise<void> {
-    validateJobName(job);
-    await this.store.delete(keys.pause(job));
-    this.state.pauseHere(job, false);
-    this.state.nextPollAt = 0;
-    this.state.poke();
+  async resume(job: string, options: { actor?: string } = {}): Promise<void> {
+    await resumeJob(this.state, job, options);
+  }
+
+  /**
+   * The audit trail, newest first: who changed what (a changed job definition, stored schedules
+   * upserted or removed, pauses, resumes, triggers), kept for `auditRetention`. Filter by `job`
+   * or `scheduleId`; page with `after: lastEntry.id`. See docs/audit.md.
+   *
+   * @example
+   * const [last] = await scheduler.audit({ job: 'send-report', limit: 1 });
+   * console.log(last?.actor, last?.action, last?.note);
+   */
+  async audit(query: AuditQuery = {}): Promise<AuditEntry[]> {
+    return queryAudit(this.store, query);
   }
 
   /**

@@ -2,7 +2,6 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Duration } from '../core/duration.js';
 import type { Logger } from '../core/logger.js';
-import type { Jitter } from '../schedule/jitter.js';
 import type { Trigger } from '../schedule/trigger.js';
 import type { Store } from '../store/types.js';
 
@@ -46,6 +45,13 @@ export interface SchedulerOptions {
   pollInterval?: Duration;
   /** How long history records are kept (default 7 days). */
   historyRetention?: Duration;
+  /** How long audit trail entries are kept (default: `historyRetention`); see `scheduler.audit()`. */
+  auditRetention?: Duration;
+  /**
+   * Who this scheduler's changes are recorded as in the audit trail (`scheduler.audit()`), unless a
+   * call passes its own `{ actor }`: 1-255 printable characters (default: the node id).
+   */
+  actor?: string;
   /** How often this node deletes a bounded batch of expired records and leases (default 1 min). */
   sweepInterval?: Duration;
   /** How long `stop()` waits for running handlers before aborting them (default 30 s). */
@@ -104,8 +110,6 @@ export interface JobContext<Data = unknown> {
   job: string;
   /** The occurrence's nominal fire time (not when it started). */
   fireTime: Date;
-  /** When it was to start: `fireTime` plus its jitter (`fireTime` without); lateness counts from it. */
-  scheduledAt: Date;
   /** The stored schedule this occurrence comes from (absent for the job's own trigger and for `trigger()`). */
   scheduleId?: string;
   /** The stored schedule's `data`, or the `data` given to `scheduler.trigger(job, { data })`. */
@@ -144,8 +148,6 @@ export interface HistoryEntry {
   scheduleId?: string;
   /** The occurrence's nominal fire time. */
   fireTime: Date;
-  /** When it was to start: `fireTime` plus its jitter (`fireTime` without). Set on every entry history() returns. */
-  scheduledAt?: Date;
   /** The shard index, for a sharded job. */
   shard?: number;
   /** The node that ran (or skipped) it. */
@@ -210,10 +212,8 @@ export interface RunEvent {
 export interface SchedulerEvents {
   /** `startedAt`: store-time estimate of the handler's start (fire time to start = lateness). */
   started: RunEvent & {
-    /** Store-time estimate of the handler's start (scheduledAt to start = lateness). */
+    /** Store-time estimate of the handler's start (fire time to start = lateness). */
     startedAt: Date;
-    /** When the occurrence was to start: `fireTime` plus its jitter (`fireTime` without jitter). */
-    scheduledAt: Date;
   };
   /**
    * Emitted once the outcome is stored. `leaseLapsed`: it was stored only after the run's lease had
@@ -308,6 +308,15 @@ export interface JobInfo {
   options: Record<string, unknown>;
   /** Paused by `scheduler.pause(job)` (cluster-wide). */
   paused: boolean;
+  /** While paused: since when (store time), who paused it (actor) and why (`pause(job, { note })`), as recorded. */
+  pause?: {
+    /** When it was paused, on the store's clock. */
+    since: Date;
+    /** Who paused it (absent for pauses recorded by builds before the audit trail). */
+    actor?: string;
+    /** The note given to `pause(job, { note })`. */
+    note?: string;
+  };
   /** The next fire times of its own trigger after the store's now. */
   nextFireTimes: Date[];
   /** The newest history record (newest fire time, last attempt). */
@@ -338,8 +347,8 @@ export interface StoredSchedule {
   at?: Date | string | number;
   /** IANA time zone for `cron` (default UTC). */
   timezone?: string;
-  /** Start each fire time at an offset in `[0, max)` after it (docs/jitter.md); not the job's own jitter. */
-  jitter?: Jitter;
   /** JSON data handed to the handler as `ctx.data` (the whole schedule at most 64 KiB as JSON). */
   data?: unknown;
 }
+
+export type { AuditAction, AuditEntry, AuditQuery } from './audit-types.js';

@@ -9,7 +9,7 @@ import { describeTrigger } from '../describe-trigger.js';
 import { withInspector } from '../inspect-session.js';
 import { printJson, printText } from '../output.js';
 import { type StoreFlags, withStoreOptions } from '../store-option.js';
-import { formatTable, isoOrDash } from '../table.js';
+import { formatTable, isoOrDash, truncate } from '../table.js';
 import { nodesTable } from './nodes.js';
 
 export function registerStatus(program: Command): void {
@@ -33,6 +33,19 @@ function nextFire(j: JobInfo): string {
   return j.paused ? '(paused)' : isoOrDash(j.nextFireTimes[0]);
 }
 
+/** One line per paused job: since when, by whom, and the note given (`pause(job, { note })`). */
+function pauseLines(jobs: JobInfo[]): string {
+  const lines = jobs.flatMap((j) =>
+    j.pause
+      ? [
+          `paused ${j.name} since ${isoOrDash(j.pause.since)}${j.pause.actor ? ` by ${j.pause.actor}` : ''}` +
+            (j.pause.note ? `: ${truncate(j.pause.note.replace(/\s+/g, ' '), 200)}` : ''),
+        ]
+      : [],
+  );
+  return lines.length === 0 ? '' : `\n\n${lines.join('\n')}`;
+}
+
 function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
   const jobPart =
     jobs.length === 0
@@ -50,5 +63,5 @@ function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
           ]),
         );
   const nodePart = nodes.length === 0 ? 'No live nodes.' : nodesTable(nodes);
-  return `${jobPart}\n\n${nodePart}`;
+  return `${jobPart}${pauseLines(jobs)}\n\n${nodePart}`;
 }

@@ -64,7 +64,11 @@ export function jobPage(d: JobPageData, ctx: PageContext): Html {
   const options = j ? optionsText(j.options) : '';
   const summary = j
     ? html`<dl class="summary">
-<dt>State</dt><dd class="paused-state">${pausedBadge(j.paused)}</dd>
+<dt>State</dt><dd class="paused-state">${pausedBadge(j.paused)}${
+        j.pause
+          ? html` <span class="muted pause-info">since ${formatTime(j.pause.since)}${j.pause.actor !== undefined ? html` by <b>${j.pause.actor}</b>` : ''}${j.pause.note !== undefined ? html`: ${j.pause.note}` : ''}</span>`
+          : ''
+      } <a href="/audit?job=${encodeURIComponent(j.name)}">audit trail</a></dd>
 <dt>Trigger</dt><dd class="mono">${describeTrigger(j.trigger)}</dd>
 <dt>Next fire times</dt><dd>${nextFireCell(j, (ts) => html`${ts.map((t) => html`<div>${timeCell(t, ctx.now)}</div>`)}`)}</dd>
 <dt>Options</dt><dd class="mono">${options}</dd>

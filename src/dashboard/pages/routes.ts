@@ -5,8 +5,10 @@ import {
   ACTIONS,
   type Action,
   checkPost,
+  checkQuery,
   type Deps,
   HttpError,
+  MAX_AUDIT_LIMIT,
   MAX_HISTORY_LIMIT,
   parseBefore,
   parseLimit,
@@ -22,6 +24,7 @@ import { localPath, withParams } from '../redirect.js';
 import { readScheduleRows } from '../schedule-rows.js';
 import { scheduleViews } from '../schedule-view.js';
 import { leaseViews } from '../views.js';
+import { auditPage } from './audit.js';
 import { jobPage } from './job.js';
 import { jobsPage } from './jobs.js';
 import { locksPage } from './locks.js';
@@ -129,6 +132,35 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
         title: 'Nodes',
         active: 'nodes',
         body: nodesPage(nodes, c),
+        storeKind: store.kind,
+        now: c.now,
+        ...(refresh && { refresh }),
+      }),
+    );
+  });
+
+  app.get('/audit', async (req, reply) => {
+    checkQuery(req.query, '/audit', ['job', 'schedule', 'after', 'limit', 'refresh']);
+    const refresh = parseRefresh(queryString(req.query, 'refresh'));
+    const limit = parseLimit(queryString(req.query, 'limit'), 50, MAX_AUDIT_LIMIT);
+    const job = queryString(req.query, 'job') || undefined;
+    const scheduleId = queryString(req.query, 'schedule') || undefined;
+    const after = queryString(req.query, 'after') || undefined;
+    const [entries, c] = await Promise.all([
+      scheduler.audit({
+        limit,
+        ...(job !== undefined && { job }),
+        ...(scheduleId !== undefined && { scheduleId }),
+        ...(after !== undefined && { after }),
+      }),
+      ctx(),
+    ]);
+    return send(
+      reply,
+      layout({
+        title: 'Audit trail',
+        active: 'audit',
+        body: auditPage({ entries, job, scheduleId, after, limit }, c),
         storeKind: store.kind,
         now: c.now,
         ...(refresh && { refresh }),

@@ -8,6 +8,7 @@ import { controlKind, jobOfKey, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { PageRecovery } from '../recover/page-recovery.js';
 import type { Recovery } from '../recover/recover.js';
+import { definitionChanges } from './audit.js';
 import type { Requests } from './requests.js';
 
 /** The store clock is re-read at least this often (and after every failure). */
@@ -191,13 +192,24 @@ export class Feed {
           retries: spec.retries,
           recover: spec.recover,
           shards: spec.shards?.count ?? null,
-          // Only when set (records of jobs without one stay as they were): read by next() elsewhere.
-          ...(spec.jitter && { jitter: spec.jitter }),
         },
         definedBy: s.node,
         updatedAt,
       }),
     }));
-    for (let at = 0; at < ops.length; at += MAX_BATCH) await s.store.apply(ops.slice(at, at + MAX_BATCH));
+    // Each batch with an audit entry per job whose recorded definition changed (control/audit.ts),
+    // found by one read of the batch's records just before; in the same apply when they fit, else
+    // in applies right after it (a start with many new jobs: one apply of records per MAX_BATCH).
+    for (let at = 0; at < ops.length; at += MAX_BATCH) {
+      const batch = ops.slice(at, at + MAX_BATCH);
+      const before = await s.store.getMany(batch.map((op) => op.key));
+      const entries = definitionChanges(batch, before, updatedAt, s.audit);
+      if (batch.length + entries.length <= MAX_BATCH) await s.store.apply([...batch, ...entries]);
+      else {
+        await s.store.apply(batch);
+        for (let e = 0; e < entries.length; e += MAX_BATCH - 2)
+          await s.store.apply(entries.slice(e, e + MAX_BATCH - 2));
+      }
+    }
   }
 }

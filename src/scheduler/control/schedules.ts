@@ -1,13 +1,14 @@
 import { invalidArgument } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { scheduledAt } from '../../schedule/jitter.js';
 import type { WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { validateJobName } from '../job-options.js';
 import { keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { StoredSchedule } from '../types.js';
+import { actorOf } from './audit.js';
+import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
 import {
   type StoredScheduleRecord,
   type ValidSchedule,
@@ -19,8 +20,12 @@ import {
 const OPS_PER_SCHEDULE = 3;
 /** Bytes of records (their JSON, plus the keys) per upsert batch at most, unless one schedule is larger. */
 const BATCH_BYTES = 1_000_000;
-/** Schedules per upsert batch: one `apply` each, with the change signal. */
-const SCHEDULES_PER_BATCH = Math.floor((MAX_BATCH - 1) / OPS_PER_SCHEDULE);
+/**
+ * Schedules per upsert batch: one `apply` each, with the change signal, when none changed; two
+ * when all did (each changed schedule's audit entry is 3 writes more: schedule-audit.ts). Even, so
+ * that the two halves of a changed batch fit (332 × 6 = 2 × 996).
+ */
+const SCHEDULES_PER_BATCH = 2 * Math.floor((MAX_BATCH - 1) / (2 * OPS_PER_SCHEDULE));
 /** Upsert batches in flight at once. */
 const PARALLEL_BATCHES = 4;
 /** `list()` page size: default and maximum. */
@@ -37,6 +42,15 @@ export interface ListSchedulesOptions {
   limit?: number;
 }
 
+/** Options of `schedules.upsert` and `schedules.remove`. */
+export interface ScheduleChangeOptions {
+  /**
+   * Who makes the change, for the audit trail (`scheduler.audit()`): 1-255 characters; default
+   * `createScheduler({ actor })`, else the node id.
+   */
+  actor?: string;
+}
+
 /** `scheduler.schedules`: stored per-user/per-tenant schedules of defined jobs. */
 export interface Schedules {
   /**
@@ -48,9 +62,15 @@ export interface Schedules {
    * @example
    * await scheduler.schedules.upsert(users.map((u) => ({ id: `report:${u.id}`, job: 'report', cron: '0 9 * * *', timezone: u.tz, data: { user: u.id } })));
    */
-  upsert: (schedules: StoredSchedule | readonly StoredSchedule[]) => Promise<void>;
-  /** Deletes a schedule (one lookup and one write); `false` if there was none. `job` is ignored (ids are unique per store). */
-  remove: (id: string, job?: string) => Promise<boolean>;
+  upsert: (
+    schedules: StoredSchedule | readonly StoredSchedule[],
+    options?: ScheduleChangeOptions,
+  ) => Promise<void>;
+  /**
+   * Deletes a schedule (one lookup and one write, with its audit entry); `false` if there was none.
+   * A string in place of the options is ignored (the job argument of earlier builds: ids are unique per store).
+   */
+  remove: (id: string, options?: ScheduleChangeOptions | string) => Promise<boolean>;
   /** One lookup. */
   get: (id: string) => Promise<StoredSchedule | undefined>;
   /**
@@ -95,7 +115,9 @@ export function createSchedules(state: NodeState): Schedules {
     return value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
   };
   return {
-    upsert: async (input) => {
+    upsert: async (input, options = {}) => {
+      checkOptionNames('schedules.upsert', options, ['actor']);
+      const actor = actorOf(options, state.audit, 'schedules.upsert');
       const list = await validateSchedules(Array.isArray(input) ? input : [input as StoredSchedule]);
       if (list.length === 0) return;
       const now = await store.now();
@@ -123,11 +145,11 @@ export function createSchedules(state: NodeState): Schedules {
       }
       starts.push(list.length);
       const batches = starts.length - 1;
-      /** Batch `b`'s writes, built when it is sent (all of them at once would outlive the young heap). */
-      const opsOf = (b: number): WriteOp[] => {
-        const ops: WriteOp[] = batches === 1 ? [changed()] : [];
-        for (let at = starts[b]!; at < starts[b + 1]!; at++) {
-          const { id, job, trigger, jitter, json } = list[at]!;
+      /** The writes of list[from, to), built when sent (all of them at once would outlive the young heap). */
+      const opsOf = (from: number, to: number): WriteOp[] => {
+        const ops: WriteOp[] = [];
+        for (let at = from; at < to; at++) {
+          const { id, job, trigger, json } = list[at]!;
           // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
           const v = `${base}${at.toString(36)}`;
           ops.push(
@@ -136,14 +158,8 @@ export function createSchedules(state: NodeState): Schedules {
           );
           if (!nextOf.has(trigger)) nextOf.set(trigger, nextFireTimes(trigger, now, 1)[0]);
           const next = nextOf.get(trigger);
-          if (next !== undefined) {
-            // Keyed by when it is to start (fire time plus jitter, capped at the next gap).
-            const start =
-              jitter === undefined
-                ? next
-                : scheduledAt(jitter, job, id, next, nextFireTimes(trigger, next, 1)[0]);
-            ops.push({ op: 'put', key: keys.dueEntry(next, id, v, start), value: JSON.stringify({ job }) });
-          }
+          if (next !== undefined)
+            ops.push({ op: 'put', key: keys.dueEntry(next, id, v), value: JSON.stringify({ job }) });
         }
         return ops;
       };
@@ -156,20 +172,32 @@ export function createSchedules(state: NodeState): Schedules {
           try {
             // A schedule moved to another job leaves its entry in the old job's index (count and
             // list by job would still show it there): one read per batch finds those, and the
-            // batch deletes them — in another call after it when they do not fit. Two upserts of
+            // batch deletes them, each with its schedule's writes. Two upserts of
             // one id racing between jobs can still leave one behind (list by job then skips it).
             const before = await store.getMany(entries.map((x) => keys.schedule(x.id)));
-            const moved: WriteOp[] = [];
-            before.forEach((value, i) => {
-              const old = value === null || value === undefined ? undefined : jobOf(value, entries[i]!);
-              if (old !== undefined)
-                moved.push({ op: 'delete', key: keys.scheduleOfJob(old, entries[i]!.id) });
-            });
-            const ops = opsOf(b);
-            const together = ops.length + moved.length <= MAX_BATCH;
-            if (together) ops.push(...moved);
+            // Each schedule's writes go with its index clean-up and its audit entry (schedule-audit.ts:
+            // none for a schedule stored as it was) in one apply, so that a change never lands
+            // without its entry; the batch is one apply unless they pass MAX_BATCH or BATCH_BYTES.
+            // An only batch carries the change signal in its last apply (nodes read again after it).
+            let ops: WriteOp[] = [];
+            let bytes = 0;
+            for (let at = starts[b]!; at < starts[b + 1]!; at++) {
+              const value = before[at - starts[b]!];
+              const group = opsOf(at, at + 1);
+              const old = value === null || value === undefined ? undefined : jobOf(value, list[at]!);
+              if (old !== undefined) group.push({ op: 'delete', key: keys.scheduleOfJob(old, list[at]!.id) });
+              group.push(...upsertAudit(list[at]!, value, now, actor, state.audit));
+              const size = opsBytes(group);
+              if (ops.length > 0 && (ops.length + group.length >= MAX_BATCH || bytes + size > BATCH_BYTES)) {
+                await store.apply(ops);
+                ops = [];
+                bytes = 0;
+              }
+              ops.push(...group);
+              bytes += size;
+            }
+            if (batches === 1) ops.push(changed());
             await store.apply(ops);
-            if (!together) await store.apply(moved);
           } catch (err) {
             failed ??= err;
           }
@@ -187,14 +215,19 @@ export function createSchedules(state: NodeState): Schedules {
       touched();
       if (failed !== undefined) throw failed;
     },
-    remove: async (id) => {
-      const found = await read(id);
+    remove: async (id, options = {}) => {
+      // A string is the job argument of earlier builds (ignored: ids are unique per store).
+      const o = typeof options === 'string' ? {} : options;
+      checkOptionNames('schedules.remove', o, ['actor']);
+      const actor = actorOf(o, state.audit, 'schedules.remove');
+      const [found, at] = await Promise.all([read(id), store.now()]);
       if (!found) return false;
       // Its due entries are left to the nodes: with the schedule gone they are stale.
       await store.apply([
         { op: 'delete', key: keys.schedule(id) },
         { op: 'delete', key: keys.scheduleOfJob(found.job, id) },
         changed(),
+        ...removeAudit(found, at, actor, state.audit),
       ]);
       touched();
       return true;

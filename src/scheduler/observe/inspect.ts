@@ -79,6 +79,16 @@ export async function jobKnown(store: Store, job: string): Promise<boolean> {
   return found.includes(true);
 }
 
+/** A pause record (`PauseRecord` of control/job-control.ts) as `JobInfo.pause`. */
+function pauseOf(value: string): NonNullable<JobInfo['pause']> {
+  const r = JSON.parse(value) as { at: number; actor?: string; note?: string };
+  return {
+    since: new Date(r.at),
+    ...(r.actor !== undefined && { actor: r.actor }),
+    ...(r.note !== undefined && { note: r.note }),
+  };
+}
+
 /**
  * Every job any node has defined (records outlive their nodes), with its trigger, pause state,
  * next fire times after the store's now, latest run, and the live nodes that define it now.
@@ -91,7 +101,7 @@ export async function listJobs(store: Store, options: { nextCount?: number } = {
     heartbeats(store),
     store.now(),
   ]);
-  const paused = new Set(pauses.map((r) => jobOfKey(r.key)));
+  const paused = new Map(pauses.map((r) => [jobOfKey(r.key), pauseOf(r.value)]));
   const jobs = records.map((r) => JSON.parse(r.value) as JobRecord);
   const last = await Promise.all(jobs.map((j) => lastRun(store, j.name)));
   return jobs.map((j, i) => {
@@ -109,6 +119,7 @@ export async function listJobs(store: Store, options: { nextCount?: number } = {
       trigger: j.trigger,
       options: j.options,
       paused: paused.has(j.name),
+      ...(paused.get(j.name) && { pause: paused.get(j.name)! }),
       nextFireTimes: next,
       ...(lastEntry && { lastRun: lastEntry }),
       nodes: definers(nodes, j.name),
