@@ -17,6 +17,7 @@ export type { Lock, TryLockOptions } from './lock/types.js';
 export { LOCK_KEY_PREFIX, MAX_LOCK_NAME_LENGTH } from './lock/validate.js';
 export { type WithLockOptions, type WithLockResult, withLock } from './lock/with-lock.js';
 export { type FireTimesOptions, fireTimes } from './schedule/fire-times.js';
+export type { Jitter } from './schedule/jitter.js';
 export type { Trigger } from './schedule/trigger.js';
 export * from './scheduler/index.js';
 export * from './store/index.js';

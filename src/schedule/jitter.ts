@@ -12,7 +12,14 @@ import type { CompiledTrigger } from './trigger.js';
  * scheduler.define('report', { cron: '0 9 * * *', jitter: '10m' }, send);          // same minute each day
  * await scheduler.schedules.upsert({ id: 'u42', job: 'report', cron: '0 9 * * *', jitter: { max: '10m', per: 'fire' } });
  */
-export type Jitter = Duration | { max: Duration; per?: 'schedule' | 'fire' };
+export type Jitter =
+  | Duration
+  | {
+      /** Offsets are in `[0, max)`: at most 7 days, and less than an `every` interval. */
+      max: Duration;
+      /** `'schedule'` (default): one stable offset per schedule; `'fire'`: a new one per fire time. */
+      per?: 'schedule' | 'fire';
+    };
 
 /** A validated {@link Jitter}: `maxMs` > 0. */
 export interface CompiledJitter {
