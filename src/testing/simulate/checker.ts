@@ -1,12 +1,15 @@
 import { gateScope, keys } from '../../scheduler/keys.js';
-import { type History, type Invocation, occKey } from './history.js';
+import { type History, type Invocation, occKey, type StoredRun } from './history.js';
 import { EPOCH } from './sim-store.js';
+import type { CheckedSchedule } from './stored.js';
 
 /**
  * A guarantee the simulation found broken: `overlap` (a second run of an occurrence while the
  * first was still going), `rerun-after-success`, `token-order` (tokens went down), `attempt-order`,
  * `lost-fire-time` (nobody handled a fire time), `unfinished` (a started occurrence never
- * succeeded), `unjustified-skip` (a skip for overlap with no run to overlap). See `check`.
+ * succeeded), `unjustified-skip` (a skip for overlap with no run to overlap),
+ * `unexpected-fire-time` (a stored schedule ran at a time it does not fire), `stuck` (virtual
+ * time stopped advancing: a busy loop; see MAX_TIMERS_AT_ONE_INSTANT). See `check`.
  */
 export type ViolationKind =
   | 'overlap'
@@ -15,7 +18,9 @@ export type ViolationKind =
   | 'attempt-order'
   | 'lost-fire-time'
   | 'unfinished'
-  | 'unjustified-skip';
+  | 'unjustified-skip'
+  | 'unexpected-fire-time'
+  | 'stuck';
 
 export interface Violation {
   kind: ViolationKind;
@@ -29,6 +34,8 @@ export interface CheckedJob {
   name: string;
   /** Fire times of the job's own trigger inside the checked window (store ms). */
   fireTimes: number[];
+  /** The job's stored schedules: what each must run, and may run (stored.ts). */
+  schedules?: readonly CheckedSchedule[];
   shards: (number | undefined)[];
   /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
   mustFinish: boolean;
@@ -57,12 +64,22 @@ export interface CheckedJob {
  * - `unjustified-skip`: a fire time recorded skipped for `overlap` while no run of its overlap gate
  *   (job, stored schedule, shard) was going: no in-flight record of the gate, applied by the store
  *   before the skip, that started at or before the fire time and was not yet deleted at it (a
- *   claim that had not started held the gate); or recorded skipped with no reason.
- * Per job, only when `checkLiveness` (a node stayed healthy all along; faults stopped before the
+ *   claim that had not started held the gate); or recorded skipped with no reason. A page's run
+ *   counts as a run of its stored schedule's gate from its page's start record (`ctl|page|…`,
+ *   `started`) until its outcome under the page's token, or the record's delete, is applied.
+ * - `unexpected-fire-time`: a run of a stored schedule at a fire time that none of its versions
+ *   has while it is in the store (see `CheckedSchedule.allowed`).
+ * The same judgements hold for a stored schedule's occurrences (`job/id@fire time`) whether they are
+ * claimed one by one or in pages; a success stored under a page's token after that page's lease
+ * had lapsed (the store's view) excuses a recovery, as a refused release does for a run's own lease.
+ * Per job, and per stored schedule, only when `checkLiveness` (a node stayed healthy all along; faults stopped before the
  * settle period):
  * - `lost-fire-time`: a fire time in the window is handled by nobody: no run, no overlap
  *   `skipped` event or `skipped` history record applied by the store (its node may have crashed
- *   before it heard back), and no misfire `skipped` span covering it. (A misfire `run` announcement
+ *   before it heard back), and no misfire `skipped` span (of the job, or of the stored schedule)
+ *   covering it, or moved on as missed-and-skipped (`settle`) by a page claim the store applied
+ *   (its claimant may have died, or lost the reply, before it reported the span). A stored
+ *   schedule's fire times are those of `CheckedSchedule.required`. (A misfire `run` announcement
  *   does not count: the replay itself must start. Run-once skipping older missed fire times in
  *   favour of the latest is a `skipped` span, so it is not "lost".)
  * - `unfinished`: (jobs with `mustFinish`) an occurrence that started (by `finishBy`) but was never
@@ -79,15 +96,23 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
   // Successes as the store applied them (a node may die before it hears back).
   const succeeded = history.stored;
   const skipped = new Set<string>(history.storedSkipped);
+  // Misfire spans by stream: the job's own trigger (`job`), or one stored schedule (`job/id`).
   const misfireSpans = new Map<string, [number, number][]>();
   for (const o of history.outcomes) {
     if (o.kind === 'skipped') {
       skipped.add(o.occ);
     } else if (o.kind === 'misfired' && o.action === 'skipped') {
-      const spans = misfireSpans.get(o.job) ?? [];
+      const stream = streamOf(o.job, o.scheduleId);
+      const spans = misfireSpans.get(stream) ?? [];
       spans.push([o.firstFireTime ?? o.fireTime, o.fireTime]);
-      misfireSpans.set(o.job, spans);
+      misfireSpans.set(stream, spans);
     }
+  }
+  for (const o of history.settled) {
+    const stream = streamOf(o.job, o.scheduleId);
+    const spans = misfireSpans.get(stream) ?? [];
+    spans.push([o.from, o.to]);
+    misfireSpans.set(stream, spans);
   }
   const at = (ms: number) => `${(ms / 1000).toFixed(3)}s`;
   for (const [occ, runs] of byOcc) {
@@ -134,7 +159,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
         // A success stored after its lease lapsed excuses a recovery of it (a later attempt),
         // never a fresh run of the fire time as attempt 1 again.
         const ranAttempt = runs.find((x) => x.token === s.token)?.attempt ?? 1;
-        if (history.lapsed.has(s.token) && b.attempt > ranAttempt) continue;
+        if ((s.lapsed === true || history.lapsed.has(s.token)) && b.attempt > ranAttempt) continue;
         violations.push({
           kind: 'rerun-after-success',
           occ,
@@ -144,12 +169,17 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
     }
   }
   checkSkips(history, violations);
+  checkFireTimes(history, jobs, violations);
   if (!checkLiveness) return violations;
-  for (const job of jobs) {
-    const spans = misfireSpans.get(job.name) ?? [];
-    for (const fireTime of job.fireTimes) {
+  const streams = jobs.flatMap((job) => [
+    { job, scheduleId: undefined as string | undefined, fireTimes: job.fireTimes },
+    ...(job.schedules ?? []).map((s) => ({ job, scheduleId: s.id, fireTimes: s.required })),
+  ]);
+  for (const { job, scheduleId, fireTimes } of streams) {
+    const spans = misfireSpans.get(streamOf(job.name, scheduleId)) ?? [];
+    for (const fireTime of fireTimes) {
       for (const shard of job.shards) {
-        const occ = occKey(job.name, fireTime, shard);
+        const occ = occKey(job.name, fireTime, shard, scheduleId);
         const ran = byOcc.has(occ);
         const handled = ran || skipped.has(occ) || spans.some(([a, b]) => fireTime >= a && fireTime <= b);
         if (!handled) {
@@ -177,11 +207,42 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
   return violations;
 }
 
+/** The misfire spans' key: a job's own trigger, or one of its stored schedules. */
+function streamOf(job: string, scheduleId: string | undefined): string {
+  return scheduleId === undefined ? job : `${job}/${scheduleId}`;
+}
+
+/** Every run of a stored schedule is at one of its fire times (manual triggers aside). */
+function checkFireTimes(history: History, jobs: readonly CheckedJob[], violations: Violation[]): void {
+  const allowed = new Map<string, Set<number>>();
+  for (const job of jobs)
+    for (const s of job.schedules ?? []) allowed.set(streamOf(job.name, s.id), s.allowed);
+  const flagged = new Set<string>();
+  for (const inv of history.invocations) {
+    if (inv.scheduleId === undefined || flagged.has(inv.occ)) continue;
+    const times = allowed.get(streamOf(inv.job, inv.scheduleId));
+    if (!times || times.has(inv.fireTime)) continue;
+    flagged.add(inv.occ);
+    violations.push({
+      kind: 'unexpected-fire-time',
+      occ: inv.occ,
+      message: `${inv.node} ran it (token ${inv.token}, attempt ${inv.attempt}, source ${inv.source}), but schedule ${inv.scheduleId} does not fire then while it is in the store`,
+    });
+  }
+}
+
 /** Every stored overlap skip is borne out by a run of its gate going at its fire time (see `check`). */
 function checkSkips(history: History, violations: Violation[]): void {
   const gateOf = (o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }) =>
     keys.runGate(o.job, gateScope(o), o.shard);
   const at = (ms: number) => `+${((ms - EPOCH) / 1000).toFixed(3)}s`;
+  const byGate = new Map<string, StoredRun[]>();
+  for (const r of history.inflight) {
+    const gate = gateOf(r);
+    const list = byGate.get(gate);
+    if (list) list.push(r);
+    else byGate.set(gate, [r]);
+  }
   for (const skip of history.skips) {
     if (skip.reason === 'superseded') continue;
     if (skip.reason !== 'overlap') {
@@ -195,12 +256,9 @@ function checkSkips(history: History, violations: Violation[]): void {
     const gate = gateOf(skip);
     // Virtual ms of the fire time (store ms = EPOCH + virtual ms).
     const F = skip.fireTime - EPOCH;
-    const going = history.inflight.some(
+    const going = (byGate.get(gate) ?? []).some(
       (r) =>
-        gateOf(r) === gate &&
-        r.putAt <= skip.at &&
-        r.startedAt <= skip.fireTime &&
-        (r.deletedAt === undefined || r.deletedAt >= F),
+        r.putAt <= skip.at && r.startedAt <= skip.fireTime && (r.deletedAt === undefined || r.deletedAt >= F),
     );
     if (!going)
       violations.push({

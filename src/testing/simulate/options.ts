@@ -31,7 +31,47 @@ export interface SimJob {
   runMs?: [number, number];
   /** The default handler's failure probability (default 0). */
   failRate?: number;
+  /**
+   * Stored schedules of this job (`scheduler.schedules.upsert`), upserted on the store server
+   * itself (no network faults) through the real `schedules.upsert`, so the real validation applies.
+   * At most {@link MAX_SIM_SCHEDULES} in all jobs together. The checker judges their fire times as
+   * it judges the job's own: each run once, never twice at once, none lost.
+   */
+  schedules?: SimSchedule[];
 }
+
+/**
+ * One stored schedule of a simulated job: what you pass to `scheduler.schedules.upsert` without
+ * `job` (the enclosing job), plus when it is upserted and removed, in virtual ms.
+ *
+ * One id may appear several times, one version after another: an entry whose `upsertAt` equals
+ * the previous one's `removeAt` re-upserts the id then (a new trigger or data; no removal between).
+ *
+ * @example
+ * { id: 'user-42', cron: '* * * * * *', data: { user: 42 } }              // from the start
+ * { id: 'user-43', every: '2s', upsertAt: 10_000, removeAt: 20_000 }      // for 10 s
+ */
+export interface SimSchedule {
+  /** The schedule's id (1-200 printable characters; unique per store). */
+  id: string;
+  /** A cron pattern (croner syntax; 6 fields: seconds first). */
+  cron?: string;
+  /** An interval, counted from the Unix epoch. */
+  every?: Duration;
+  /** One fire time. */
+  at?: Date | string | number;
+  /** IANA time zone for `cron` (default UTC). */
+  timezone?: string;
+  /** `ctx.data` of its runs (JSON; the whole schedule at most 64 KiB). */
+  data?: unknown;
+  /** Virtual ms at which it is upserted (default: before the nodes start). */
+  upsertAt?: number;
+  /** Virtual ms at which it is removed (`schedules.remove`); default: never. */
+  removeAt?: number;
+}
+
+/** Stored schedules per simulation at most (all jobs together, every version counted). */
+export const MAX_SIM_SCHEDULES = 10_000;
 
 /** Which faults to draw from the seed, and how often; every field is optional (default: none but latency). */
 export interface SimFaults {

@@ -20,7 +20,17 @@ export function formatReport(options: SimulateOptions, result: SimulationResult)
     ...(options.healthyNodes !== undefined && { healthyNodes: options.healthyNodes }),
   };
   const faultWords = /CRASH|PARTITION|healed|boot|lost|refused|start failed/;
-  const lines = result.trace.filter((l) => faultWords.test(l) || occs.some((o) => l.includes(o)));
+  // Runs of a page share its token: its claim and takeover lines name the token, not the occurrences.
+  const tokens = new Set<string>();
+  for (const l of result.trace)
+    if (occs.some((o) => l.includes(o))) for (const m of l.matchAll(/token=(\d+)/g)) tokens.add(m[1]!);
+  const pageLine = (l: string) =>
+    / (page|takeover) +page\|/.test(l) && tokens.has(/token=(\d+)/.exec(l)?.[1] ?? '');
+  const lines = result.trace.filter(
+    (l) => faultWords.test(l) || occs.some((o) => l.includes(o)) || pageLine(l),
+  );
+  // Stuck: what happened just before time stopped.
+  if (result.violations.some((v) => v.kind === 'stuck')) lines.push('  …', ...result.trace.slice(-40));
   const shown = lines.slice(0, MAX_LINES);
   return [
     `oncely simulate: ${result.violations.length} violation(s) with seed ${result.seed}`,

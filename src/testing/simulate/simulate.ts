@@ -7,7 +7,8 @@ import { History } from './history.js';
 import { type NodeCounters, SimNode, type World } from './node.js';
 import { checkRange, checkRate, drawPlan, type FaultPlan, type SimulateOptions } from './options.js';
 import { EPOCH, simServer, storeClock } from './sim-store.js';
-import { VirtualTime } from './virtual-time.js';
+import { checkSchedules, expectSchedules, writeSchedules } from './stored.js';
+import { MAX_TIMERS_AT_ONE_INSTANT, VirtualTime } from './virtual-time.js';
 
 /** Counts of one simulation run. */
 export interface SimulationStats {
@@ -33,6 +34,14 @@ export interface SimulationStats {
   succeeded: number;
   /** `error` events the schedulers emitted (store calls that failed). */
   schedulerErrors: number;
+  /** Stored schedules' due entries claimed in pages: page claims the store granted, and entries they moved. */
+  pageClaims: number;
+  /** See `pageClaims`. */
+  pageMoves: number;
+  /** Pages whose lease lapsed, taken over by a node (a recovery: a new token for the page). */
+  pageTakeovers: number;
+  /** Handler invocations under a page's token (a page claim's or a takeover's). */
+  pageRuns: number;
 }
 
 /** What `simulate` found. */
@@ -92,6 +101,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     checkRange(j.runMs, `job ${j.name} runMs`);
     return jobSpec(j.name, j.options);
   });
+  const versions = await checkSchedules(options.jobs, durationMs);
   const pollMs = parseDuration(options.scheduler?.pollInterval ?? '1s', 'scheduler.pollInterval');
   const longestLease = Math.max(...specs.map((s) => s.lockAtMostForMs));
   const longestRun = Math.max(...options.jobs.map((j) => j.runMs?.[1] ?? 300));
@@ -110,6 +120,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     scheduler: options.scheduler ?? {},
     stall: { rate: checkRate(faults.stallRate, 'faults.stallRate'), ms: faults.stallMs ?? 500 },
   };
+  // Stored schedules: on the server before the nodes boot (or at their upsertAt / removeAt).
+  await writeSchedules(versions, world.server, time, seed, history);
   const counters: NodeCounters = { storeCalls: 0, lostRequests: 0, lostReplies: 0, schedulerErrors: 0 };
   const lostRequestRate = checkRate(faults.lostRequestRate, 'faults.lostRequestRate');
   const lostReplyRate = checkRate(faults.lostReplyRate, 'faults.lostReplyRate');
@@ -150,6 +162,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   await time.run(durationMs);
   for (const node of sims) node.halt();
 
+  // A fire time this close to its schedule's removal (or re-upsert) may be claimed or not.
+  const schedules = expectSchedules(versions, [WARMUP_MS, faultsUntil], durationMs, 2 * pollMs + 2_000);
   const checked: CheckedJob[] = options.jobs.map((job, i) => {
     const spec = specs[i]!;
     const fireTimes: number[] = [];
@@ -163,12 +177,26 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       name: job.name,
       fireTimes,
       shards: spec.shards ? Array.from({ length: spec.shards.count }, (_, s) => s) : [undefined],
+      schedules: schedules.filter((s) => s.job === job.name),
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
       finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
     };
   });
   const ignored = new Set(options.ignore ?? []);
-  const violations = check(history, checked, healthy > 0).filter((v) => !ignored.has(v.kind));
+  // Cut short: what was due after it was never given a chance (no liveness verdict).
+  const stuck: Violation[] =
+    time.stuckAt === undefined
+      ? []
+      : [
+          {
+            kind: 'stuck',
+            occ: '(virtual time)',
+            message: `time stopped advancing at ${(time.stuckAt / 1000).toFixed(3)}s: ${MAX_TIMERS_AT_ONE_INSTANT} timers in a row fired at that instant — a loop that sleeps 0 ms without waiting for anything (in production, a busy loop); the run was cut short there`,
+          },
+        ];
+  const violations = [...stuck, ...check(history, checked, healthy > 0 && stuck.length === 0)].filter(
+    (v) => !ignored.has(v.kind),
+  );
   return {
     ok: violations.length === 0,
     seed,
@@ -184,6 +212,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       partitions: plan.partitions.length,
       runs: history.invocations.length,
       succeeded: history.outcomes.filter((o) => o.kind === 'succeeded').length,
+      pageClaims: history.pages.claims,
+      pageMoves: history.pages.moved,
+      pageTakeovers: history.pages.takeovers,
+      pageRuns: history.invocations.filter((inv) => history.pageTokens.has(inv.token)).length,
     },
   };
 }

@@ -7,6 +7,13 @@ interface Timer {
   cancelled: boolean;
 }
 
+/**
+ * Timers fired at one virtual instant, one after another, before the world counts as stuck: only
+ * a loop that waits 0 ms again and again (never for a store reply or a later time) gets there — in
+ * production a busy loop burning the CPU, here a run that would never end.
+ */
+export const MAX_TIMERS_AT_ONE_INSTANT = 50_000;
+
 /** One turn of Node's event loop: every promise job queued before it has run when it resolves. */
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -23,6 +30,8 @@ export class VirtualTime {
   now = 0;
   /** Timers fired so far. */
   fired = 0;
+  /** The virtual time at which `run` gave up because time stopped advancing (see MAX_TIMERS_AT_ONE_INSTANT). */
+  stuckAt: number | undefined;
   private seq = 0;
   private readonly heap: Timer[] = [];
 
@@ -33,8 +42,12 @@ export class VirtualTime {
     return timer;
   }
 
-  /** Fires timers until none is left before `end`; then time stands at `end`. */
+  /**
+   * Fires timers until none is left before `end`; then time stands at `end`. Stops early, with
+   * `stuckAt` set, when MAX_TIMERS_AT_ONE_INSTANT timers in a row fire at one instant.
+   */
   async run(end: number): Promise<void> {
+    let atOneInstant = 0;
     for (;;) {
       await turn();
       const next = this.pop();
@@ -42,6 +55,11 @@ export class VirtualTime {
       if (next.at > end) {
         this.push(next);
         break;
+      }
+      atOneInstant = next.at === this.now ? atOneInstant + 1 : 0;
+      if (atOneInstant >= MAX_TIMERS_AT_ONE_INSTANT) {
+        this.stuckAt = this.now;
+        return;
       }
       this.now = next.at;
       this.fired++;
