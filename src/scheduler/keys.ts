@@ -14,7 +14,8 @@
  *            schj|<job>|<id>                            '' — the per-job index of stored schedules (list, count)
  *            due|<fireTime>|<id>|<v>                    { job } — the schedule's next unhandled fire time (the due
  *                                                       index); `v` in the key: an entry whose v is not the
- *                                                       schedule's is stale (never run, deleted when met)
+ *                                                       schedule's is stale (never run, deleted when met).
+ *                                                       With jitter: due|<fireTime + offset>|<id>|<v>|<fireTime>
  *            hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>  one per finished attempt (ttl = retention)
  *            node|<node>                                heartbeat (ttl)
  *            aud|<id>                                   an audit trail entry (control/audit.ts; ttl = audit
@@ -133,7 +134,15 @@ export const keys = {
   schedulePrefix: 'sch|',
   scheduleOfJob: (job: string, id: string) => `schj|${esc(job)}|${esc(id)}`,
   scheduleOfJobPrefix: (job: string) => `schj|${esc(job)}|`,
-  dueEntry: (fireTime: number, id: string, v: string) => `due|${timeKey(fireTime)}|${esc(id)}|${v}`,
+  /**
+   * A stored schedule's due entry, keyed by when its occurrence is to start (`at`: the fire time
+   * plus its jitter, schedule/jitter.ts), so that the index stays in start order and a scan stops
+   * at the first entry not due; a jittered entry carries its nominal fire time as a fifth part.
+   */
+  dueEntry: (fireTime: number, id: string, v: string, at = fireTime) =>
+    at === fireTime
+      ? `due|${timeKey(fireTime)}|${esc(id)}|${v}`
+      : `due|${timeKey(at)}|${esc(id)}|${v}|${timeKey(fireTime)}`,
   /** Where a page moves a due entry whose trigger has no next fire time. */
   dueEnded: (id: string, v: string) => `dueend|${esc(id)}|${v}`,
   /** A page's lease; `page` is its id (node and a random part, see page/page-record.ts). */
@@ -155,10 +164,14 @@ export function jobOfKey(key: string): string {
   return unesc(parts[parts[0] === 'ctl' ? 2 : 1] ?? '');
 }
 
-/** A due index key read back: `due|<fireTime>|<id>|<v>`. */
-export function parseDueEntry(key: string): { fireTime: number; id: string; v: string } {
-  const [, time, id, v] = key.split('|');
-  return { fireTime: Number(time), id: unesc(id ?? ''), v: v ?? '' };
+/**
+ * A due index key read back: `due|<at>|<id>|<v>[|<fireTime>]` — `fireTime` the occurrence's
+ * nominal fire time, `at` when it is to start (the same without jitter).
+ */
+export function parseDueEntry(key: string): { fireTime: number; at: number; id: string; v: string } {
+  const [, time, id, v, nominal] = key.split('|');
+  const at = Number(time);
+  return { fireTime: nominal === undefined ? at : Number(nominal), at, id: unesc(id ?? ''), v: v ?? '' };
 }
 
 /** The kind of a control record (`pause`, `srev`, `trig`, `pending`, `run`, `page`), from its key. */

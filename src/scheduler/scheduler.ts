@@ -134,6 +134,7 @@ export class Scheduler {
         job: spec.name,
         scheduleId: undefined,
         trigger: spec.trigger,
+        jitter: spec.jitter,
         data: undefined,
         cursor: undefined,
         queue: [],

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Duration } from '../core/duration.js';
 import type { Logger } from '../core/logger.js';
+import type { Jitter } from '../schedule/jitter.js';
 import type { Trigger } from '../schedule/trigger.js';
 import type { Store } from '../store/types.js';
 
@@ -110,6 +111,8 @@ export interface JobContext<Data = unknown> {
   job: string;
   /** The occurrence's nominal fire time (not when it started). */
   fireTime: Date;
+  /** When it was to start: `fireTime` plus its jitter (`fireTime` without); lateness counts from it. */
+  scheduledAt: Date;
   /** The stored schedule this occurrence comes from (absent for the job's own trigger and for `trigger()`). */
   scheduleId?: string;
   /** The stored schedule's `data`, or the `data` given to `scheduler.trigger(job, { data })`. */
@@ -148,6 +151,8 @@ export interface HistoryEntry {
   scheduleId?: string;
   /** The occurrence's nominal fire time. */
   fireTime: Date;
+  /** When it was to start: `fireTime` plus its jitter (`fireTime` without). Set on every entry history() returns. */
+  scheduledAt?: Date;
   /** The shard index, for a sharded job. */
   shard?: number;
   /** The node that ran (or skipped) it. */
@@ -212,8 +217,10 @@ export interface RunEvent {
 export interface SchedulerEvents {
   /** `startedAt`: store-time estimate of the handler's start (fire time to start = lateness). */
   started: RunEvent & {
-    /** Store-time estimate of the handler's start (fire time to start = lateness). */
+    /** Store-time estimate of the handler's start (scheduledAt to start = lateness). */
     startedAt: Date;
+    /** When the occurrence was to start: `fireTime` plus its jitter (`fireTime` without jitter). */
+    scheduledAt: Date;
   };
   /**
    * Emitted once the outcome is stored. `leaseLapsed`: it was stored only after the run's lease had
@@ -347,6 +354,8 @@ export interface StoredSchedule {
   at?: Date | string | number;
   /** IANA time zone for `cron` (default UTC). */
   timezone?: string;
+  /** Start each fire time at an offset in `[0, max)` after it (docs/jitter.md); not the job's own jitter. */
+  jitter?: Jitter;
   /** JSON data handed to the handler as `ctx.data` (the whole schedule at most 64 KiB as JSON). */
   data?: unknown;
 }

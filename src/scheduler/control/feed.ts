@@ -192,6 +192,8 @@ export class Feed {
           retries: spec.retries,
           recover: spec.recover,
           shards: spec.shards?.count ?? null,
+          // Only when set (records of jobs without one stay as they were): read by next() elsewhere.
+          ...(spec.jitter && { jitter: spec.jitter }),
         },
         definedBy: s.node,
         updatedAt,

@@ -1,6 +1,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { scheduledAt } from '../../schedule/jitter.js';
 import type { WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { validateJobName } from '../job-options.js';
@@ -149,7 +150,7 @@ export function createSchedules(state: NodeState): Schedules {
       const opsOf = (from: number, to: number): WriteOp[] => {
         const ops: WriteOp[] = [];
         for (let at = from; at < to; at++) {
-          const { id, job, trigger, json } = list[at]!;
+          const { id, job, trigger, jitter, json } = list[at]!;
           // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
           const v = `${base}${at.toString(36)}`;
           ops.push(
@@ -158,8 +159,14 @@ export function createSchedules(state: NodeState): Schedules {
           );
           if (!nextOf.has(trigger)) nextOf.set(trigger, nextFireTimes(trigger, now, 1)[0]);
           const next = nextOf.get(trigger);
-          if (next !== undefined)
-            ops.push({ op: 'put', key: keys.dueEntry(next, id, v), value: JSON.stringify({ job }) });
+          if (next !== undefined) {
+            // Keyed by when it is to start (fire time plus jitter, capped at the next gap).
+            const start =
+              jitter === undefined
+                ? next
+                : scheduledAt(jitter, job, id, next, nextFireTimes(trigger, next, 1)[0]);
+            ops.push({ op: 'put', key: keys.dueEntry(next, id, v, start), value: JSON.stringify({ job }) });
+          }
         }
         return ops;
       };
