@@ -144,6 +144,8 @@ export interface Candidate {
     next: number | undefined;
     v: string;
     prev?: { page: string; fireTime: number };
+    /** The page that moved the entry, when it is another than `prev`'s and was in flight at the read. */
+    mover?: string;
   };
   /** Called once this node has won the claim (a due entry's misfired event). */
   onWon?: () => void;

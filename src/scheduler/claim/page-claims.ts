@@ -1,5 +1,4 @@
 import { OncelyError } from '../../core/errors.js';
-import { randomId } from '../../core/ids.js';
 import type { PageClaim, PageOp, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { occFields } from '../finish/history.js';
@@ -64,7 +63,8 @@ export class PageClaims {
       judged.push(v);
     });
     if (cs.length === 0) return;
-    const page = randomId(12);
+    // From the node's id source: seeded in the simulator, so that a seed replays exactly.
+    const page = s.newId();
     const { lease: leaseKey, record: recordKey } = pageKeys(name, page);
     const items: PageItem[] = cs.map((c, i) => {
       const v = judged[i]!;

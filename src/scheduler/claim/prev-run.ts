@@ -41,7 +41,14 @@ export async function judgePrev(
 ): Promise<PrevVerdict[]> {
   const verdicts: PrevVerdict[] = cs.map(() => ({ kind: 'claim' }));
   const name = job.spec.name;
-  const named = [...new Set(cs.flatMap((c) => (c.pageMove?.prev ? [c.pageMove.prev.page] : [])))];
+  const named = [
+    ...new Set(
+      cs.flatMap((c) => [
+        ...(c.pageMove?.prev ? [c.pageMove.prev.page] : []),
+        ...(c.pageMove?.mover !== undefined ? [c.pageMove.mover] : []),
+      ]),
+    ),
+  ];
   if (named.length === 0) return verdicts;
   const values = await state.store.getMany(named.map((p) => pageKeys(name, p).record));
   const records = new Map<string, PageRecord>();
@@ -53,6 +60,12 @@ export async function judgePrev(
   // The runs to look at: a won `run` item of a started page.
   const looks: { i: number; page: string; rec: PageRecord; item: number }[] = [];
   cs.forEach((c, i) => {
+    // The page that moved this entry (a skip or settle item of it) has not started: wait for it.
+    const mover = c.pageMove?.mover;
+    if (mover !== undefined && records.get(mover)?.started === undefined && records.has(mover)) {
+      verdicts[i] = { kind: 'wait' };
+      return;
+    }
     const prev = c.pageMove?.prev;
     const rec = prev && records.get(prev.page);
     if (!prev || !rec) return;
@@ -66,6 +79,11 @@ export async function judgePrev(
     looks.push({ i, page: prev.page, rec, item });
   });
   if (looks.length === 0) return verdicts;
+  // The reads below must be taken at or after the fire times they judge: a run that ends between
+  // a read taken early and F was not going at F (this node's estimate of the store's time can run
+  // ahead of it by the estimate's error and its clock's drift since). One look at the store's own
+  // clock first; a fire time still ahead of it waits and is judged again at a later read.
+  const readFrom = await state.store.now();
   const histories = await state.store.getMany(
     looks.map(({ rec, item }) =>
       keys.history(itemOcc(name, rec.items[item]!), rec.items[item]!.attempt ?? 1),
@@ -80,6 +98,10 @@ export async function judgePrev(
     }
     const c = cs[look.i]!;
     const F = c.occ.fireTime;
+    if (F > readFrom) {
+      verdicts[look.i] = { kind: 'wait' };
+      continue;
+    }
     const it = look.rec.items[look.item]!;
     const started = look.rec.started!;
     if (!live.has(look.page))

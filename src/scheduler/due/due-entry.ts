@@ -44,6 +44,15 @@ export interface DueEntry {
    * judged for overlap (page/prev-run.ts), never by the misfire policy.
    */
   prevLive?: boolean;
+  /**
+   * The page that moved the entry here, when it is not the one `prev` names (its item for the
+   * fire time before was a skip or only settled a move): while its record exists and it has not
+   * started, the entry waits (claim/prev-run.ts) — a recovery of that page finds what it won by
+   * the entries still where it moved them.
+   */
+  movedBy?: string | undefined;
+  /** That page's record still exists (read with the entry). */
+  movedByLive?: boolean;
 }
 
 /**
@@ -76,6 +85,7 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
         // Only a page still in flight at the read: a page's record, once gone, never comes back,
         // so the claim need not look again for the others (in a fan-out, all of them).
         ...(e.prev && e.prevLive === true && { prev: e.prev }),
+        ...(e.movedBy !== undefined && e.movedByLive === true && { mover: e.movedBy }),
       };
   return plan;
 }
@@ -146,7 +156,8 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   const late = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
   // Lateness counts from the start (fire time plus jitter); the misfire maths below goes by
   // nominal fire times: those whose start was before `late` (jitter.ts, missedNominal).
-  if (e.at >= late || e.prevLive === true) return run('schedule', moveTo(following));
+  if (e.at >= late || e.prevLive === true || e.movedByLive === true)
+    return run('schedule', moveTo(following));
   const missedBefore = missedNominal(e.jitter, e.at - F, late);
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;

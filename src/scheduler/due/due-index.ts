@@ -220,9 +220,11 @@ export class DueIndex {
         stale.push({ op: 'delete', key: p.key });
         return;
       }
-      const prev = due[i]!.value.includes('"prev"')
-        ? (JSON.parse(due[i]!.value) as DueValue).prev
-        : undefined;
+      // Moved here by a page: the run it names (`prev`), and the page that moved it, when that is
+      // another (a skip or settle item's page: the entry must wait while that page has not started).
+      const moved = due[i]!.value.includes('"page"') ? (JSON.parse(due[i]!.value) as DueValue) : undefined;
+      const prev = moved?.prev;
+      const movedBy = moved?.page !== undefined && moved.page !== prev?.page ? moved.page : undefined;
       out.push({
         key: p.key,
         fireTime: p.fireTime,
@@ -232,6 +234,7 @@ export class DueIndex {
         ...(jitter && { jitter }),
         readAt,
         ...(prev && { prev }),
+        ...(movedBy !== undefined && { movedBy }),
       });
     });
     await this.markLivePrev(out);
@@ -245,17 +248,21 @@ export class DueIndex {
   }
 
   /**
-   * Marks the entries whose previous fire time's page is still in flight (its record exists):
-   * one getMany of the distinct pages named — in a fan-out, the few pages that ran yesterday's.
+   * Marks the entries whose previous fire time's page, or the page that moved them, is still in
+   * flight (its record exists): one getMany of the distinct pages named — in a fan-out, the few
+   * pages that ran yesterday's.
    */
   private async markLivePrev(entries: DueEntry[]): Promise<void> {
-    const named = new Map<string, DueEntry[]>();
+    const named = new Map<string, { prev: DueEntry[]; moved: DueEntry[] }>();
+    const name = (e: DueEntry, page: string) => {
+      const key = keys.pageRecord(e.schedule.job, page);
+      let lists = named.get(key);
+      if (!lists) named.set(key, (lists = { prev: [], moved: [] }));
+      return lists;
+    };
     for (const e of entries) {
-      if (!e.prev) continue;
-      const key = keys.pageRecord(e.schedule.job, e.prev.page);
-      const list = named.get(key);
-      if (list) list.push(e);
-      else named.set(key, [e]);
+      if (e.prev) name(e, e.prev.page).prev.push(e);
+      if (e.movedBy !== undefined) name(e, e.movedBy).moved.push(e);
     }
     if (named.size === 0) return;
     const records = [...named.keys()];
@@ -263,7 +270,10 @@ export class DueIndex {
       const chunk = records.slice(i, i + MAX_BATCH);
       const values = await this.state.store.getMany(chunk);
       chunk.forEach((key, n) => {
-        if (values[n] !== null && values[n] !== undefined) for (const e of named.get(key)!) e.prevLive = true;
+        if (values[n] === null || values[n] === undefined) return;
+        const lists = named.get(key)!;
+        for (const e of lists.prev) e.prevLive = true;
+        for (const e of lists.moved) e.movedByLive = true;
       });
     }
   }
