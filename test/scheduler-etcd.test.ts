@@ -2,6 +2,7 @@ import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeNext } from './harness/next-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('etcd');
@@ -12,3 +13,4 @@ describeScheduler('etcd', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeNext('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });

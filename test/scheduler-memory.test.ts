@@ -2,6 +2,7 @@ import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
 import { testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeNext } from './harness/next-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 // Every node opens `memory:NAME`: one shared space, as one process's nodes would share it.
@@ -9,3 +10,4 @@ const space = `memory:${testPrefix('sched')}`;
 describeScheduler('memory', () => openStore(space), { validation: true });
 describeAudit('memory', () => openStore(space));
 describeJitter('memory', () => openStore(space), { validation: true });
+describeNext('memory', () => openStore(space), { validation: true });

@@ -2,6 +2,7 @@ import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeNext } from './harness/next-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('postgres');
@@ -13,3 +14,4 @@ describeScheduler('postgres', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeNext('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -2,6 +2,7 @@ import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeNext } from './harness/next-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('redis');
@@ -12,3 +13,4 @@ describeScheduler('redis', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeNext('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -5,6 +5,7 @@ import { afterAll } from 'vitest';
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeNext } from './harness/next-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-sched-sqlite-'));
@@ -17,3 +18,4 @@ describeScheduler('sqlite', () => openStore(url, { prefix: 's_' }), {
 });
 describeAudit('sqlite', () => openStore(url, { prefix: 's_' }));
 describeJitter('sqlite', () => openStore(url, { prefix: 's_' }));
+describeNext('sqlite', () => openStore(url, { prefix: 's_' }));

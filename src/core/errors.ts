@@ -8,6 +8,8 @@
 export type OncelyErrorCode =
   /** Bad input: the message says which argument and what is allowed. */
   | 'INVALID_ARGUMENT'
+  /** What the call names (a job, a stored schedule) is not in the store: the message says which. */
+  | 'NOT_FOUND'
   /** The store could not be reached or answered with an error it may recover from. */
   | 'STORE_UNAVAILABLE'
   /** A lease was lost (expired or taken over) while its holder still needed it. */

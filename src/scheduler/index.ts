@@ -3,6 +3,7 @@ export type { PauseOptions, TriggerOptions } from './control/job-control.js';
 export type { ListSchedulesOptions, ScheduleChangeOptions, Schedules } from './control/schedules.js';
 export { type JobOptions, MAX_JOB_NAME_LENGTH } from './job-options.js';
 export { type HistoryBefore, type HistoryQuery, historyCursor } from './observe/history-query.js';
+export { MAX_NEXT_COUNT, type NextOptions } from './observe/next-runs.js';
 export { createScheduler, Scheduler } from './scheduler.js';
 export type {
   AuditAction,

@@ -26,6 +26,7 @@ import { queryAudit } from './observe/audit-query.js';
 import type { Listener } from './observe/events.js';
 import { type HistoryQuery, queryHistory } from './observe/history-query.js';
 import { listJobs, listNodes } from './observe/inspect.js';
+import { type NextOptions, nextOfJob } from './observe/next-runs.js';
 import { resolveOptions } from './options.js';
 import { PageRecovery } from './recover/page-recovery.js';
 import { Recovery } from './recover/recover.js';
@@ -292,6 +293,21 @@ export class Scheduler {
    */
   async history(options: HistoryQuery = {}): Promise<HistoryEntry[]> {
     return queryHistory(this.store, options);
+  }
+
+  /**
+   * The next `count` (default 5, at most 1,000) starts of the job's own trigger that will really
+   * happen, ascending: each fire time plus its jitter offset (`scheduledAt`, the same function the
+   * scheduler claims by; the nominal fire time is history's `fireTime`); `[]` while the job is
+   * paused or without a trigger of its own. A fire time due but not yet claimed is included while
+   * it is on time. Reads the job record the nodes write: needs no `define()` here. `NOT_FOUND` if
+   * no node recorded the job. See docs/next.md.
+   *
+   * @example
+   * const [first] = await scheduler.next('nightly-export', { count: 1 });
+   */
+  async next(job: string, options: NextOptions = {}): Promise<Date[]> {
+    return nextOfJob(this.store, job, options);
   }
 
   /** Nodes whose heartbeat is current. */

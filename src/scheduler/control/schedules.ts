@@ -7,6 +7,7 @@ import { MAX_BATCH } from '../../store/validate.js';
 import { validateJobName } from '../job-options.js';
 import { keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { type NextOptions, nextOfSchedule } from '../observe/next-runs.js';
 import type { StoredSchedule } from '../types.js';
 import { actorOf } from './audit.js';
 import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
@@ -83,6 +84,15 @@ export interface Schedules {
   list: (options?: ListSchedulesOptions) => Promise<StoredSchedule[]>;
   /** How many schedules are stored (of `job`): one store call. */
   count: (options?: { job?: string }) => Promise<number>;
+  /**
+   * The schedule's next `count` (default 5, at most 1,000) starts that will really happen,
+   * ascending: fire time plus its jitter offset; `[]` while its job is paused. `NOT_FOUND` if
+   * there is no schedule `id`. See docs/next.md.
+   *
+   * @example
+   * const starts = await scheduler.schedules.next('report:user-42', { count: 3 });
+   */
+  next: (id: string, options?: NextOptions) => Promise<Date[]>;
 }
 
 /**
@@ -281,5 +291,6 @@ export function createSchedules(state: NodeState): Schedules {
       if (options.job === undefined) return store.count(keys.schedulePrefix);
       return store.count(keys.scheduleOfJobPrefix(validateJobName(options.job)));
     },
+    next: (id, options) => nextOfSchedule(store, id, options),
   };
 }
