@@ -13,6 +13,7 @@ import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
 import { registerHistory } from './commands/history.js';
 import { registerLocks } from './commands/locks.js';
+import { registerNext } from './commands/next.js';
 import { registerNodes } from './commands/nodes.js';
 import { registerRun } from './commands/run.js';
 import { registerSchedules } from './commands/schedules.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerStatus(program);
   registerHistory(program);
+  registerNext(program);
   registerAudit(program);
   registerLocks(program);
   registerNodes(program);
