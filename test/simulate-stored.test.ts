@@ -107,6 +107,28 @@ describe('simulate with stored schedules', () => {
     for (const { stats, seed } of results) expect(stats.pageRuns, `seed ${seed}`).toBeGreaterThan(1_000);
   }, 120_000);
 
+  it('stored schedules of a sharded job, no faults: every shard of every fire time runs, and no loop spins', async () => {
+    // Before 2026-12-02 seeds 1 and 6 were reported stuck: with shard 1 of every entry held for
+    // another node's grace, the due index owed a read it would not make while those entries
+    // waited, and the loop slept 0 ms again and again (in production, a busy loop).
+    const sharded: SimJob = {
+      name: 'sharded',
+      options: { lockAtMostFor: '3s', shards: 2, overlap: 'allow' },
+      schedules: Array.from({ length: 30 }, (_, i) => ({ id: `s${i}`, every: '2s' })),
+    };
+    const one: SimJob = {
+      name: 'fanout',
+      options: { lockAtMostFor: '3s' },
+      runMs: [20, 400],
+      schedules: [{ id: 'u0', every: '1s' }],
+    };
+    const results = await sweep(
+      { nodes: 3, jobs: [one, sharded], durationMs: 30_000, faults: {}, scheduler: { concurrency: 64 } },
+      range(1, 6),
+    );
+    for (const { stats, seed } of results) expect(stats.runs, `seed ${seed}`).toBeGreaterThan(700);
+  }, 120_000);
+
   it('keeps every guarantee for stored schedules of a job claimed occurrence by occurrence (overlap queue)', async () => {
     const results = await sweep(
       { nodes: 3, jobs: [queued], durationMs: 30_000, faults, scheduler: { concurrency: 64 } },

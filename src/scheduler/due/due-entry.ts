@@ -53,6 +53,13 @@ export interface DueEntry {
   movedBy?: string | undefined;
   /** That page's record still exists (read with the entry). */
   movedByLive?: boolean;
+  /**
+   * (A sharded job) the fire time before, whose shard 0's claim moved the entry here: its other
+   * shards are offered again with this entry (their claims are refused where they ran already).
+   * The nodes that read the entry before the move hold those shards only in memory; a crash, or
+   * a re-read of the index, dropped them, and no later read met that fire time again.
+   */
+  pending?: { fireTime: number; at: number } | undefined;
 }
 
 /**
@@ -72,7 +79,7 @@ export interface DueEntry {
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const paged = claimsInPages(state, job);
   const plan = planMoves(state, job, e, now, paged);
-  if (!paged) return plan;
+  if (!paged) return e.pending === undefined ? plan : [...plan, ...pendingShards(job, e)];
   // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
   const s = e.schedule;
   for (const c of plan)
@@ -104,7 +111,11 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     shard,
   });
   const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
-  const moveTo = (next: number | undefined): WriteOp[] => {
+  // A sharded job's shard 0 moves the entry: the moved entry names this fire time, whose other
+  // shards its readers offer again (DueEntry.pending).
+  const pending =
+    shards.length > 1 ? JSON.stringify({ job: s.job, pending: { fireTime: F, at: e.at } }) : undefined;
+  const moveTo = (next: number | undefined, carry = false): WriteOp[] => {
     e.next = next;
     // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
     // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
@@ -121,7 +132,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
             {
               op: 'put' as const,
               key: keys.dueEntry(next, s.id, s.v, e.nextAt),
-              value: JSON.stringify({ job: s.job }),
+              value: carry && pending !== undefined ? pending : JSON.stringify({ job: s.job }),
             },
           ]),
     ];
@@ -157,7 +168,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   // Lateness counts from the start (fire time plus jitter); the misfire maths below goes by
   // nominal fire times: those whose start was before `late` (jitter.ts, missedNominal).
   if (e.at >= late || e.prevLive === true || e.movedByLive === true)
-    return run('schedule', moveTo(following));
+    return run('schedule', moveTo(following, true));
   const missedBefore = missedNominal(e.jitter, e.at - F, late);
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
@@ -171,7 +182,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   if (spec.misfire === 'run-once') {
     const span = fireSpan(e.trigger, F - 1, missedBefore, 2);
     if (!span || span.count === 1 || span.tail.length < 2)
-      return run('misfire', moveTo(after(settled)), () => emit('run', F, F, 1));
+      return run('misfire', moveTo(after(settled), true), () => emit('run', F, F, 1));
     const latest = span.tail.at(-1)!;
     const count = span.count === undefined ? undefined : span.count - 1;
     return settleOnly(moveTo(latest), () => emit('skipped', F, span.tail.at(-2)!, count));
@@ -182,7 +193,25 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     const count = span.count === undefined ? undefined : span.count - limit;
     return settleOnly(moveTo(span.tail[1]), () => emit('skipped', F, span.tail[0]!, count));
   }
-  return run('misfire', moveTo(after(F)), () => emit('run', F, F, 1));
+  return run('misfire', moveTo(after(F), true), () => emit('run', F, F, 1));
+}
+
+/** The shards after shard 0 of the fire time before, offered again with the entry (DueEntry.pending). */
+function pendingShards(job: Job, e: DueEntry): Candidate[] {
+  const p = e.pending;
+  if (p === undefined) return [];
+  const s = e.schedule;
+  return shardsOf(job)
+    .slice(1)
+    .map((shard) => ({
+      occ: { job: s.job, scheduleId: s.id, fireTime: p.fireTime, shard },
+      ...(p.at !== p.fireTime && { scheduledAt: p.at }),
+      source: 'schedule' as const,
+      data: s.data,
+      attempt: 1,
+      gate: job.spec.overlap !== 'allow',
+      entryReadAt: e.readAt,
+    }));
 }
 
 /**

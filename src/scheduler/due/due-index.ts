@@ -63,8 +63,15 @@ export class DueIndex {
     this.retryMs = state.pollMs;
   }
 
-  /** When the loop must tick again for the due index (store time). */
+  /**
+   * When the loop must tick again for the due index (store time). Never while entries read are
+   * still to be offered: no read is made then (`refresh`), and those entries have wake-ups of
+   * their own (a grace ending, slots freed). A read owed meanwhile, its time passed, made the
+   * loop spin — sleeping 0 ms, reading nothing — until they were taken (the simulator's `stuck`,
+   * sharded stored schedules whose shard waits for another node's grace).
+   */
   wakeAt(): number {
+    if (this.ready.length > 0) return Number.POSITIVE_INFINITY;
     let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
     for (const x of this.expected.values()) at = Math.min(at, x.at);
     return at;
@@ -225,6 +232,10 @@ export class DueIndex {
       const moved = due[i]!.value.includes('"page"') ? (JSON.parse(due[i]!.value) as DueValue) : undefined;
       const prev = moved?.prev;
       const movedBy = moved?.page !== undefined && moved.page !== prev?.page ? moved.page : undefined;
+      // Moved by a sharded job's shard 0: the fire time whose other shards are offered again.
+      const pending = due[i]!.value.includes('"pending"')
+        ? (JSON.parse(due[i]!.value) as { pending?: { fireTime: number; at: number } }).pending
+        : undefined;
       out.push({
         key: p.key,
         fireTime: p.fireTime,
@@ -235,6 +246,7 @@ export class DueIndex {
         readAt,
         ...(prev && { prev }),
         ...(movedBy !== undefined && { movedBy }),
+        ...(pending !== undefined && { pending }),
       });
     });
     await this.markLivePrev(out);

@@ -109,7 +109,10 @@ export class Due {
       left -= taken.used;
       if (taken.more) unserved = true;
     }
-    this.backlog = unserved;
+    // A backlog makes the loop tick again at once (loop.ts): only when this tick claims something,
+    // so that it cannot spin — what was offered and not taken (held for another node, its slots
+    // spoken for) is retried at its wake-up, a run's end or the next poll.
+    this.backlog = unserved && candidates.length > 0;
     await this.claims.claimAndRun(candidates);
   }
 
