@@ -379,7 +379,11 @@ describe('pages of stored schedules', () => {
     });
     await nb.start();
     const ran = () => new Set(ranB.map((r) => `${r.scheduleId}@${r.fireTime.getTime()}`));
-    await until(() => lost.every((k) => ran().has(k)), 10_000, `the dead page's fire times ${lost.join(', ')}`);
+    await until(
+      () => lost.every((k) => ran().has(k)),
+      10_000,
+      `the dead page's fire times ${lost.join(', ')}`,
+    );
     for (const r of ranB.filter((x) => lost.includes(`${x.scheduleId}@${x.fireTime.getTime()}`)))
       expect([r.attempt, r.node]).toEqual([1, 'node-b']);
     // Every fire time of each schedule from the dead page's on ran once, none skipped.

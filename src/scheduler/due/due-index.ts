@@ -269,7 +269,10 @@ export class DueIndex {
     const name = (e: DueEntry, page: string) => {
       const key = keys.pageRecord(e.schedule.job, page);
       let lists = named.get(key);
-      if (!lists) named.set(key, (lists = { prev: [], moved: [] }));
+      if (!lists) {
+        lists = { prev: [], moved: [] };
+        named.set(key, lists);
+      }
       return lists;
     };
     for (const e of entries) {
