@@ -191,7 +191,8 @@ export class Scheduler {
     if (this.loopPromise || this.stopsQueued > 0) return;
     this.active = true;
     try {
-      s.stopping = new AbortController();
+      // Shared by every wait that stop() cuts short (each early grant sleeps on it): no listener cap.
+      s.stopping = sharedController();
       s.abandon = sharedController();
       // A restarted node starts afresh: heartbeat at its first poll (or nodes() misses it for up
       // to 5 s), no back-off left over.
