@@ -1,5 +1,6 @@
 import { type Duration, parseDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
+import { FNV_OFFSET, fnv1a, mix32 } from '../core/hash.js';
 import type { CompiledTrigger } from './trigger.js';
 
 /**
@@ -126,27 +127,4 @@ export function missedNominal(
 ): number {
   if (jitter === undefined) return missedBefore;
   return missedBefore - (jitter.per === 'schedule' ? offsetMs : jitter.maxMs);
-}
-
-const FNV_OFFSET = 0x811c9dc5;
-
-/** FNV-1a's state after `text`, starting from state `h`. */
-function fnv1a(h: number, text: string): number {
-  let x = h;
-  for (let i = 0; i < text.length; i++) {
-    x ^= text.charCodeAt(i);
-    x = Math.imul(x, 0x01000193);
-  }
-  return x;
-}
-
-/** murmur3's 32-bit finaliser. Unsigned. */
-function mix32(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }

@@ -1,3 +1,4 @@
+import { FNV_OFFSET, fnv1a, hash32, mix32 } from '../../core/hash.js';
 import type { StoredRecord } from '../../store/types.js';
 import type { OccurrenceId } from '../keys.js';
 
@@ -221,32 +222,4 @@ export class Spread {
       if (this.preferred({ ...occ, shard: i }, shardCount) === this.node) return true;
     return false;
   }
-}
-
-const FNV_OFFSET = 0x811c9dc5;
-
-/** FNV-1a over the UTF-16 code units, then murmur3's finaliser (so nearby keys spread): unsigned 32 bits. */
-export function hash32(text: string): number {
-  return mix32(fnv1a(FNV_OFFSET, text));
-}
-
-/** FNV-1a's state after `text`, starting from state `h` (32-bit, signed as Math.imul leaves it). */
-function fnv1a(h: number, text: string): number {
-  let x = h;
-  for (let i = 0; i < text.length; i++) {
-    x ^= text.charCodeAt(i);
-    x = Math.imul(x, 0x01000193);
-  }
-  return x;
-}
-
-/** murmur3's 32-bit finaliser: every input bit moves about half of the output bits. Unsigned. */
-function mix32(x: number): number {
-  let h = x;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }
