@@ -445,7 +445,7 @@ describe('stored schedules', () => {
       'unknown field crn',
       { id: 's', job: 'report', crn: '0 9 * * *' },
       [
-        /entry 0: crn: unknown field \(did you mean "cron"\?\); allowed: id, job, cron, every, at, timezone, data/,
+        /entry 0: crn: unknown field \(did you mean "cron"\?\); allowed: id, job, cron, every, at, timezone, jitter, data/,
       ],
     ],
     [
@@ -461,7 +461,7 @@ describe('stored schedules', () => {
     [
       'entry null',
       null,
-      [/entry 0: entry must be an object \{ id, job, cron \| every \| at, timezone\?, data\? \}/],
+      [/entry 0: entry must be an object \{ id, job, cron \| every \| at, timezone\?, jitter\?, data\? \}/],
     ],
     [
       'no trigger',
