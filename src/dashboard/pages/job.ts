@@ -64,7 +64,7 @@ export function jobPage(d: JobPageData, ctx: PageContext): Html {
   const options = j ? optionsText(j.options) : '';
   const summary = j
     ? html`<dl class="summary">
-<dt>State</dt><dd class="paused-state">${pausedBadge(j.paused)}${
+<dt>State</dt><dd><span class="paused-state">${pausedBadge(j.paused)}</span>${
         j.pause
           ? html` <span class="muted pause-info">since ${formatTime(j.pause.since)}${j.pause.actor !== undefined ? html` by <b>${j.pause.actor}</b>` : ''}${j.pause.note !== undefined ? html`: ${j.pause.note}` : ''}</span>`
           : ''
