@@ -15,9 +15,9 @@ export type PrevVerdict = { kind: 'claim' } | { kind: 'wait' } | { kind: 'skip';
 const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
 
 /**
- * Overlap per stored schedule for pages (overlap `skip`; see the end for `allow`): a due entry moved by a page names that
- * page and the fire time it ran (`prev`, page-record.ts). While the page's record exists, that run
- * may be going. Judged from the outside, as invariant 7 asks — by runs that started:
+ * Overlap per stored schedule for pages (overlap `skip`; see the end for `allow`): a due entry
+ * moved by a page names that page and the fire time it ran (`prev`, page-record.ts). While the
+ * page's record exists, that run may be going. Judged from the outside, as invariant 7 asks — by runs that started:
  *  - the page won the previous fire time, started at or before this one, its lease still holds,
  *    and the run has no final outcome on record: skipped, naming that run — or, when the page is
  *    a recovery that started after this fire time, the run that died (its abandoned entry ends
@@ -31,8 +31,11 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  * key the unstarted page moved it to, and a recovery of that page — which learns the items it won
  * from the entries naming it there (page-recovery.ts `claimedBy`) — would not find it: the earlier
  * fire time would be lost, neither run nor on record.
- * Reads: one getMany of the distinct pages named, then one getMany of the runs' history entries
- * and one inspect per page still holding a going run — only for entries whose page is in flight.
+ * Under both, an entry moved by a page whose item for the fire time before was a skip or only
+ * settled the move (`mover`) waits while that page has not started, for the same reason.
+ * Reads: one getMany of the distinct pages named; then, only for entries whose page is in flight,
+ * one look at the store's clock, one getMany of the runs' history entries and one inspect per page
+ * still holding a going run.
  */
 export async function judgePrev(
   state: NodeState,
@@ -61,8 +64,8 @@ export async function judgePrev(
   const looks: { i: number; page: string; rec: PageRecord; item: number }[] = [];
   cs.forEach((c, i) => {
     // The page that moved this entry (a skip or settle item of it) has not started: wait for it.
-    const mover = c.pageMove?.mover;
-    if (mover !== undefined && records.get(mover)?.started === undefined && records.has(mover)) {
+    const mover = c.pageMove?.mover === undefined ? undefined : records.get(c.pageMove.mover);
+    if (mover && !mover.started) {
       verdicts[i] = { kind: 'wait' };
       return;
     }
