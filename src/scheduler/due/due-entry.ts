@@ -4,6 +4,7 @@ import { type CompiledJitter, missedNominal, scheduledAt } from '../../schedule/
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
+import { doneHold } from '../claim/high-water.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
 import { type Candidate, type Job, shardsOf } from '../internal-types.js';
@@ -79,7 +80,7 @@ export interface DueEntry {
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const paged = claimsInPages(state, job);
   const plan = planMoves(state, job, e, now, paged);
-  if (!paged) return e.pending === undefined ? plan : [...plan, ...pendingShards(job, e)];
+  if (!paged) return e.pending === undefined ? plan : [...plan, ...pendingShards(job, e, now)];
   // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
   const s = e.schedule;
   for (const c of plan)
@@ -196,10 +197,16 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   return run('misfire', moveTo(after(F), true), () => emit('run', F, F, 1));
 }
 
-/** The shards after shard 0 of the fire time before, offered again with the entry (DueEntry.pending). */
-function pendingShards(job: Job, e: DueEntry): Candidate[] {
+/**
+ * The shards after shard 0 of the fire time before, offered again with the entry (DueEntry.pending)
+ * — only while that fire time's "done" holds surely last (half a done hold after its start): a
+ * shard that ran is then refused by its hold. Later (a schedule that fires less often than that:
+ * the entry comes due a day after, say) a shard that ran could be granted again — the takeover's
+ * look for it on record (claim.ts) would still refuse it, but costs reads — so none is offered.
+ */
+function pendingShards(job: Job, e: DueEntry, now: number): Candidate[] {
   const p = e.pending;
-  if (p === undefined) return [];
+  if (p === undefined || now - p.at >= doneHold(job) / 2) return [];
   const s = e.schedule;
   return shardsOf(job)
     .slice(1)
