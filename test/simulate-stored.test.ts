@@ -13,7 +13,6 @@ import type { LeaseRequest, PageClaim, PageOp } from '../src/store/types.js';
 import {
   formatReport,
   MAX_SIM_SCHEDULES,
-  type SimFaults,
   type SimJob,
   type SimSchedule,
   type SimulateOptions,
@@ -22,20 +21,9 @@ import {
 import { check } from '../src/testing/simulate/checker.js';
 import { History } from '../src/testing/simulate/history.js';
 import { EPOCH } from '../src/testing/simulate/sim-store.js';
+import { SIM_FAULTS } from './fixtures/sim-faults.js';
 
-const faults: SimFaults = {
-  latencyMs: [2, 60],
-  lostReplyRate: 0.03,
-  lostRequestRate: 0.02,
-  partitions: 2,
-  partitionMs: [500, 6_000],
-  crashes: 3,
-  downMs: [200, 4_000],
-  clockDriftRate: 0.02,
-  clockSkewMs: 60_000,
-  stallRate: 0.02,
-  stallMs: 300,
-};
+const faults = SIM_FAULTS;
 
 /**
  * 80 stored schedules of one page-eligible job (unsharded, overlap allow, misfire run-once), all

@@ -9,25 +9,14 @@ import { encodeHistory } from '../src/scheduler/finish/history.js';
 import { keys } from '../src/scheduler/keys.js';
 import { MemoryStore } from '../src/store/memory.js';
 import type { Lease, LeaseRequest } from '../src/store/types.js';
-import { explore, type SimFaults, type SimJob, simulate } from '../src/testing/index.js';
+import { explore, type SimJob, simulate } from '../src/testing/index.js';
 import { check } from '../src/testing/simulate/checker.js';
 import { History } from '../src/testing/simulate/history.js';
 import { EPOCH } from '../src/testing/simulate/sim-store.js';
+import { SIM_FAULTS } from './fixtures/sim-faults.js';
 
 const tick: SimJob = { name: 'tick', options: { every: '1s', lockAtMostFor: '3s' }, runMs: [50, 1500] };
-const faults: SimFaults = {
-  latencyMs: [2, 60],
-  lostReplyRate: 0.03,
-  lostRequestRate: 0.02,
-  partitions: 2,
-  partitionMs: [500, 6_000],
-  crashes: 3,
-  downMs: [200, 4_000],
-  clockDriftRate: 0.02,
-  clockSkewMs: 60_000,
-  stallRate: 0.02,
-  stallMs: 300,
-};
+const faults = SIM_FAULTS;
 
 /** A store server that grants every acquire, held or not: two nodes can own one occurrence. */
 class GrantsEverything extends MemoryStore {

@@ -2,7 +2,7 @@ import { invalidArgument } from '../../core/errors.js';
 import { randomId } from '../../core/ids.js';
 import type { WriteOp } from '../../store/types.js';
 import { requireWellFormed } from '../../store/validate.js';
-import type { AuditAction } from '../audit-types.js';
+import type { AuditEntry } from '../audit-types.js';
 import { keys, timeKey } from '../keys.js';
 
 /**
@@ -24,19 +24,8 @@ export const MAX_NOTE_LENGTH = 1000;
 /** A snapshot's `data` larger than this as JSON (bytes) is stored as `{ truncated: true, bytes }`. */
 export const MAX_SNAPSHOT_DATA_BYTES = 1024;
 
-/** One entry as stored under `aud|<id>` (times in epoch ms). */
-export interface AuditRecord {
-  id: string;
-  at: number;
-  actor: string;
-  action: AuditAction;
-  target: string;
-  job?: string;
-  scheduleId?: string;
-  before?: unknown;
-  after?: unknown;
-  note?: string;
-}
+/** One entry as stored under `aud|<id>`: an AuditEntry with its time in epoch ms. */
+export type AuditRecord = Omit<AuditEntry, 'at'> & { at: number };
 
 /** Who and how long: what a node's writer fills in for each entry. */
 export interface AuditContext {
