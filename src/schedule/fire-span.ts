@@ -53,6 +53,14 @@ export function fireSpan(
         : undefined;
     case 'cron':
       return cronSpan(trigger, after, before, n);
+    case 'bounded':
+      // Inclusive bounds (schedule/bounds.ts): the span narrowed to [startAt, endAt].
+      return fireSpan(
+        trigger.inner,
+        Math.max(after, trigger.startAt - 1),
+        Math.min(before, trigger.endAt + 1),
+        tail,
+      );
   }
 }
 

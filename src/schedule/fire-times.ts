@@ -49,6 +49,15 @@ export function nextFireTimes(trigger: CompiledTrigger, after: number, count: nu
     }
     case 'at':
       return trigger.at > after ? [trigger.at] : [];
+    case 'bounded': {
+      // Fire times in [startAt, endAt] only (schedule/bounds.ts): the inner trigger's, from just
+      // before startAt, cut at endAt.
+      if (after >= trigger.endAt) return [];
+      const times = nextFireTimes(trigger.inner, Math.max(after, trigger.startAt - 1), count);
+      let n = times.length;
+      while (n > 0 && times[n - 1]! > trigger.endAt) n--;
+      return n === times.length ? times : times.slice(0, n);
+    }
     case 'cron': {
       if (count !== 1) return trigger.pattern.nextRuns(count, new Date(after)).map((d) => d.getTime());
       // Croner in a time zone costs milliseconds per call, and a fan-out asks the same question

@@ -1,6 +1,7 @@
 import { type Duration, parseDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { FNV_OFFSET, fnv1a, mix32 } from '../core/hash.js';
+import { unbounded } from './bounds.js';
 import type { CompiledTrigger } from './trigger.js';
 
 /**
@@ -68,9 +69,10 @@ export function compileJitter(
   const maxMs = parseDuration(max, `${what}: jitter`);
   if (maxMs > MAX_JITTER_MS)
     throw invalidArgument(`${what}: jitter must be at most 7 days (${MAX_JITTER_MS} ms); got ${maxMs} ms`);
-  if (trigger?.kind === 'every' && maxMs >= trigger.everyMs)
+  const plain = trigger && unbounded(trigger);
+  if (plain?.kind === 'every' && maxMs >= plain.everyMs)
     throw invalidArgument(
-      `${what}: jitter (${maxMs} ms) must be less than the interval every ${trigger.everyMs} ms: an occurrence would start after the next one's fire time; use a smaller jitter`,
+      `${what}: jitter (${maxMs} ms) must be less than the interval every ${plain.everyMs} ms: an occurrence would start after the next one's fire time; use a smaller jitter`,
     );
   if (maxMs === 0) return undefined;
   return { maxMs, per: per as 'schedule' | 'fire' };

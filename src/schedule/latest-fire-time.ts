@@ -28,6 +28,11 @@ export function latestFireTime(trigger: CompiledTrigger, at: number): number | u
       return trigger.at <= at ? trigger.at : undefined;
     case 'cron':
       return latestCron(trigger, at);
+    case 'bounded': {
+      // Inclusive bounds (schedule/bounds.ts): the latest at or before min(at, endAt), if not before startAt.
+      const latest = latestFireTime(trigger.inner, Math.min(at, trigger.endAt));
+      return latest !== undefined && latest >= trigger.startAt ? latest : undefined;
+    }
   }
 }
 

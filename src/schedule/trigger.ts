@@ -21,10 +21,27 @@ export type Trigger =
     };
 
 /** A validated trigger, ready for repeated fire-time maths. */
-export type CompiledTrigger =
+export type CompiledTrigger = PlainTrigger | BoundedTrigger;
+
+/** A validated cron, every or at trigger, without bounds. */
+export type PlainTrigger =
   | { kind: 'cron'; cron: string; timezone: string; pattern: Cron }
   | { kind: 'every'; everyMs: number }
   | { kind: 'at'; at: number };
+
+/**
+ * A trigger with `startAt`/`endAt` (schedule/bounds.ts): only the fire times of `inner` from
+ * `startAt` to `endAt`, both inclusive (epoch ms; croner's startAt/stopAt). `inner` is shared
+ * (shared-triggers.ts), so its memoised cron answers serve every bounded copy.
+ */
+export interface BoundedTrigger {
+  kind: 'bounded';
+  inner: PlainTrigger;
+  /** The earliest fire time allowed (0: no lower bound). */
+  startAt: number;
+  /** The latest fire time allowed (`MAX_AT_MS`: no upper bound). */
+  endAt: number;
+}
 
 /**
  * Longest interval (100 years, as the longest lease): anything longer is surely a unit mistake,
@@ -67,7 +84,8 @@ export function validateTimezone(timezone: string, what = 'timezone'): string {
   return timezone;
 }
 
-function toEpochMs(at: Date | string | number, what: string): number {
+/** Epoch ms of a `Date`, ISO-8601 string or epoch ms from 1970 to 9999; else `INVALID_ARGUMENT` naming `what`. */
+export function toEpochMs(at: Date | string | number, what: string): number {
   const ms = at instanceof Date ? at.getTime() : typeof at === 'string' ? Date.parse(at) : at;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) {
     throw invalidArgument(
@@ -104,7 +122,7 @@ function shareYearTable(cron: Cron): void {
  * pattern croner accepts (5 or 6 fields, seconds first when 6; `L`, `W`, `#`; names), a known time
  * zone (default UTC), a positive interval, a valid instant. `what` names the job in messages.
  */
-export function compileTrigger(trigger: Trigger, what = 'trigger'): CompiledTrigger {
+export function compileTrigger(trigger: Trigger, what = 'trigger'): PlainTrigger {
   if (trigger === null || typeof trigger !== 'object')
     throw invalidArgument(`${what}: expected { cron } | { every } | { at }`);
   const t = trigger as { cron?: unknown; every?: unknown; at?: unknown; timezone?: unknown };
