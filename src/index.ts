@@ -16,6 +16,7 @@ export { tryLock } from './lock/try-lock.js';
 export type { Lock, TryLockOptions } from './lock/types.js';
 export { LOCK_KEY_PREFIX, MAX_LOCK_NAME_LENGTH } from './lock/validate.js';
 export { type WithLockOptions, type WithLockResult, withLock } from './lock/with-lock.js';
+export type { Exclusion } from './schedule/exclude.js';
 export { type FireTimesOptions, fireTimes } from './schedule/fire-times.js';
 export type { Jitter } from './schedule/jitter.js';
 export type { Trigger } from './schedule/trigger.js';

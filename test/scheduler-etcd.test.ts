@@ -1,8 +1,11 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('etcd');
@@ -13,4 +16,7 @@ describeScheduler('etcd', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeExclude('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeNext('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeBounds('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describePause('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });

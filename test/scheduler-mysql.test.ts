@@ -1,8 +1,11 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('mysql');
@@ -13,4 +16,7 @@ describeScheduler('mysql', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeExclude('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeNext('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeBounds('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describePause('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });

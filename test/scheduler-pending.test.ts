@@ -228,7 +228,7 @@ describe('fire times queued behind one gate', () => {
     await s.stop();
     expect(ran).toEqual([base + 2_000]);
     expect(
-      events.skipped.map((e) => [e.fireTime.getTime(), e.reason, e.by.fireTime.getTime()]).sort(),
+      events.skipped.map((e) => [e.fireTime.getTime(), e.reason, e.by?.fireTime.getTime()]).sort(),
     ).toEqual([
       [base, 'superseded', base + 2_000],
       [base + 1_000, 'superseded', base + 2_000],

@@ -1,8 +1,11 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('postgres');
@@ -14,4 +17,7 @@ describeScheduler('postgres', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeExclude('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeNext('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeBounds('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describePause('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -1,8 +1,11 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('redis');
@@ -13,4 +16,7 @@ describeScheduler('redis', () => openStore(target.url!, { prefix }), {
 });
 describeAudit('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeJitter('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeExclude('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeNext('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeBounds('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describePause('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -49,8 +49,10 @@ export function attachRunLog(scheduler: Scheduler, log: CliLog): RunLog {
   });
   scheduler.on('skipped', (e) => {
     log.line(
-      `skipped  ${runLabel(e.job, e.fireTime, e.shard)} reason=${e.reason} by=${e.by.fireTime.toISOString()}` +
-        `${e.by.node === undefined ? '' : ` by-node=${e.by.node}`}${e.by.token === undefined ? '' : ` by-token=${e.by.token}`}`,
+      `skipped  ${runLabel(e.job, e.fireTime, e.shard)} reason=${e.reason}` +
+        (e.by === undefined
+          ? ''
+          : ` by=${e.by.fireTime.toISOString()}${e.by.node === undefined ? '' : ` by-node=${e.by.node}`}${e.by.token === undefined ? '' : ` by-token=${e.by.token}`}`),
     );
   });
   // One line per job (stored schedule) and tick: the scheduler reports all the fire times it skips

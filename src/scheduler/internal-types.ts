@@ -1,3 +1,4 @@
+import type { CompiledExclude } from '../schedule/exclude.js';
 import type { CompiledJitter } from '../schedule/jitter.js';
 import type { CompiledTrigger } from '../schedule/trigger.js';
 import type { WriteOp } from '../store/types.js';
@@ -19,6 +20,8 @@ export interface Source {
   trigger: CompiledTrigger;
   /** The trigger's jitter (due/jittered.ts): each fire time is claimed from its fire time plus its offset. */
   jitter?: CompiledJitter | undefined;
+  /** The trigger's exclusions (schedule/exclude.ts): a fire time matching one is claimed to be recorded skipped. */
+  exclude?: CompiledExclude | undefined;
   data: unknown;
   /** Every fire time up to and including this one has been handled by this node's view. */
   cursor: number | undefined;
@@ -67,6 +70,13 @@ export interface Candidate {
   attempt: number;
   /** Run after the claim; otherwise (missed-and-skipped) only mark. */
   gate: boolean;
+  /**
+   * The fire time matches its trigger's `exclude` list (decided by due/, schedule/exclude.ts):
+   * once won, recorded skipped with reason `excluded` and marked handled, never run — in the same
+   * writes an overlap skip makes (claim/overlap.ts; a page's start write for a page item). Never
+   * asks for an overlap gate (`gate` false).
+   */
+  excluded?: true;
   /** A trigger request or pending record this candidate stands for: deleted once it is claimed. */
   consumes?: string;
   /**
@@ -113,6 +123,12 @@ export interface Candidate {
    */
   advance?: WriteOp[];
   /**
+   * (A stored schedule with maxRuns, control/runs-left.ts) the writes in place of `advance` when
+   * the occurrence, once won, is not run (skipped for overlap, excluded): the entry moves on
+   * without counting a run.
+   */
+  advanceIfUnrun?: WriteOp[];
+  /**
    * Claimed only to be settled, never run (a due entry's missed fire times skipped, or jumped to
    * the one to replay): written with the occurrence released "done".
    */
@@ -146,9 +162,21 @@ export interface Candidate {
     prev?: { page: string; fireTime: number };
     /** The page that moved the entry, when it is another than `prev`'s and was in flight at the read. */
     mover?: string;
+    /** (maxRuns, control/runs-left.ts) the runs left the moved entry carries. */
+    left?: number;
+    /** (maxRuns, a run) the remaining-runs record's move, in the same claim. */
+    count?: { from: string; to: string };
+    /** (maxRuns, a run) the move instead, when the page records the fire time skipped: nothing counted. */
+    unrun?: { to: string; next: number | undefined; left: number };
   };
   /** Called once this node has won the claim (a due entry's misfired event). */
   onWon?: () => void;
+  /**
+   * (A due entry's missed fire times left by a pause, settled by this claim) their one `paused`
+   * history entry (control/pause-span.ts), written by the winner only: with `settleOnly` (claim.ts)
+   * or with the started mark of its page (page-claims.ts).
+   */
+  pausedSpan?: (token: number, at: number) => WriteOp;
   /**
    * Comes from a due entry read at this store time: a grant more than a done hold after the read
    * is refused (claim.ts).
@@ -210,4 +238,13 @@ export function consumeOps(c: Candidate): WriteOp[] {
 export function rewind(source: Source, fireTime: number): void {
   source.cursor = Math.min(source.cursor ?? fireTime, fireTime - 1);
   source.queue = source.queue.filter((q) => q.fireTime < fireTime);
+}
+
+/**
+ * A pause that ended lately (`ctl|pspan|<job>|<id>`, control/pause-span.ts): from `since` to
+ * `until` (store times, epoch ms). The missed fire times a resume leaves in it are one `paused` span.
+ */
+export interface PauseSpan {
+  since: number;
+  until: number;
 }

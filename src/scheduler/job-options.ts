@@ -1,6 +1,8 @@
 import { type Duration, parseDuration, parsePositiveDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { didYouMean } from '../core/options.js';
+import { bounded, type CompiledBounds, compileBounds } from '../schedule/bounds.js';
+import { type CompiledExclude, compileExclude, type Exclusion } from '../schedule/exclude.js';
 import { type CompiledJitter, compileJitter, type Jitter } from '../schedule/jitter.js';
 import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
 import { MAX_LEASE_MS, requireWellFormed } from '../store/validate.js';
@@ -30,6 +32,24 @@ export interface JobOptions {
    * their own `jitter`.
    */
   jitter?: Jitter;
+  /**
+   * No fire time of the job's own trigger before this instant (inclusive): a `Date`, an ISO-8601
+   * string or epoch ms (docs/bounds.md).
+   */
+  startAt?: Date | string | number;
+  /** No fire time of the job's own trigger after this instant (inclusive); after `startAt`. */
+  endAt?: Date | string | number;
+  /**
+   * Not yet on `define()`: refused (`INVALID_ARGUMENT`). A stored schedule takes `maxRuns`
+   * (`schedules.upsert`, docs/bounds.md).
+   */
+  maxRuns?: number;
+  /**
+   * Fire times of the job's own trigger not to run, each recorded skipped with reason `excluded`
+   * (docs/calendars.md): `{ cron, timezone? }`, `{ from, to }` (to not included) or `{ calendar: id }`
+   * (`scheduler.calendars.upsert`; `start()` checks that it exists); at most 100 entries.
+   */
+  exclude?: Exclusion[];
   /** When the previous run of this job is still going anywhere in the fleet (default `skip`). */
   overlap?: 'skip' | 'queue' | 'allow';
   /** What to do with occurrences no node claimed in time (default `run-once`). */
@@ -66,6 +86,10 @@ export interface JobSpec {
   triggerSource: Trigger | undefined;
   /** The own trigger's jitter (schedule/jitter.ts); `undefined`: none. */
   jitter: CompiledJitter | undefined;
+  /** The own trigger's startAt/endAt (epoch ms; `trigger` is bounded by them), if given. */
+  bounds: { startAt?: number; endAt?: number } | undefined;
+  /** The own trigger's exclusions (schedule/exclude.ts); `undefined`: none (nothing to check per fire time). */
+  exclude: CompiledExclude | undefined;
   overlap: 'skip' | 'queue' | 'allow';
   misfire: 'skip' | 'run-once' | 'catch-up';
   catchUpLimit: number;
@@ -90,6 +114,10 @@ const KNOWN = new Set([
   'at',
   'timezone',
   'jitter',
+  'startAt',
+  'endAt',
+  'maxRuns',
+  'exclude',
   'overlap',
   'misfire',
   'catchUpLimit',
@@ -158,6 +186,32 @@ function shardsOf(value: unknown, what: string): JobSpec['shards'] {
   );
 }
 
+/** The job's startAt/endAt (schedule/bounds.ts); maxRuns is refused on define() for now. */
+function boundsOf(
+  o: JobOptions,
+  hasTrigger: boolean,
+  job: string,
+): { given: CompiledBounds | undefined; bounds: JobSpec['bounds'] } {
+  const what = `job ${JSON.stringify(job)}`;
+  const given = compileBounds(o, what);
+  if (given === undefined) return { given, bounds: undefined };
+  if (!hasTrigger) {
+    const field = o.startAt !== undefined ? 'startAt' : o.endAt !== undefined ? 'endAt' : 'maxRuns';
+    throw invalidArgument(
+      `${what}: ${field} needs the job's own trigger (cron, every or at); a stored schedule takes its own`,
+    );
+  }
+  if (given.maxRuns !== undefined)
+    throw invalidArgument(
+      `${what}: maxRuns is not supported on define() yet; give it to a stored schedule (schedules.upsert({ …, maxRuns })), or bound the trigger with startAt/endAt`,
+    );
+  const bounds = {
+    ...(given.startAt !== undefined && { startAt: given.startAt }),
+    ...(given.endAt !== undefined && { endAt: given.endAt }),
+  };
+  return { given, bounds };
+}
+
 /**
  * Validates a job definition once, at `define`: every error is an `INVALID_ARGUMENT` whose message
  * names the job and the field, so a bad cron or time zone never surfaces at the first fire.
@@ -206,13 +260,25 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
       `${at('jitter')} needs the job's own trigger (cron, every or at); a stored schedule takes its own jitter`,
     );
   const jitter = compileJitter(o.jitter, trigger, `job ${JSON.stringify(job)}`);
+  const { given: limits, bounds } = boundsOf(o, trigger !== undefined, job);
+  if (o.exclude !== undefined && trigger === undefined)
+    throw invalidArgument(
+      `${at('exclude')} needs the job's own trigger (cron, every or at); a stored schedule takes its own exclude`,
+    );
+  const exclude = compileExclude(
+    o.exclude,
+    trigger?.kind === 'cron' ? trigger.timezone : undefined,
+    `job ${JSON.stringify(job)}`,
+  );
   if (o.recover !== undefined && typeof o.recover !== 'boolean')
     throw invalidArgument(`${at('recover')} must be true or false`);
   return {
     name: job,
-    trigger,
+    trigger: trigger && bounded(trigger, limits),
     triggerSource,
     jitter,
+    bounds,
+    exclude,
     overlap: oneOf(o.overlap, ['skip', 'queue', 'allow'], 'skip', at('overlap')),
     misfire: oneOf(o.misfire, ['skip', 'run-once', 'catch-up'], 'run-once', at('misfire')),
     catchUpLimit: wholeNumber(o.catchUpLimit, 1, 10_000, 100, at('catchUpLimit')),

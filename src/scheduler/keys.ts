@@ -25,9 +25,16 @@
  *            ctl|…                                      everything a poll reads, under one prefix so that
  *                                                       one scan per poll sees all of it:
  *            ctl|pause|<job>                            present = paused, cluster-wide
+ *            ctl|spause|<id>                            present = the stored schedule is paused, cluster-wide
+ *                                                       (control/schedule-pause.ts)
+ *            ctl|pspan|<job>|<id>                       a pause that ended lately (of the job: id empty), kept
+ *                                                       a few minutes: the missed fire times it left are
+ *                                                       recorded as one `paused` span (control/pause-span.ts)
  *            ctl|srev                                   rewritten by every upsert/remove of stored schedules:
  *                                                       the change signal every poll sees (due-index.ts)
  *            ctl|trig|<job>|<id>                        a manual trigger request
+ *            ctl|bf|<job>|<schedule>|<fireTime>|<shard> a backfill request: one past occurrence to run once
+ *                                                       (control/backfill.ts, backfill-requests.ts)
  *            ctl|pending|<job>|<shard>|<schedule>|<fireTime>  a queued occurrence of a gate (overlap queue): one
  *                                                       record per fire time, so queueing never overwrites; the
  *                                                       reader runs a gate's latest and records the older ones
@@ -40,7 +47,14 @@
  *                                                       record of all its runs
  *            dueend|<id>|<v>                            where a due entry moves when its trigger has no next
  *                                                       fire time (a page's move needs a target; expires)
+ *            left|<id>|<v>|<n>                          '' — a stored schedule with maxRuns: n of its runs may still
+ *                                                       start (control/runs-left.ts); moved with its due entry
+ *            cal|<id>                                   a calendar: { id, dates: ['YYYY-MM-DD', …], timezone? }
+ *                                                       (control/calendars.ts); read once per node and cached
+ *            ctl|crev                                   rewritten by every calendar upsert/remove: nodes drop
+ *                                                       their cached calendars when it changes (calendar-cache.ts)
  *   leases   page|<job>|<page>                          a page's lease (kept alive while any of its runs goes)
+ *            bfcall|<job>|<id>                          a backfill() call's writes (control/backfill.ts), released at once
  *
  * Fire times are zero-padded epoch ms (15 digits), so a prefix scan returns them in time order.
  * `|` and `%` inside names are escaped as %7C and %25.
@@ -104,6 +118,11 @@ export const keys = {
   jobPrefix: 'job|',
   pause: (job: string) => `ctl|pause|${esc(job)}`,
   pausePrefix: 'ctl|pause|',
+  /** A stored schedule's pause (`schedules.pause(id)`): present = paused. */
+  schedulePause: (id: string) => `ctl|spause|${esc(id)}`,
+  schedulePausePrefix: 'ctl|spause|',
+  /** A pause that ended lately: of the job's own trigger and all its schedules (no id), or of one stored schedule. */
+  pauseSpan: (job: string, scheduleId: string | undefined) => `ctl|pspan|${esc(job)}|${esc(scheduleId ?? '')}`,
   highWater: (job: string, scheduleId: string | undefined) => `hwm|${esc(job)}|${esc(scheduleId ?? '')}`,
   /**
    * A queued occurrence (overlap queue) of a gate's stream (same scope as {@link keys.runGate}), one
@@ -143,6 +162,13 @@ export const keys = {
     at === fireTime
       ? `due|${timeKey(fireTime)}|${esc(id)}|${v}`
       : `due|${timeKey(at)}|${esc(id)}|${v}|${timeKey(fireTime)}`,
+  /**
+   * The remaining runs of a stored schedule with `maxRuns` (control/runs-left.ts): `n` in the key,
+   * so that the claim that moves the due entry moves it too (`n` to `n - 1`), exactly once.
+   */
+  runsLeft: (id: string, v: string, n: number) => `left|${esc(id)}|${v}|${timeKey(n)}`,
+  /** Every remaining-runs record of schedule `id` (of version `v`). */
+  runsLeftPrefix: (id: string, v?: string) => `left|${esc(id)}|${v === undefined ? '' : `${v}|`}`,
   /** Where a page moves a due entry whose trigger has no next fire time. */
   dueEnded: (id: string, v: string) => `dueend|${esc(id)}|${v}`,
   /** A page's lease; `page` is its id (node and a random part, see page/page-record.ts). */
@@ -156,6 +182,19 @@ export const keys = {
   triggerRequest: (job: string, id: string) => `ctl|trig|${esc(job)}|${esc(id)}`,
   triggerPrefix: 'ctl|trig|',
   triggerRequestPrefix: (job: string) => `ctl|trig|${esc(job)}|`,
+  /**
+   * A backfill request (`scheduler.backfill()`): the occurrence to run once. Keyed like the
+   * occurrence, so a scan returns each stream's requests oldest first, and two callers asking
+   * for one occurrence create one request (put-if-absent).
+   */
+  backfillRequest: (o: OccurrenceId) => `ctl|bf|${occParts(o)}`,
+  /** The lease a `backfill()` call writes its requests under (put-if-absent is a page's `create`); released at once. */
+  backfillCall: (job: string, id: string) => `bfcall|${esc(job)}|${id}`,
+  /** A calendar (`scheduler.calendars`): { id, dates, timezone? }. Not under `ctl|`: polls do not read it. */
+  calendar: (id: string) => `cal|${esc(id)}`,
+  calendarPrefix: 'cal|',
+  /** The calendars' change signal: rewritten by every calendar upsert/remove; each poll reads it with the `ctl|` scan. */
+  calendarRevision: 'ctl|crev',
 } as const;
 
 /** Reads the job name back out of a `<kind>|<job>|…` or `ctl|<kind>|<job>|…` key. */

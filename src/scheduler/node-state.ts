@@ -5,9 +5,10 @@ import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Store } from '../store/types.js';
 import type { AuditContext } from './control/audit.js';
+import { CalendarCache } from './control/calendar-cache.js';
 import { Spread } from './control/spread.js';
 import { WriteBatcher } from './finish/write-batch.js';
-import type { Candidate, Job, Source } from './internal-types.js';
+import type { Candidate, Job, PauseSpan, Source } from './internal-types.js';
 import { SchedulerEmitter } from './observe/events.js';
 import { Telemetry } from './observe/telemetry.js';
 import type { ResolvedOptions } from './options.js';
@@ -49,6 +50,14 @@ export class NodeState {
    */
   readonly localPauses = new Map<string, { paused: boolean; epoch: number }>();
   pauseEpoch = 0;
+  /** Stored schedules paused cluster-wide (`ctl|spause|<id>`), by id, as the last poll read them. */
+  pausedSchedules = new Set<string>();
+  /** schedules.pause()/resume() made on this node, kept as `localPauses` are. */
+  readonly localSchedulePauses = new Map<string, { paused: boolean; epoch: number }>();
+  /** Pauses that ended lately (`ctl|pspan|…`), by `keys.pauseSpan(job, id)`, as the last poll read them. */
+  pauseSpans = new Map<string, PauseSpan>();
+  /** Pauses ended by this node's resume()s, kept as `localPauses` are. */
+  readonly localPauseSpans = new Map<string, { span: PauseSpan; epoch: number }>();
   readonly running = new Set<Promise<void>>();
   /** Runs whose handler has not ended yet (see freeSlots). */
   handlers = 0;
@@ -60,6 +69,10 @@ export class NodeState {
   readonly pagesHere = new Set<string>();
   /** The stored schedules' change signal (`ctl|srev`) as the last poll read it. */
   scheduleRevision: string | undefined;
+  /** The calendars this node read (exclusions), dropped when a poll sees `ctl|crev` change. */
+  readonly calendars: CalendarCache;
+  /** The calendars the defined jobs' own exclusions name (each tick makes sure they are held). */
+  readonly jobCalendars = new Set<string>();
   /**
    * The due index is read again at the next tick at or after this store time (a schedule written
    * here, a job defined, a replay ended: 0; a claim granted too early: its fire time).
@@ -107,6 +120,7 @@ export class NodeState {
     this.storeClock = new StoreClock(() => this.store.now(), this.clock);
     this.writes = new WriteBatcher(this.store, this.clock);
     this.spread = new Spread(this.node);
+    this.calendars = new CalendarCache(this.store, (event, payload) => this.emit(event, payload));
   }
 
   emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {
@@ -123,6 +137,19 @@ export class NodeState {
     this.localPauses.set(job, { paused, epoch: ++this.pauseEpoch });
     if (paused) this.paused.add(job);
     else this.paused.delete(job);
+  }
+
+  /** A schedules.pause()/resume() made here: in force at once, as {@link pauseHere}. */
+  schedulePausedHere(id: string, paused: boolean): void {
+    this.localSchedulePauses.set(id, { paused, epoch: ++this.pauseEpoch });
+    if (paused) this.pausedSchedules.add(id);
+    else this.pausedSchedules.delete(id);
+  }
+
+  /** A pause ended here (its span marker written, `key` = keys.pauseSpan): known at once, as {@link pauseHere}. */
+  pauseEndedHere(key: string, span: PauseSpan): void {
+    this.localPauseSpans.set(key, { span, epoch: ++this.pauseEpoch });
+    this.pauseSpans.set(key, span);
   }
 
   freeSlots(): number {

@@ -4,6 +4,8 @@ import type { Store } from '../store/types.js';
 import { Claims } from './claim/claim.js';
 import { HighWater } from './claim/high-water.js';
 import { Overlap } from './claim/overlap.js';
+import { type BackfillOptions, type BackfillResult, backfill } from './control/backfill.js';
+import { type Calendars, createCalendars, requireCalendars } from './control/calendars.js';
 import { Feed } from './control/feed.js';
 import {
   type PauseOptions,
@@ -92,6 +94,7 @@ export class Scheduler {
     const due = new Due(state, new Misfires(state, highWater), claims, new DueIndex(state));
     this.loop = new Loop(state, this.feed, due);
     this.schedules = createSchedules(state);
+    this.calendars = createCalendars(state);
   }
 
   // ── events ────────────────────────────────────────────────────────────────────────────────
@@ -136,13 +139,21 @@ export class Scheduler {
         scheduleId: undefined,
         trigger: spec.trigger,
         jitter: spec.jitter,
+        exclude: spec.exclude,
         data: undefined,
         cursor: undefined,
         queue: [],
       });
     }
+    for (const id of spec.exclude?.calendars ?? []) s.jobCalendars.add(id);
     s.dueWakeAt = 0;
     if (this.active) {
+      // start() checked the calendars of the jobs defined before it; this one's are checked now,
+      // and a missing one reported (it excludes nothing until it is stored).
+      if (spec.exclude && spec.exclude.calendars.length > 0)
+        void requireCalendars(s.store, [
+          { exclude: spec.exclude, what: `job ${JSON.stringify(spec.name)}` },
+        ]).catch((err) => s.emit('error', { error: err, during: `define of ${spec.name}` }));
       // Other nodes learn at this node's next heartbeat (written at the next poll) that it runs the job too.
       s.nextHeartbeatAt = 0;
       void this.feed
@@ -209,7 +220,13 @@ export class Scheduler {
       s.startedAt = s.storeClock.estimate();
       // Nodes started together spread their sweeps over the interval.
       s.nextSweepAt = s.startedAt + s.random() * s.sweepMs;
-      await this.feed.registerJobs([...s.defined.values()].map((job) => job.spec));
+      const specs = [...s.defined.values()].map((job) => job.spec);
+      // define() cannot read the store: the calendars the jobs' exclusions name must exist by now.
+      await requireCalendars(
+        s.store,
+        specs.map((spec) => ({ exclude: spec.exclude, what: `job ${JSON.stringify(spec.name)}` })),
+      );
+      await this.feed.registerJobs(specs);
       // stop() was called meanwhile: it runs next and finds nothing started.
       if (this.stopsQueued > 0) {
         this.active = false;
@@ -258,6 +275,19 @@ export class Scheduler {
    */
   async trigger(job: string, options: TriggerOptions = {}): Promise<void> {
     await triggerJob(this.state, job, options);
+  }
+
+  /**
+   * Runs once each fire time in `[from, to)` of the job's own trigger (or of its stored schedule
+   * `scheduleId`) that has not run, in order, source `backfill`; one that ran is not run again.
+   * Returns how many runs this call queued (two calls at once queue each fire time once). `to` may
+   * not be after the store's clock; at most MAX_BACKFILL_OCCURRENCES per call. See docs/backfill.md.
+   *
+   * @example
+   * const { queued } = await scheduler.backfill({ job: 'send-report', from: '2026-12-01T00:00:00Z', to: '2026-12-02T00:00:00Z' });
+   */
+  async backfill(options: BackfillOptions): Promise<BackfillResult> {
+    return backfill(this.state, options);
   }
 
   /**
@@ -336,6 +366,16 @@ export class Scheduler {
 
   /** Stored per-user/per-tenant schedules of defined jobs, kept in the store and seen by every node within one poll. */
   readonly schedules: Schedules;
+
+  /**
+   * Shared calendars of dates to skip (`exclude: [{ calendar: id }]` on jobs and stored
+   * schedules): `upsert`, `get`, `remove`, `list`. Read once per node and cached; a change reaches
+   * every node within one poll. See docs/calendars.md.
+   *
+   * @example
+   * await scheduler.calendars.upsert({ id: 'holidays-de', dates: ['2026-12-25', '2026-12-26'], timezone: 'Europe/Berlin' });
+   */
+  readonly calendars: Calendars;
 }
 
 /**

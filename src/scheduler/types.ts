@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../core/clock.js';
 import type { Duration } from '../core/duration.js';
 import type { Logger } from '../core/logger.js';
+import type { Exclusion } from '../schedule/exclude.js';
 import type { Jitter } from '../schedule/jitter.js';
 import type { Trigger } from '../schedule/trigger.js';
 import type { Store } from '../store/types.js';
@@ -75,9 +76,10 @@ export interface SchedulerTracer {
 /**
  * Why a run started: `schedule` (its fire time came), `misfire` (a missed fire time replayed by the
  * `misfire` policy), `retry` (a handler that threw, run again), `recover` (its node died mid-run),
- * `manual` (`scheduler.trigger()`).
+ * `manual` (`scheduler.trigger()`), `backfill` (a past fire time that had not run, asked for by
+ * `scheduler.backfill()`: docs/backfill.md).
  */
-export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual';
+export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual' | 'backfill';
 /**
  * The state of one attempt in history: `running`; `succeeded`; `failed` (the handler threw);
  * `timed-out` (it ran past the job's `timeout`); `skipped` (the fire time was not run, see
@@ -91,9 +93,27 @@ export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed-out' | 'skip
  * fire time and had not finished by then (`by` names it); `superseded`: a queued run (overlap
  * 'queue', one run buffered per gate) that a later queued fire time (`by.fireTime`) replaced;
  * `misfire`: nobody could claim it within `misfireThreshold` (the `misfired` event; no history
- * entry). A claim that was granted and never started never causes a skip: it is recovered.
+ * entry); `excluded`: the fire time matches the trigger's `exclude` list (a cron, a range, a
+ * calendar: docs/calendars.md; no `by`); `paused`: fire times that passed while the job or the
+ * stored schedule was paused and that its misfire policy did not replay — ONE entry per pause, its
+ * `span` saying which (docs/pause.md; no `by`). A claim that was granted and never started never
+ * causes a skip: it is recovered.
  */
-export type SkipReason = 'overlap' | 'superseded' | 'misfire';
+export type SkipReason = 'overlap' | 'superseded' | 'misfire' | 'excluded' | 'paused';
+
+/**
+ * The fire times one `paused` skip stands for (HistoryEntry.span): every fire time of the trigger
+ * from `first` to `last`, inclusive — those that passed while paused and were not replayed by the
+ * misfire policy at the resume. The entry's `fireTime` is `first`.
+ */
+export interface SkipSpan {
+  /** The first fire time not run. */
+  first: Date;
+  /** The last fire time not run. */
+  last: Date;
+  /** How many fire times `first`..`last` are; absent only for a cron span too long to count cheaply (over 1,000). */
+  count?: number;
+}
 
 /** The run a skip was decided against: the overlapping run, or the queued fire time that superseded it. */
 export interface SkipCause {
@@ -184,6 +204,8 @@ export interface HistoryEntry {
   reason?: SkipReason;
   /** (`skipped`) the run it overlapped, or the queued fire time that superseded it. */
   by?: SkipCause;
+  /** (`skipped`, reason `paused`) the fire times this one entry stands for: see {@link SkipSpan}. */
+  span?: SkipSpan;
 }
 
 /** What every run event (`started`, `succeeded`, `failed`) carries: which attempt of which occurrence. */
@@ -256,9 +278,11 @@ export interface SchedulerEvents {
     /** The shard index, for a sharded job. */
     shard?: number;
     /** Why: see {@link SkipReason}. */
-    reason: 'overlap' | 'superseded';
-    /** The run it overlapped, or the queued fire time that superseded it. */
-    by: SkipCause;
+    reason: 'overlap' | 'superseded' | 'excluded' | 'paused';
+    /** The run it overlapped, or the queued fire time that superseded it (absent for `excluded`, `paused`). */
+    by?: SkipCause;
+    /** (`paused`) the fire times skipped, from `fireTime` on: see {@link SkipSpan}. */
+    span?: SkipSpan;
   };
   /**
    * Fire times nobody claimed within `misfireThreshold`. `run`: one per replayed fire time
@@ -356,8 +380,49 @@ export interface StoredSchedule {
   timezone?: string;
   /** Start each fire time at an offset in `[0, max)` after it (docs/jitter.md); not the job's own jitter. */
   jitter?: Jitter;
+  /**
+   * Fire times not run, each recorded skipped with reason `excluded` (docs/calendars.md): a cron
+   * (`{ cron, timezone? }`), a range (`{ from, to }`, to not included) or a calendar
+   * (`{ calendar: id }`, stored with `scheduler.calendars.upsert`); at most 100 entries.
+   */
+  exclude?: Exclusion[];
+  /** No fire time before this instant (inclusive): a `Date`, an ISO-8601 string or epoch ms (docs/bounds.md). */
+  startAt?: Date | string | number;
+  /** No fire time after this instant (inclusive); after `startAt`. */
+  endAt?: Date | string | number;
+  /**
+   * The schedule ends once this many of its occurrences have started, fleet-wide (1 to
+   * 1,000,000,000); an upsert starts the count again. See `remainingRuns`.
+   */
+  maxRuns?: number;
+  /**
+   * Read-only, set by `schedules.get`/`list` on a schedule with `maxRuns`: how many of its runs
+   * may still start (0: ended). Ignored by `upsert`.
+   */
+  remainingRuns?: number;
+  /**
+   * Read-only, set by `schedules.get`/`list` on a schedule with `maxRuns` or `endAt`: `true` once
+   * nothing of it will run any more (no runs remaining, or no fire time left before `endAt`). It
+   * stays stored and listed; it has no due entry. Ignored by `upsert`.
+   */
+  ended?: boolean;
   /** JSON data handed to the handler as `ctx.data` (the whole schedule at most 64 KiB as JSON). */
   data?: unknown;
+  /**
+   * Read-only: set by `schedules.get`/`list` while the schedule is paused (`schedules.pause(id)`):
+   * since when, who paused it and why. Ignored by `upsert` (an upsert keeps a pause).
+   */
+  pause?: SchedulePauseInfo;
+}
+
+/** A stored schedule's pause as `schedules.get(id)` shows it (see docs/pause.md). */
+export interface SchedulePauseInfo {
+  /** When it was paused, on the store's clock. */
+  since: Date;
+  /** Who paused it (see AuditEntry.actor). */
+  actor?: string;
+  /** The note given to `schedules.pause(id, { note })`. */
+  note?: string;
 }
 
 export type { AuditAction, AuditEntry, AuditQuery } from './audit-types.js';

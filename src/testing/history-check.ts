@@ -20,7 +20,8 @@
  *   that started (the queued run that replaced it). A `misfire` skip needs the fire time to have
  *   fallen outside the `healthy` windows: a fire time some healthy node could claim in time
  *   (within `misfireThresholdMs`) is never missed — a claim granted and never started is
- *   recovered, not skipped.
+ *   recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
+ *   `exclude` list (`exclusions`, with the `calendars` they name).
  * - A fenced effects sink (a write accepted only with a token higher than the last accepted one
  *   for its resource) never accepted a stale token.
  */

@@ -1,4 +1,5 @@
 /** The history checker's records, input and result (history-check.ts judges them). */
+import type { Exclusion } from '../schedule/exclude.js';
 import type { RunSource, RunStatus } from '../scheduler/types.js';
 
 /** One start or finish of one run, as a node or the store's history saw it. */
@@ -45,7 +46,7 @@ export interface SkipRecord {
   /** See `from`. */
   to: number;
   /** Why the fire times were skipped (the scheduler's `SkipReason`). */
-  reason: 'misfire' | 'overlap' | 'superseded';
+  reason: 'misfire' | 'overlap' | 'superseded' | 'excluded' | 'paused';
   /** The run it overlapped (`overlap`), or the queued fire time that replaced it (`superseded`). */
   by?: {
     /** That run's fire time, epoch ms. */
@@ -112,6 +113,50 @@ export interface CheckInput {
   writes?: readonly FencedWrite[];
   /** Slack for `at` values taken on different processes' clocks (default 250 ms). */
   toleranceMs?: number;
+  /**
+   * The pauses during the history: of a job (no `scheduleId`: its own trigger and all its stored
+   * schedules) or of one stored schedule, from `from` to `to` (epoch ms; `to` absent: not resumed).
+   * A `paused` skip is borne out only by a pause of its job or schedule that its fire time falls in
+   * (give or take the misfire threshold and a few seconds: the span runs to the first read after
+   * the resume). Without `pauses`, every `paused` skip is unjustified.
+   */
+  pauses?: readonly {
+    /** The job's name. */
+    job: string;
+    /** The stored schedule; absent for a pause of the whole job. */
+    scheduleId?: string;
+    /** When it was paused, epoch ms. */
+    from: number;
+    /** When it was resumed, epoch ms; absent while still paused. */
+    to?: number;
+  }[];
+  /**
+   * The `exclude` lists of the triggers (the job's own: no `scheduleId`): an `excluded` skip is
+   * borne out only when its fire time matches its trigger's list. `timezone`: the trigger's cron
+   * zone (where calendars without a zone are read).
+   */
+  exclusions?: readonly {
+    /** The job's name. */
+    job: string;
+    /** The stored schedule; absent for the job's own trigger. */
+    scheduleId?: string;
+    /** The trigger's `exclude` list, as given. */
+    exclude: readonly Exclusion[];
+    /** The trigger's cron time zone, if any. */
+    timezone?: string;
+  }[];
+  /**
+   * The calendars the exclusions name. One id may be given once per version it had during the
+   * history (a calendar changed mid-run): a fire time excluded by any of them is borne out.
+   */
+  calendars?: readonly {
+    /** The calendar's id. */
+    id: string;
+    /** Its dates, `YYYY-MM-DD`. */
+    dates: readonly string[];
+    /** Its time zone, if any. */
+    timezone?: string;
+  }[];
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The checker's "no fire time lost, no skip without its reason" part (see history-check.ts). */
 
+import { compileExclude, isExcluded } from '../schedule/exclude.js';
 import { gateScope, keys } from '../scheduler/keys.js';
 import type { CheckInput, CheckResult, ExpectedOccurrence, RunRecord, SkipRecord } from './history-model.js';
 import { occurrenceKey } from './history-model.js';
@@ -32,6 +33,8 @@ export function checkLost(
       runs.push({ start, end });
       byGate.set(gate, runs);
     }
+  const excludedBy = exclusionsOf(input);
+  const pausedAt = pausesOf(input, tolerance);
   const inHealthy = (from: number, to: number) =>
     healthy === undefined || healthy.some((w) => w.from <= from && to <= w.to);
   const justified = (skip: SkipRecord, e: ExpectedOccurrence): boolean => {
@@ -40,6 +43,8 @@ export function checkLost(
     const runs = byGate.get(gateOf(e)) ?? [];
     if (skip.reason === 'misfire') return !inHealthy(F, F + (job?.misfireThresholdMs ?? 1000));
     if (skip.reason === 'superseded') return runs.some((r) => r.start.fireTime > F);
+    if (skip.reason === 'excluded') return excludedBy(e);
+    if (skip.reason === 'paused') return pausedAt(e, job?.misfireThresholdMs ?? 1000);
     const hold = job?.lockAtLeastForMs ?? 0;
     return runs.some(
       ({ start, end }) =>
@@ -95,7 +100,53 @@ function whyUnjustified(s: SkipRecord): string {
   if (s.reason === 'misfire')
     return 'a node was healthy from the fire time to its misfire threshold, so it could be claimed in time';
   if (s.reason === 'superseded') return 'no later fire time of its overlap gate started';
+  if (s.reason === 'excluded')
+    return "the fire time matches no entry of its trigger's exclude list (input.exclusions)";
+  if (s.reason === 'paused') return 'no pause of its job or schedule (input.pauses) covers the fire time';
   return s.by === undefined
     ? 'no run of its overlap gate had started by the fire time and was still going then'
     : 'that run had not started by the fire time, or had finished before it';
+}
+
+/**
+ * Whether an expected occurrence's fire time is excluded by its trigger's list (input.exclusions),
+ * a calendar counting every date any of its given versions held.
+ */
+function exclusionsOf(input: CheckInput): (e: ExpectedOccurrence) => boolean {
+  const calendars = new Map<string, { dates: Set<string>; timezone?: string | undefined }>();
+  for (const c of input.calendars ?? []) {
+    const held = calendars.get(c.id) ?? { dates: new Set<string>(), timezone: c.timezone };
+    for (const d of c.dates) held.dates.add(d);
+    calendars.set(c.id, held);
+  }
+  const lists = new Map(
+    (input.exclusions ?? []).map((x) => [
+      `${x.job}\u0000${x.scheduleId ?? ''}`,
+      compileExclude(x.exclude, x.timezone, `exclusions of ${x.job}`),
+    ]),
+  );
+  return (e) => {
+    const list = lists.get(`${e.job}\u0000${e.scheduleId ?? ''}`);
+    return list !== undefined && isExcluded(list, e.fireTime, (id) => calendars.get(id));
+  };
+}
+
+/** Slack after a resume for a `paused` span: it runs to the first read of the trigger after the resume. */
+const PAUSE_SLACK_MS = 15_000;
+
+/**
+ * Whether an expected occurrence's fire time fell in a pause of its job or of its stored schedule
+ * (input.pauses), give or take its misfire threshold (a fire time just before the pause not claimed
+ * yet) and, after the resume, PAUSE_SLACK_MS.
+ */
+function pausesOf(input: CheckInput, tolerance: number): (e: ExpectedOccurrence, thresholdMs: number) => boolean {
+  const pauses = input.pauses ?? [];
+  return (e, thresholdMs) =>
+    pauses.some(
+      (p) =>
+        p.job === e.job &&
+        (p.scheduleId === undefined || p.scheduleId === e.scheduleId) &&
+        p.from - thresholdMs - tolerance <= e.fireTime &&
+        (p.to === undefined || e.fireTime <= p.to + thresholdMs + PAUSE_SLACK_MS),
+    );
 }

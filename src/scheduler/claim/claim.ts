@@ -7,6 +7,7 @@ import { gateScope, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { type InflightRecord, sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
+import { backfillClaimed, backfillRefused } from './backfill-claim.js';
 import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { accountedFor } from './on-record.js';
@@ -170,7 +171,7 @@ export class Claims {
    * lost its lease sooner). A node whose cursor lagged (a partition, a pause), or whose claim was
    * held back (queued for another node's spread grace, or unanswered through an outage), claims
    * such a fire time afresh once the earlier run's lease lapsed. On-time claims — nearly all of
-   * them — read nothing; a recovery knows its attempt already.
+   * them — read nothing; a recovery knows its attempt already, a backfill looks itself.
    *  - `deadRun`: that run's in-flight record — it died, and this claim is its recovery; without
    *    this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
    *    the gate held, recorded it skipped over the dead run (1124; overlap.ts);
@@ -189,7 +190,7 @@ export class Claims {
     c: Candidate,
     lease: Lease,
   ): Promise<{ deadRun?: InflightRecord; ended?: boolean }> {
-    if (c.source === 'recover' && !c.unstarted) return {};
+    if ((c.source === 'recover' && !c.unstarted) || c.source === 'backfill') return {};
     if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
     const rec = await this.state.store.get(keys.inflight(c.occ));
     if (rec !== null) return { deadRun: JSON.parse(rec) as InflightRecord };
@@ -250,7 +251,8 @@ export class Claims {
       // store fails: a gate left held would skip the job's next fire times until its lease ends).
       if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
       // Looked at again when the holder's lease would have ended (watch.ts).
-      this.watch.refused(c);
+      if (c.source === 'backfill') await backfillRefused(s, c);
+      else this.watch.refused(c);
       return 'refused';
     }
     // Granted a little before the fire time (this node's estimate of the store clock ran ahead by
@@ -299,7 +301,9 @@ export class Claims {
         token: lease.token,
         holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
       };
-      await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, hold], lease, sentAt);
+      // A pause's span (control/pause-span.ts) goes with the settle: written by this winner only.
+      const span = c.pausedSpan ? [c.pausedSpan(lease.token, lease.acquiredAt)] : [];
+      await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, ...span, hold], lease, sentAt);
       return 'won';
     }
     // A queued run's in-flight record was read by its poll; any other claim looks now if it is late.
@@ -320,10 +324,18 @@ export class Claims {
       await settleDone(`late claim of ${c.occ.job}`);
       return 'won';
     }
+    // Excluded (its trigger's `exclude` list): recorded skipped, never run — unless a run of it
+    // started meanwhile and died (a calendar changed under it): that run is recovered below.
+    if (c.excluded && after.deadRun === undefined) {
+      await this.overlap.excluded(job, c, lease, sentAt);
+      return 'won';
+    }
     if (gate === null) {
       await this.overlap.overlapped(job, c, lease, sentAt, after.deadRun);
       return 'won';
     }
+    // A backfill runs only if its fire time has not run, as the next attempt (backfill-claim.ts).
+    if (c.source === 'backfill' && !(await backfillClaimed(s, c, lease, gate, sentAt))) return 'won';
     // The high-water mark is raised with the run's in-flight record: until then the held claim is
     // what tells a late node that this fire time was handled, and a claim that never gets to start
     // leaves its fire time to the misfire policy. A trigger request or pending record is consumed

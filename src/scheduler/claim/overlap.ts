@@ -50,11 +50,12 @@ export class Overlap {
       settle(s, what, [{ op: 'release', key: lease.key, token: lease.token }], lease, sentAt);
     if (
       (c.source === 'misfire' && job.spec.misfire === 'catch-up') ||
-      (c.source === 'recover' && !c.unstarted)
+      (c.source === 'recover' && !c.unstarted) ||
+      c.source === 'backfill'
     ) {
-      // A catch-up replay waits for the previous one, a recovery for the run holding the gate:
-      // free the occurrence and try again next tick (recovery: next poll; its in-flight record,
-      // or its pending record, stays).
+      // A catch-up replay waits for the previous one, a recovery for the run holding the gate, a
+      // backfill for the run before it (or any run of its gate): free the occurrence and try again
+      // next tick (recovery, backfill: next poll; its in-flight, pending or backfill request stays).
       await release();
       return;
     }
@@ -96,7 +97,8 @@ export class Overlap {
       await this.queue(job, c, lease, sentAt, advance, !by || c.waiting === true);
       return;
     }
-    await this.skip(job, c, lease, sentAt, advance, 'overlap', by);
+    // Not run: a stored schedule with maxRuns moves on without counting it (control/runs-left.ts).
+    await this.skip(job, c, lease, sentAt, c.advanceIfUnrun ?? advance, 'overlap', by);
   }
 
   /**
@@ -158,6 +160,18 @@ export class Overlap {
   }
 
   /**
+   * A fire time its trigger's `exclude` list matches (Candidate.excluded), won: recorded skipped
+   * with reason `excluded` in the one batch an overlap skip writes (its history entry, the mark or
+   * the due entry's move, the "done" hold) — no store call beyond the claim's own. Recorded by the
+   * winner of its claim only, so once fleet-wide.
+   */
+  async excluded(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
+    const mark = this.highWater.highWaterOp(c.occ);
+    const advance = c.advanceIfUnrun ?? c.advance ?? (mark ? [mark] : []);
+    await this.skip(job, c, lease, sentAt, advance, 'excluded', undefined);
+  }
+
+  /**
    * Skipped: recorded, marked, kept claimed ("done"), and a skipped trigger request or pending run
    * is consumed (or every poll would re-read it; a pending record only as read) — one batch.
    */
@@ -167,8 +181,8 @@ export class Overlap {
     lease: Lease,
     sentAt: number,
     advance: WriteOp[],
-    reason: 'overlap' | 'superseded',
-    by: SkipCause,
+    reason: 'overlap' | 'superseded' | 'excluded',
+    by: SkipCause | undefined,
   ): Promise<void> {
     const s = this.state;
     const what = `overlap handling of ${c.occ.job}`;
@@ -190,7 +204,7 @@ export class Overlap {
             startedAt: at,
             finishedAt: at,
             reason,
-            by,
+            ...(by !== undefined && { by }),
           }),
           ttlMs: s.retentionMs,
         },
@@ -205,7 +219,7 @@ export class Overlap {
       ],
       lease,
       sentAt,
-      () => s.emit('skipped', { ...occFields(c.occ), reason, by }),
+      () => s.emit('skipped', { ...occFields(c.occ), reason, ...(by !== undefined && { by }) }),
       () => s.lapsedClaim(c, sentAt),
     );
   }

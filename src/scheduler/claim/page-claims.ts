@@ -10,6 +10,7 @@ import type { SkipCause } from '../types.js';
 import { type DueValue, itemOcc, type PageItem, type PageRecord, pageKeys } from './page-record.js';
 import { skippedEntry, storeWhileHeld } from './page-writes.js';
 import { judgePrev, type PrevVerdict } from './prev-run.js';
+import { countedMove } from './counted-page.js';
 
 /** Items per page: one op of the claim is the page's record. */
 const PAGE_ITEMS = MAX_BATCH - 1;
@@ -39,8 +40,12 @@ export class PageClaims {
     for (const [name, cs] of byJob) {
       const job = this.state.defined.get(name);
       if (!job) continue;
-      for (let at = 0; at < cs.length; at += PAGE_ITEMS)
-        pages.push(this.claimPage(job, cs.slice(at, at + PAGE_ITEMS)));
+      // An item of a schedule with maxRuns takes two ops (its remaining-runs record moves too).
+      for (let at = 0, end = 0; at < cs.length; at = end) {
+        for (let used = 0; end < cs.length && used + (cs[end]!.pageMove?.count ? 2 : 1) <= PAGE_ITEMS; end++)
+          used += cs[end]!.pageMove?.count ? 2 : 1;
+        pages.push(this.claimPage(job, cs.slice(at, end)));
+      }
     }
     const failed = (await Promise.allSettled(pages)).find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -74,18 +79,23 @@ export class PageClaims {
         fireTime: c.occ.fireTime,
         ...(c.scheduledAt !== undefined && { at: c.scheduledAt }),
         to: c.pageMove!.to,
-        kind: c.settleOnly ? 'settle' : v.kind === 'skip' ? 'skip' : 'run',
+        // Excluded (Candidate.excluded): a skip item whose history is written with the start.
+        kind: c.settleOnly ? 'settle' : c.excluded || v.kind === 'skip' ? 'skip' : 'run',
         source: c.source,
-        ...(v.kind === 'skip' && { by: { ...v.by, fireTime: v.by.fireTime.getTime() } }),
+        ...(c.excluded && !c.settleOnly
+          ? { reason: 'excluded' as const }
+          : v.kind === 'skip' && { by: { ...v.by, fireTime: v.by.fireTime.getTime() } }),
       };
     });
+    // maxRuns (control/runs-left.ts): a fire time this page will not run moves on uncounted.
+    const counted = cs.map((c, i) => countedMove(c, items[i]!));
     const record: PageRecord = { job: name, node: s.node, leaseMs: job.spec.lockAtMostForMs, items };
     const ops: PageOp[] = cs.map((c, i) => {
-      const move = c.pageMove!;
+      const move = { ...c.pageMove!, ...counted[i]!.move };
       // The moved entry names the run of this fire time (the next claim judges overlap by it), or
       // carries over the run it still overlaps.
       const prev = items[i]!.kind === 'run' ? { page, fireTime: c.occ.fireTime } : move.prev;
-      const value: DueValue = { job: name, page, ...(prev && { prev }) };
+      const value: DueValue = { job: name, page, ...(prev && { prev }), ...(move.left !== undefined && { left: move.left }) };
       return {
         op: 'move',
         from: move.from,
@@ -94,6 +104,8 @@ export class PageClaims {
         ...(move.next === undefined && { ttlMs: s.retentionMs }),
       };
     });
+    // After the items' ops (results[i] is item i's move): each moves exactly when its item's does.
+    for (const x of counted) if (x.count) ops.push({ op: 'move', from: x.count.from, to: x.count.to, value: '' });
     ops.push({ op: 'put', key: recordKey, value: JSON.stringify(record) });
     s.telemetry.claim(name, 'attempted', cs.length);
     const sentAt = s.clock.monotonic();
@@ -127,12 +139,21 @@ export class PageClaims {
     const skipOps: WriteOp[] = skips.map((i) =>
       skippedEntry(s, itemOcc(name, items[i]!), items[i]!, lease.token, startedAt),
     );
+    // The `paused` spans of settle items won (control/pause-span.ts): written by this page only.
+    for (const i of won) {
+      const span = cs[i]!.pausedSpan;
+      if (span && items[i]!.kind === 'settle') skipOps.push(span(lease.token, startedAt));
+    }
     // Stored before any handler starts: a page that never got here never causes a skip, and its
     // won runs are recovered as claimed-but-unstarted.
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...skipOps], lease, sentAt))) return;
     for (const i of skips) {
-      const v = judged[i] as { kind: 'skip'; by: SkipCause };
-      s.emit('skipped', { ...occFields(cs[i]!.occ), reason: 'overlap', by: v.by });
+      if (items[i]!.reason === 'excluded')
+        s.emit('skipped', { ...occFields(cs[i]!.occ), reason: 'excluded' });
+      else {
+        const v = judged[i] as { kind: 'skip'; by: SkipCause };
+        s.emit('skipped', { ...occFields(cs[i]!.occ), reason: 'overlap', by: v.by });
+      }
     }
     const runs = won.filter((i) => items[i]!.kind === 'run');
     const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);

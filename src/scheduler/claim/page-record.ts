@@ -44,6 +44,8 @@ export interface PageItem {
   attempt?: number;
   /** (`skip`) the run it overlapped. */
   by?: { fireTime: number; node?: string | undefined; token?: number | undefined };
+  /** (`skip`) `excluded`: the fire time matches the schedule's exclude list (no `by`); absent: overlap. */
+  reason?: 'excluded';
 }
 
 export interface PageStart {
@@ -70,6 +72,8 @@ export interface DueValue {
   page?: string;
   /** The page run of an earlier fire time that may still be going, and that fire time. */
   prev?: { page: string; fireTime: number };
+  /** (A schedule with maxRuns, control/runs-left.ts) the runs that may still start, this fire time's included. */
+  left?: number;
 }
 
 /** The occurrence an item stands for. */

@@ -34,7 +34,7 @@ export async function storeWhileHeld(
   }
 }
 
-/** The history entry of a page's `skip` item: skipped for overlap with the run it names. */
+/** The history entry of a page's `skip` item: excluded, or skipped for overlap with the run it names. */
 export function skippedEntry(
   state: NodeState,
   occ: OccurrenceId,
@@ -43,7 +43,7 @@ export function skippedEntry(
   at: number,
 ): WriteOp {
   const when = new Date(at);
-  const by = item.by!;
+  const by = item.by;
   return {
     op: 'put',
     key: keys.history(occ, 1),
@@ -56,12 +56,16 @@ export function skippedEntry(
       status: 'skipped',
       startedAt: when,
       finishedAt: when,
-      reason: 'overlap',
-      by: {
-        fireTime: new Date(by.fireTime),
-        ...(by.node !== undefined && { node: by.node }),
-        ...(by.token !== undefined && { token: by.token }),
-      },
+      ...(item.reason === 'excluded' || by === undefined
+        ? { reason: 'excluded' as const }
+        : {
+            reason: 'overlap' as const,
+            by: {
+              fireTime: new Date(by.fireTime),
+              ...(by.node !== undefined && { node: by.node }),
+              ...(by.token !== undefined && { token: by.token }),
+            },
+          }),
     }),
     ttlMs: state.retentionMs,
   };

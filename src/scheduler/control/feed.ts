@@ -4,7 +4,8 @@ import { packageVersion } from '../../core/version.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import type { JobSpec } from '../job-options.js';
-import { controlKind, jobOfKey, keys } from '../keys.js';
+import type { PauseSpan } from '../internal-types.js';
+import { controlKind, jobOfKey, keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { PageRecovery } from '../recover/page-recovery.js';
 import type { Recovery } from '../recover/recover.js';
@@ -16,14 +17,28 @@ const CLOCK_RESAMPLE_MS = 10_000;
 /** A poll reads at most this many control records (reported when there are more). */
 const MAX_CONTROL_RECORDS = 100_000;
 
-type ControlKind = 'pause' | 'srev' | 'trig' | 'pending' | 'run' | 'page';
+type ControlKind =
+  | 'pause'
+  | 'spause'
+  | 'pspan'
+  | 'srev'
+  | 'crev'
+  | 'trig'
+  | 'bf'
+  | 'pending'
+  | 'run'
+  | 'page';
 
 /** The control records a poll acts on, by kind (`controlKind`), in one pass; other kinds are ignored. */
 function byKind(records: StoredRecord[]): Record<ControlKind, StoredRecord[]> {
   const out: Record<ControlKind, StoredRecord[]> = {
     pause: [],
+    spause: [],
+    pspan: [],
     srev: [],
+    crev: [],
     trig: [],
+    bf: [],
     pending: [],
     run: [],
     page: [],
@@ -69,7 +84,13 @@ export class Feed {
       control.pause.map((r) => jobOfKey(r.key)),
       epoch,
     );
+    if (control.spause.length > 0 || s.pausedSchedules.size > 0 || s.localSchedulePauses.size > 0)
+      s.pausedSchedules = withLocal(new Set(control.spause.map((r) => idOfPauseKey(r.key))), s.localSchedulePauses, epoch);
+    if (control.pspan.length > 0 || s.pauseSpans.size > 0 || s.localPauseSpans.size > 0)
+      s.pauseSpans = spansNow(control.pspan, s.localPauseSpans, epoch);
     s.scheduleRevision = control.srev[0]?.value;
+    // Calendars changed: every one held here is read again when next needed (calendar-cache.ts).
+    s.calendars.seen(control.crev[0]?.value);
     const beat = now >= s.nextHeartbeatAt;
     if (beat) {
       await this.heartbeat(now);
@@ -85,9 +106,9 @@ export class Feed {
     // fire time spread 89/423/488). A node that joins later is likewise settled on at once.
     if (beat || this.liveUnsettled)
       this.liveUnsettled = s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
-    const { pending, run: inflight, trig } = control;
+    const { pending, run: inflight, trig, bf } = control;
     s.pendingSeen = pending.length > 0;
-    await this.requests.claimRequests(trig, pending, inflight, now);
+    await this.requests.claimRequests(trig, pending, inflight, now, bf);
     await this.recovery.recover(inflight, now);
     if (control.page.length > 0) await this.pages.recover(control.page, now);
     if (now >= s.nextSweepAt) {
@@ -103,13 +124,7 @@ export class Feed {
    * began (`epoch`) still in force: the read may predate them. Older ones are in what was read.
    */
   private pausedNow(read: string[], epoch: number): Set<string> {
-    const paused = new Set(read);
-    for (const [job, local] of this.state.localPauses) {
-      if (local.epoch <= epoch) this.state.localPauses.delete(job);
-      else if (local.paused) paused.add(job);
-      else paused.delete(job);
-    }
-    return paused;
+    return withLocal(new Set(read), this.state.localPauses, epoch);
   }
 
   /** Every `ctl|` record, in pages of 10,000 (at most MAX_CONTROL_RECORDS). */
@@ -194,6 +209,10 @@ export class Feed {
           shards: spec.shards?.count ?? null,
           // Only when set (records of jobs without one stay as they were): read by next() elsewhere.
           ...(spec.jitter && { jitter: spec.jitter }),
+          // Likewise (ranges as ISO-8601 strings): next() elsewhere skips what it excludes.
+          ...(spec.exclude && { exclude: spec.exclude.source }),
+          // startAt/endAt (epoch ms), only when set: next() and the job list bound the trigger by them.
+          ...(spec.bounds && spec.bounds),
         },
         definedBy: s.node,
         updatedAt,
@@ -214,4 +233,49 @@ export class Feed {
       }
     }
   }
+}
+
+/**
+ * `read` (names or ids paused as a poll read them), with this node's own pause and resume calls
+ * made since the read began (`epoch`) still in force: the read may predate them. Older ones are
+ * in what was read, and are dropped from `local`.
+ */
+function withLocal(
+  read: Set<string>,
+  local: Map<string, { paused: boolean; epoch: number }>,
+  epoch: number,
+): Set<string> {
+  for (const [name, change] of local) {
+    if (change.epoch <= epoch) local.delete(name);
+    else if (change.paused) read.add(name);
+    else read.delete(name);
+  }
+  return read;
+}
+
+/** The stored schedule id of a `ctl|spause|<id>` key. */
+function idOfPauseKey(key: string): string {
+  return unesc(key.slice(keys.schedulePausePrefix.length));
+}
+
+/** The pause span markers as read (control/pause-span.ts), with those this node wrote since the read began. */
+function spansNow(
+  read: readonly StoredRecord[],
+  local: Map<string, { span: PauseSpan; epoch: number }>,
+  epoch: number,
+): Map<string, PauseSpan> {
+  const out = new Map<string, PauseSpan>();
+  for (const r of read) {
+    try {
+      const span = JSON.parse(r.value) as PauseSpan;
+      if (typeof span.since === 'number' && typeof span.until === 'number') out.set(r.key, span);
+    } catch {
+      // Not a marker this build wrote: it expires.
+    }
+  }
+  for (const [key, change] of local) {
+    if (change.epoch <= epoch) local.delete(key);
+    else out.set(key, change.span);
+  }
+  return out;
 }

@@ -1,5 +1,7 @@
 import { invalidArgument, OncelyError } from '../../core/errors.js';
 import { didYouMean } from '../../core/options.js';
+import { bounded, compileBounds } from '../../schedule/bounds.js';
+import { type CompiledExclude, compileExclude } from '../../schedule/exclude.js';
 import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import { type CompiledTrigger, requireFires, type Trigger } from '../../schedule/trigger.js';
@@ -19,13 +21,19 @@ export interface ValidSchedule {
   trigger: CompiledTrigger;
   /** Its jitter (schedule/jitter.ts): the due entry is keyed by the fire time plus its offset. */
   jitter: CompiledJitter | undefined;
+  /** Its exclusions (schedule/exclude.ts): upsert checks that the calendars they name exist. */
+  exclude: CompiledExclude | undefined;
+  /** Its run limit (schedule/bounds.ts; `trigger` carries startAt/endAt): the due entry counts it down (runs-left.ts). */
+  maxRuns?: number;
   /** `JSON.stringify(schedule)` minus the closing brace (the version is appended per write). */
   json: string;
   /** UTF-8 bytes of the record's JSON (upsert batches are cut by it). */
   bytes: number;
 }
 
-const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'jitter', 'data']);
+const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'jitter', 'startAt', 'endAt', 'maxRuns', 'exclude', 'data']);
+/** Fields `get`/`list` add that an upsert accepts and ignores (a schedule read, changed and written back). */
+const READ_ONLY = new Set(['pause', 'remainingRuns', 'ended']);
 
 /**
  * The largest stored schedule, as its JSON record (id, job, trigger and `data`): 64 KiB. Larger
@@ -71,7 +79,7 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
       `${where('entry')} must be an object { id, job, cron | every | at, timezone?, jitter?, data? }`,
     );
   const s = raw as Record<string, unknown>;
-  const unknown = Object.keys(s).find((k) => !FIELDS.has(k));
+  const unknown = Object.keys(s).find((k) => !FIELDS.has(k) && !READ_ONLY.has(k));
   if (unknown !== undefined)
     throw invalidArgument(
       `${where(unknown)}: unknown field${didYouMean(unknown, [...FIELDS])}; allowed: ${[...FIELDS].join(', ')}`,
@@ -86,23 +94,45 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
   };
   field('id', () => validateScheduleId(s.id));
   field('job', () => validateJobName(s.job));
-  const { id, job, data, jitter: jitterInput, ...triggerFields } = s as unknown as StoredSchedule;
+  const {
+    id,
+    job,
+    data,
+    jitter: jitterInput,
+    exclude: excludeInput,
+    pause: _pause,
+    ...triggerFields
+  } = s as unknown as StoredSchedule;
   const rest = jitterInput === undefined ? triggerFields : { ...triggerFields, jitter: jitterInput };
+  const { startAt, endAt, maxRuns: runs, ...plainTrigger } = triggerFields;
   let trigger!: CompiledTrigger;
   const triggerField = ['cron', 'every', 'at'].find((k) => s[k] !== undefined) ?? 'cron | every | at';
   field(triggerField, () => {
     // Each distinct trigger is compiled once per process (shared-triggers.ts).
     const what = `schedule ${JSON.stringify(id)}`;
-    trigger = requireFires(compileShared(triggerFields as Trigger, what), what);
+    trigger = requireFires(compileShared(plainTrigger as Trigger, what), what);
   });
   let jitter: CompiledJitter | undefined;
   field('jitter', () => {
     jitter = compileJitter(jitterInput, trigger, `schedule ${JSON.stringify(id)}`);
   });
+  let exclude: CompiledExclude | undefined;
+  field('exclude', () => {
+    const zone = trigger.kind === 'cron' ? trigger.timezone : undefined;
+    exclude = compileExclude(excludeInput, zone, `schedule ${JSON.stringify(id)}`);
+  });
+  let maxRuns: number | undefined;
+  field(boundsField(s), () => {
+    // startAt/endAt bound the trigger (schedule/bounds.ts); maxRuns is counted down by the due entry.
+    const limits = compileBounds({ startAt, endAt, maxRuns: runs }, `schedule ${JSON.stringify(id)}`);
+    trigger = bounded(trigger, limits);
+    maxRuns = limits?.maxRuns;
+  });
   let json = '';
   let bytes = 0;
   field('data', () => {
-    json = jsonText({ id, job, ...rest, ...(data !== undefined && { data }) }, '');
+    const excluding = excludeInput === undefined ? {} : { exclude: excludeInput };
+    json = jsonText({ id, job, ...rest, ...excluding, ...(data !== undefined && { data }) }, '');
     bytes = Buffer.byteLength(json);
     if (bytes > MAX_SCHEDULE_BYTES)
       throw invalidArgument(
@@ -111,5 +141,10 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
     requireWellFormed(json, 'the schedule as JSON');
   });
   byId.delete(id);
-  byId.set(id, { id, job, trigger, jitter, json: json.slice(0, -1), bytes });
+  byId.set(id, { id, job, trigger, jitter, exclude, ...(maxRuns !== undefined && { maxRuns }), json: json.slice(0, -1), bytes });
+}
+
+/** The field a startAt/endAt/maxRuns error names (the first of them given). */
+function boundsField(s: Record<string, unknown>): string {
+  return ['startAt', 'endAt', 'maxRuns'].find((k) => s[k] !== undefined) ?? 'startAt';
 }

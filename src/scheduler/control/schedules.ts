@@ -8,9 +8,13 @@ import { validateJobName } from '../job-options.js';
 import { keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { type NextOptions, nextOfSchedule } from '../observe/next-runs.js';
-import type { StoredSchedule } from '../types.js';
+import type { SchedulePauseInfo, StoredSchedule } from '../types.js';
 import { actorOf } from './audit.js';
+import { firstCount, rememberVersion, staleCounts, withRunsLeft } from './runs-left.js';
+import { requireCalendars } from './calendars.js';
+import type { PauseOptions } from './job-control.js';
 import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
+import { pauseInfo, pauseSchedule, pausesOf, resumeSchedule } from './schedule-pause.js';
 import {
   type StoredScheduleRecord,
   type ValidSchedule,
@@ -86,13 +90,29 @@ export interface Schedules {
   count: (options?: { job?: string }) => Promise<number>;
   /**
    * The schedule's next `count` (default 5, at most 1,000) starts that will really happen,
-   * ascending: fire time plus its jitter offset; `[]` while its job is paused. `NOT_FOUND` if
+   * ascending: fire time plus its jitter offset; `[]` while it or its job is paused. `NOT_FOUND` if
    * there is no schedule `id`. See docs/next.md.
    *
    * @example
    * const starts = await scheduler.schedules.next('report:user-42', { count: 3 });
    */
   next: (id: string, options?: NextOptions) => Promise<Date[]>;
+  /**
+   * Pauses one stored schedule on every node (within a poll); the job's other schedules go on.
+   * `note` (at most 1,000 characters) and `actor` are kept with the pause (`get`, `list`,
+   * `oncely schedules`) and in the audit trail. The fire times it misses are one `paused` skip
+   * in history once it is resumed. `NOT_FOUND` if there is no schedule `id`. See docs/pause.md.
+   *
+   * @example
+   * await scheduler.schedules.pause('report:user-42', { note: 'user on holiday', actor: 'alice' });
+   */
+  pause: (id: string, options?: PauseOptions) => Promise<void>;
+  /**
+   * Resumes a paused stored schedule on every node: what fell due while paused follows its job's
+   * misfire policy; the fire times not replayed are recorded as one skipped history entry, reason
+   * `paused`, with their `span`. A schedule that is not paused is left as it is.
+   */
+  resume: (id: string, options?: ScheduleChangeOptions) => Promise<void>;
 }
 
 /**
@@ -108,8 +128,22 @@ function jobOf(value: string, entry: ValidSchedule): string | undefined {
 }
 
 function publicView(record: StoredScheduleRecord): StoredSchedule {
-  const { v: _v, ...schedule } = record;
-  return schedule;
+  const { v, ...schedule } = record;
+  // With maxRuns, get/list read its remaining runs by the version (runs-left.ts).
+  return rememberVersion(schedule, v);
+}
+
+function withPause(schedule: StoredSchedule, pause: SchedulePauseInfo | undefined): StoredSchedule {
+  return pause === undefined ? schedule : { ...schedule, pause };
+}
+
+/** A page of schedules with their pauses (one more read, schedule-pause.ts). */
+async function withPauses(state: NodeState, page: StoredSchedule[]): Promise<StoredSchedule[]> {
+  const pauses = await pausesOf(
+    state.store,
+    page.map((s) => s.id),
+  );
+  return pauses.size === 0 ? page : page.map((s) => withPause(s, pauses.get(s.id)));
 }
 
 /** The stored-schedules API of one node: writes go to the store, and this node's next tick reads the due index again. */
@@ -131,6 +165,11 @@ export function createSchedules(state: NodeState): Schedules {
       const actor = actorOf(options, state.audit, 'schedules.upsert');
       const list = await validateSchedules(Array.isArray(input) ? input : [input as StoredSchedule]);
       if (list.length === 0) return;
+      // Every calendar an exclude list names must be stored (one getMany; none without calendars).
+      await requireCalendars(
+        store,
+        list.map((x) => ({ exclude: x.exclude, what: `schedules.upsert: schedule ${JSON.stringify(x.id)}` })),
+      );
       const now = await store.now();
       const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
       const base = `${state.newId()}.`;
@@ -160,7 +199,7 @@ export function createSchedules(state: NodeState): Schedules {
       const opsOf = (from: number, to: number): WriteOp[] => {
         const ops: WriteOp[] = [];
         for (let at = from; at < to; at++) {
-          const { id, job, trigger, jitter, json } = list[at]!;
+          const { id, job, trigger, jitter, maxRuns, json } = list[at]!;
           // New at every upsert of the id: a fresh random base per call, and the entry's place in it.
           const v = `${base}${at.toString(36)}`;
           ops.push(
@@ -175,8 +214,11 @@ export function createSchedules(state: NodeState): Schedules {
               jitter === undefined
                 ? next
                 : scheduledAt(jitter, job, id, next, nextFireTimes(trigger, next, 1)[0]);
-            ops.push({ op: 'put', key: keys.dueEntry(next, id, v, start), value: JSON.stringify({ job }) });
+            // With maxRuns, the entry carries the count down (runs-left.ts).
+            const value = JSON.stringify(maxRuns === undefined ? { job } : { job, left: maxRuns });
+            ops.push({ op: 'put', key: keys.dueEntry(next, id, v, start), value });
           }
+          if (maxRuns !== undefined) ops.push(firstCount(id, v, maxRuns));
         }
         return ops;
       };
@@ -203,6 +245,8 @@ export function createSchedules(state: NodeState): Schedules {
               const group = opsOf(at, at + 1);
               const old = value === null || value === undefined ? undefined : jobOf(value, list[at]!);
               if (old !== undefined) group.push({ op: 'delete', key: keys.scheduleOfJob(old, list[at]!.id) });
+              // A replaced schedule with maxRuns: its remaining-runs record goes (the count starts again).
+              if (value?.includes('"maxRuns"')) group.unshift(...(await staleCounts(store, list[at]!.id)));
               group.push(...upsertAudit(list[at]!, value, now, actor, state.audit));
               const size = opsBytes(group);
               if (ops.length > 0 && (ops.length + group.length >= MAX_BATCH || bytes + size > BATCH_BYTES)) {
@@ -232,6 +276,8 @@ export function createSchedules(state: NodeState): Schedules {
       touched();
       if (failed !== undefined) throw failed;
     },
+    pause: (id, options) => pauseSchedule(state, id, options),
+    resume: (id, options) => resumeSchedule(state, id, options),
     remove: async (id, options = {}) => {
       // A string is the job argument of earlier builds (ignored: ids are unique per store).
       const o = typeof options === 'string' ? {} : options;
@@ -240,9 +286,12 @@ export function createSchedules(state: NodeState): Schedules {
       const [found, at] = await Promise.all([read(id), store.now()]);
       if (!found) return false;
       // Its due entries are left to the nodes: with the schedule gone they are stale.
+      const counts = found.maxRuns === undefined ? [] : await staleCounts(store, id);
       await store.apply([
+        ...counts,
         { op: 'delete', key: keys.schedule(id) },
         { op: 'delete', key: keys.scheduleOfJob(found.job, id) },
+        { op: 'delete', key: keys.schedulePause(id) },
         changed(),
         ...removeAudit(found, at, actor, state.audit),
       ]);
@@ -250,8 +299,13 @@ export function createSchedules(state: NodeState): Schedules {
       return true;
     },
     get: async (id) => {
-      const found = await read(id);
-      return found && publicView(found);
+      const [value, pause] = await store.getMany([
+        keys.schedule(validateScheduleId(id)),
+        keys.schedulePause(id),
+      ]);
+      if (value === null || value === undefined) return undefined;
+      const [view] = await withRunsLeft(store, [publicView(JSON.parse(value) as StoredScheduleRecord)]);
+      return withPause(view!, pauseInfo(pause));
     },
     list: async (options = {}) => {
       checkOptionNames('schedules.list', options, ['job', 'after', 'limit']);
@@ -264,7 +318,8 @@ export function createSchedules(state: NodeState): Schedules {
           limit,
           ...(after !== undefined && { after: keys.schedule(after) }),
         });
-        return records.map((r) => publicView(JSON.parse(r.value) as StoredScheduleRecord));
+        const page = records.map((r) => publicView(JSON.parse(r.value) as StoredScheduleRecord));
+        return withPauses(state, await withRunsLeft(store, page));
       }
       validateJobName(job);
       const prefix = keys.scheduleOfJobPrefix(job);
@@ -284,7 +339,7 @@ export function createSchedules(state: NodeState): Schedules {
         else if (record) leftovers.push({ op: 'delete', key: index[i]!.key });
       });
       if (leftovers.length > 0) await store.apply(leftovers);
-      return out;
+      return withPauses(state, await withRunsLeft(store, out));
     },
     count: async (options = {}) => {
       checkOptionNames('schedules.count', options, ['job']);

@@ -1,3 +1,4 @@
+import { type CompiledExclude, isExcluded } from '../../schedule/exclude.js';
 import { fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { type CompiledJitter, missedNominal, scheduledAt } from '../../schedule/jitter.js';
@@ -6,11 +7,14 @@ import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
 import { doneHold } from '../claim/high-water.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
+import { leftByPause, pausedSpanEntry } from '../control/pause-span.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
 import { type Candidate, type Job, shardsOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import { emitMisfired } from './misfire.js';
+import { emitMisfired, emitPausedSpan } from './misfire.js';
+import { countedPageMove } from './counted-move.js';
+import { countDown } from '../control/runs-left.js';
 
 /** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
 export interface DueEntry {
@@ -23,6 +27,8 @@ export interface DueEntry {
   trigger: CompiledTrigger;
   /** The schedule's jitter (schedule/jitter.ts), if any. */
   jitter?: CompiledJitter;
+  /** The schedule's exclusions (schedule/exclude.ts), if any: an excluded fire time is claimed to be recorded skipped. */
+  exclude?: CompiledExclude;
   /**
    * The candidates of this entry not offered yet, decided once (on time or missed, and the misfire
    * policy); shards that did not all fit wait for free slots, shards another node goes first for
@@ -61,6 +67,10 @@ export interface DueEntry {
    * a re-read of the index, dropped them, and no later read met that fire time again.
    */
   pending?: { fireTime: number; at: number } | undefined;
+  /** (A schedule with maxRuns, control/runs-left.ts) the runs that may still start, this fire time's included. */
+  left?: number;
+  /** (With `left`, set with `next` when the plan runs F) where the entry goes if F is won and not run. */
+  unrun?: { next: number | undefined; nextAt: number | undefined; ops: WriteOp[] } | undefined;
 }
 
 /**
@@ -80,7 +90,7 @@ export interface DueEntry {
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const paged = claimsInPages(state, job);
   const plan = planMoves(state, job, e, now, paged);
-  if (!paged) return e.pending === undefined ? plan : [...plan, ...pendingShards(job, e, now)];
+  if (!paged) return e.pending === undefined ? plan : [...plan, ...pendingShards(state, job, e, now)];
   // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
   const s = e.schedule;
   for (const c of plan)
@@ -94,6 +104,7 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
         // so the claim need not look again for the others (in a fan-out, all of them).
         ...(e.prev && e.prevLive === true && { prev: e.prev }),
         ...(e.movedBy !== undefined && e.movedByLive === true && { mover: e.movedBy }),
+        ...countedPageMove(e),
       };
   return plan;
 }
@@ -116,28 +127,37 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   // shards its readers offer again (DueEntry.pending).
   const pending =
     shards.length > 1 ? JSON.stringify({ job: s.job, pending: { fireTime: F, at: e.at } }) : undefined;
+  // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
+  // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
+  const startOf = (t: number | undefined) =>
+    t === undefined || e.jitter === undefined ? t : scheduledAt(e.jitter, s.job, s.id, t, after(t));
+  const ops = (to: number | undefined, value: string): WriteOp[] => [
+    { op: 'delete', key: e.key },
+    ...(to === undefined ? [] : [{ op: 'put' as const, key: keys.dueEntry(to, s.id, s.v, startOf(to)), value }]),
+  ];
+  // `carry`: a move that runs F (only those carry F's other shards). With maxRuns it counts one
+  // down (control/runs-left.ts), and the last one ends the schedule; `e.unrun`: the move if F,
+  // once won, is not run after all (skipped for overlap, excluded).
   const moveTo = (next: number | undefined, carry = false): WriteOp[] => {
-    e.next = next;
-    // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
-    // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
-    e.nextAt =
-      next === undefined || e.jitter === undefined
-        ? next
-        : scheduledAt(e.jitter, s.job, s.id, next, after(next));
+    const left = e.left === undefined ? undefined : carry ? e.left - 1 : e.left;
+    const to = left === 0 ? undefined : next;
+    e.next = to;
+    e.nextAt = startOf(to);
+    const value = (l: number | undefined) =>
+      l === undefined
+        ? carry && pending !== undefined
+          ? pending
+          : JSON.stringify({ job: s.job })
+        : JSON.stringify({ job: s.job, ...(carry && shards.length > 1 && { pending: { fireTime: F, at: e.at } }), left: l });
+    e.unrun =
+      carry && e.left !== undefined
+        ? { next, nextAt: startOf(next), ops: paged ? [] : ops(next, value(e.left)) }
+        : undefined;
     if (paged) return [];
-    return [
-      { op: 'delete', key: e.key },
-      ...(next === undefined
-        ? []
-        : [
-            {
-              op: 'put' as const,
-              key: keys.dueEntry(next, s.id, s.v, e.nextAt),
-              value: carry && pending !== undefined ? pending : JSON.stringify({ job: s.job }),
-            },
-          ]),
-    ];
+    return carry && e.left !== undefined ? [...ops(to, value(left)), ...countDown(s.id, s.v, e.left)] : ops(to, value(left));
   };
+  // Excluded (schedule/exclude.ts): claimed like a run, to be recorded skipped (no gate).
+  const excluded = e.exclude !== undefined && isExcluded(e.exclude, F, state.calendars.lookup);
   const run = (source: 'schedule' | 'misfire', advance: WriteOp[], onWon?: () => void): Candidate[] =>
     shards.map((shard, i) => ({
       occ: occ(F, shard),
@@ -145,12 +165,18 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       source,
       data: s.data,
       attempt: 1,
-      gate: gated,
+      gate: gated && !excluded,
+      ...(excluded && { excluded: true as const }),
       entryReadAt: e.readAt,
-      ...(i === 0 && { advance, ...(onWon && { onWon }) }),
+      ...(i === 0 && { advance, ...(e.unrun && !paged && { advanceIfUnrun: e.unrun.ops }), ...(onWon && { onWon }) }),
     }));
-  const settleOnly = (ops: WriteOp[], onWon: () => void): Candidate[] => [
-    {
+  // `skipped`: the fire times F..last it settles unrun; left by a pause, their `paused` entry.
+  const settleOnly = (
+    ops: WriteOp[],
+    onWon: () => void,
+    skipped?: { last: number; count: number | undefined },
+  ): Candidate[] => {
+    const c: Candidate = {
       occ: occ(F, shards[0]),
       source: 'misfire',
       data: s.data,
@@ -159,8 +185,17 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       entryReadAt: e.readAt,
       settleOnly: ops,
       onWon,
-    },
-  ];
+    };
+    const of = { job: s.job, scheduleId: s.id, after };
+    if (skipped && leftByPause(state, of, F, skipped.last, spec.misfireThresholdMs)) {
+      c.pausedSpan = (token, at) => pausedSpanEntry(state, c.occ, skipped, token, at);
+      c.onWon = () => {
+        onWon();
+        emitPausedSpan(state, c.occ, skipped);
+      };
+    }
+    return [c];
+  };
   // Lateness counts from when the entry could be claimed here (after the grace when another node
   // goes first): a takeover after the grace is on time, not missed.
   const following = after(F);
@@ -178,7 +213,10 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   if (spec.misfire === 'skip') {
     const span = fireSpan(e.trigger, F - 1, missedBefore, 1);
     const last = span?.tail.at(-1) ?? F;
-    return settleOnly(moveTo(after(settled)), () => emit('skipped', F, last, span?.count ?? 1));
+    return settleOnly(moveTo(after(settled)), () => emit('skipped', F, last, span?.count ?? 1), {
+      last,
+      count: span ? span.count : 1,
+    });
   }
   if (spec.misfire === 'run-once') {
     const span = fireSpan(e.trigger, F - 1, missedBefore, 2);
@@ -186,13 +224,15 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       return run('misfire', moveTo(after(settled), true), () => emit('run', F, F, 1));
     const latest = span.tail.at(-1)!;
     const count = span.count === undefined ? undefined : span.count - 1;
-    return settleOnly(moveTo(latest), () => emit('skipped', F, span.tail.at(-2)!, count));
+    const last = span.tail.at(-2)!;
+    return settleOnly(moveTo(latest), () => emit('skipped', F, last, count), { last, count });
   }
   const limit = spec.catchUpLimit;
   const span = fireSpan(e.trigger, F - 1, missedBefore, limit + 1);
   if (span && (span.count === undefined || span.count > limit) && span.tail.length > limit) {
     const count = span.count === undefined ? undefined : span.count - limit;
-    return settleOnly(moveTo(span.tail[1]), () => emit('skipped', F, span.tail[0]!, count));
+    const last = span.tail[0]!;
+    return settleOnly(moveTo(span.tail[1]), () => emit('skipped', F, last, count), { last, count });
   }
   return run('misfire', moveTo(after(F), true), () => emit('run', F, F, 1));
 }
@@ -204,10 +244,11 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
  * the entry comes due a day after, say) a shard that ran could be granted again — the takeover's
  * look for it on record (claim.ts) would still refuse it, but costs reads — so none is offered.
  */
-function pendingShards(job: Job, e: DueEntry, now: number): Candidate[] {
+function pendingShards(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const p = e.pending;
   if (p === undefined || now - p.at >= doneHold(job) / 2) return [];
   const s = e.schedule;
+  const excluded = e.exclude !== undefined && isExcluded(e.exclude, p.fireTime, state.calendars.lookup);
   return shardsOf(job)
     .slice(1)
     .map((shard) => ({
@@ -216,7 +257,8 @@ function pendingShards(job: Job, e: DueEntry, now: number): Candidate[] {
       source: 'schedule' as const,
       data: s.data,
       attempt: 1,
-      gate: job.spec.overlap !== 'allow',
+      gate: job.spec.overlap !== 'allow' && !excluded,
+      ...(excluded && { excluded: true as const }),
       entryReadAt: e.readAt,
     }));
 }

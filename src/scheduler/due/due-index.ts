@@ -1,3 +1,5 @@
+import { boundedBy } from '../../schedule/bounds.js';
+import { type CompiledExclude, compileExclude } from '../../schedule/exclude.js';
 import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
@@ -56,6 +58,11 @@ export class DueIndex {
   private retryMs: number;
   /** Fire times this node expects an entry at (a move it saw being planned), by schedule id. */
   private readonly expected = new Map<string, { at: number; tries: number }>();
+  /**
+   * The calendars the exclusions of the entries read name (the due stage makes sure they are held
+   * before it plans an entry): grows with the reads, reset when it passes a thousand.
+   */
+  readonly calendars = new Set<string>();
   /** Schedules whose trigger did not compile here, by `id|v`: reported once. */
   private readonly bad = new Set<string>();
 
@@ -169,12 +176,16 @@ export class DueIndex {
         const job = (JSON.parse(r.value) as { job: string }).job;
         const defined = s.defined.get(job);
         if (!defined || s.paused.has(job)) continue;
+        const { id, fireTime } = parseDueEntry(r.key);
+        // A paused stored schedule (control/schedule-pause.ts): passed over, as a paused job's
+        // entries are; it sets no wake-up (not `notDueAt`), so it is met again only by a read that
+        // something else asked for, and costs its key in that read.
+        if (s.pausedSchedules.has(id)) continue;
         // Another node goes first for all of it (spread.ts): within the grace, read again when it
         // is over (by then it has usually moved on); past the grace it is taken over only with
         // slots this node's own share leaves free (work stealing, see `steal`). Either way not
         // counted against `want`: each node reads its own share first, so that nodes working
         // through tens of thousands due at once do not all claim the same entries in key order.
-        const { id, fireTime } = parseDueEntry(r.key);
         if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
           if (at + SPREAD_GRACE_MS > now) {
             heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
@@ -205,6 +216,7 @@ export class DueIndex {
     ).flat();
     const out: DueEntry[] = [];
     const stale: WriteOp[] = [];
+    if (this.calendars.size > 1_000) this.calendars.clear();
     parsed.forEach((p, i) => {
       const value = values[i] ?? null;
       const schedule = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
@@ -213,13 +225,22 @@ export class DueIndex {
         stale.push({ op: 'delete', key: p.key });
         return;
       }
-      const { id: _i, job: _j, data: _d, v: _v, jitter: j, ...t } = schedule;
+      const { id: _i, job: _j, data: _d, v: _v, jitter: j, exclude: x, ...t } = schedule;
       let trigger: CompiledTrigger;
       let jitter: CompiledJitter | undefined;
+      let exclude: CompiledExclude | undefined;
       try {
         trigger = compileShared(t as Trigger, `schedule ${JSON.stringify(p.id)}`);
         jitter =
           j === undefined ? undefined : compileJitter(j, undefined, `schedule ${JSON.stringify(p.id)}`);
+        // Only for a schedule with exclusions (most have none: nothing to compile or check).
+        if (x !== undefined) {
+          const zone = trigger.kind === 'cron' ? trigger.timezone : undefined;
+          exclude = compileExclude(x, zone, `schedule ${JSON.stringify(p.id)}`);
+          for (const id of exclude?.calendars ?? []) this.calendars.add(id);
+        }
+        // startAt/endAt (schedule/bounds.ts): no fire time outside them; the entry moves within.
+        trigger = boundedBy(trigger, schedule, `schedule ${JSON.stringify(p.id)}`);
       } catch (err) {
         // Written around upsert's validation: reported once, its entry dropped.
         this.bad.add(sig);
@@ -243,10 +264,13 @@ export class DueIndex {
         schedule,
         trigger,
         ...(jitter && { jitter }),
+        ...(exclude && { exclude }),
         readAt,
         ...(prev && { prev }),
         ...(movedBy !== undefined && { movedBy }),
         ...(pending !== undefined && { pending }),
+        // maxRuns (control/runs-left.ts): the runs left, carried by the entry.
+        ...(due[i]!.value.includes('"left"') && { left: (JSON.parse(due[i]!.value) as DueValue).left! }),
       });
     });
     await this.markLivePrev(out);

@@ -1,3 +1,4 @@
+import { isExcluded } from '../../schedule/exclude.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { missedNominal } from '../../schedule/jitter.js';
 import type { Claims } from '../claim/claim.js';
@@ -57,6 +58,10 @@ export class Due {
     // Claims an earlier tick sent without getting an answer: started if granted, else offered again.
     await this.claims.resolveUnanswered();
     await this.index.refresh(now);
+    // The calendars exclusions name, read once and held (calendar-cache.ts): nothing to do when
+    // no exclusion names one, or every one named is held.
+    if (s.jobCalendars.size > 0) await s.calendars.ensure(s.jobCalendars);
+    if (this.index.calendars.size > 0) await s.calendars.ensure(this.index.calendars);
     const candidates: Candidate[] = [];
     const all: Due1[] = [];
     for (const source of s.sources.values()) {
@@ -69,7 +74,8 @@ export class Due {
     }
     for (const e of this.index.ready) {
       const job = s.defined.get(e.schedule.job);
-      if (!job || s.paused.has(e.schedule.job)) continue;
+      // Read before a pause of its job or of itself (schedule-pause.ts): not offered from then on.
+      if (!job || s.paused.has(e.schedule.job) || s.pausedSchedules.has(e.schedule.id)) continue;
       all.push({
         take: async (limit) => {
           const taken = takeEntry(s, job, e, now, limit, candidates);
@@ -159,13 +165,21 @@ export class Due {
             short = true;
             rest.push(shard);
           } else {
+            // Excluded (schedule/exclude.ts): claimed only to be recorded skipped, so no gate.
+            const excluded =
+              source.exclude !== undefined && isExcluded(source.exclude, q.fireTime, s.calendars.lookup);
             out.push({
               occ,
               ...(q.at !== undefined && { scheduledAt: q.at }),
               source: q.source,
               data: source.data,
               attempt: 1,
-              gate: q.source === 'misfire' && job.spec.misfire === 'catch-up' ? true : gated,
+              gate: excluded
+                ? false
+                : q.source === 'misfire' && job.spec.misfire === 'catch-up'
+                  ? true
+                  : gated,
+              ...(excluded && { excluded: true as const }),
               ...(at > start && { takeover: true as const }),
               ...(q.source === 'recover' && { unstarted: true as const }),
             });

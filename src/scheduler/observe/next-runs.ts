@@ -1,13 +1,17 @@
 import { invalidArgument, OncelyError } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
+import { bounded, boundedBy, recordedBounds, unbounded } from '../../schedule/bounds.js';
+import { isExcluded } from '../../schedule/exclude.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { type CompiledJitter, compileJitter, scheduledAt } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from '../../schedule/trigger.js';
 import type { Store } from '../../store/types.js';
+import { runsLeftOf } from '../control/runs-left.js';
 import { type StoredScheduleRecord, validateScheduleId } from '../control/schedule-input.js';
 import { validateJobName } from '../job-options.js';
 import { keys } from '../keys.js';
+import { type NextExclude, nextExclude } from './next-exclude.js';
 
 /**
  * Read side of issue 32 item 9: the starts that will really happen, for `scheduler.next(job)`,
@@ -34,7 +38,7 @@ interface JobRecordView {
   trigger: Trigger | null;
   /** When a node last recorded the definition (store time). */
   updatedAt: number;
-  options: { misfireThresholdMs?: number; jitter?: CompiledJitter };
+  options: { misfireThresholdMs?: number; jitter?: CompiledJitter; exclude?: unknown };
 }
 
 /**
@@ -56,6 +60,10 @@ interface Plan {
   after: number;
   /** Only starts at or after this (store time): earlier ones are missed, left to the misfire policy. */
   notBefore: number;
+  /** The trigger's exclusions and the calendars they name (next-exclude.ts), if any. */
+  exclude?: NextExclude | undefined;
+  /** (A stored schedule with maxRuns, control/runs-left.ts) at most this many more start. */
+  remaining?: number;
 }
 
 /**
@@ -65,7 +73,9 @@ interface Plan {
  * stored schedule's own pause (issue 32 items 2, 3, 6) plug in here — the plan carries what they
  * need, read by nextOfJob / nextOfSchedule — so that `next()` applies them as the due stage does.
  */
-function admits(_plan: Plan, _fireTime: number): boolean {
+function admits(plan: Plan, fireTime: number): boolean {
+  // Excluded fire times (schedule/exclude.ts) are recorded skipped, never run.
+  if (plan.exclude && isExcluded(plan.exclude.exclude, fireTime, plan.exclude.calendars)) return false;
   return true;
 }
 
@@ -74,8 +84,10 @@ function admits(_plan: Plan, _fireTime: number): boolean {
  * `plan.after` plus its jitter offset (capped at the gap to the following fire time, as the due
  * stage does), from `plan.notBefore` on.
  */
-function starts(plan: Plan, count: number): number[] {
+function starts(plan: Plan, wanted: number): number[] {
   if (plan.paused) return [];
+  // startAt/endAt are in the trigger (schedule/bounds.ts); maxRuns caps how many start.
+  const count = Math.min(wanted, plan.remaining ?? wanted);
   const out: number[] = [];
   // Fire times are computed in chunks; a chunk's last one is only used as the cap of the one before.
   let after = plan.after;
@@ -140,12 +152,23 @@ export async function nextOfJob(store: Store, job: string, options: NextOptions 
       `next: no job named ${JSON.stringify(job)} is recorded in this store; check the name, or define it on a node (scheduler.define) and start that node`,
     );
   if (record.trigger === null) return [];
-  const trigger = compileTrigger(record.trigger, `job ${JSON.stringify(job)}`);
+  // startAt/endAt as the nodes recorded them (schedule/bounds.ts): no fire time outside them.
+  const trigger = bounded(
+    compileTrigger(record.trigger, `job ${JSON.stringify(job)}`),
+    recordedBounds(record.options as Record<string, unknown>),
+  );
   const jitter = record.options.jitter;
   const threshold = thresholdOf(record);
   const handled = hwm === null ? record.updatedAt : Number(hwm);
   // The earliest fire time whose start can still be on time: max jitter before that start.
   const earliest = now - threshold - (jitter?.maxMs ?? 0);
+  const own = unbounded(trigger);
+  const exclude = await nextExclude(
+    store,
+    record.options.exclude,
+    own.kind === 'cron' ? own.timezone : undefined,
+    `job ${JSON.stringify(job)}`,
+  );
   return starts(
     {
       job,
@@ -155,6 +178,7 @@ export async function nextOfJob(store: Store, job: string, options: NextOptions 
       paused: pause !== null,
       after: Math.max(earliest - 1, handled),
       notBefore: now - threshold,
+      exclude,
     },
     count,
   ).map((t) => new Date(t));
@@ -162,7 +186,7 @@ export async function nextOfJob(store: Store, job: string, options: NextOptions 
 
 /**
  * The next `count` starts of a stored schedule that will really happen, ascending: fire time plus
- * the schedule's jitter offset, none while its job is paused. Every fire time after the store's
+ * the schedule's jitter offset, none while it or its job is paused. Every fire time after the store's
  * now runs (the schedule's due entry is at one before it, or at it). One at or before now is
  * listed only where the schedule's due entry (of its current version) is at it, or at one listed
  * before it: due and not yet claimed (a claim moves the entry on; an upsert puts it at the first
@@ -180,15 +204,20 @@ export async function nextOfSchedule(store: Store, id: string, options: NextOpti
       `schedules.next: no stored schedule has the id ${JSON.stringify(id)}; check the id (schedules.list shows them)`,
     );
   const schedule = JSON.parse(value) as StoredScheduleRecord;
-  const [jobValue, pause] = await Promise.all([
-    store.get(keys.job(schedule.job)),
-    store.get(keys.pause(schedule.job)),
+  // Paused: the job (`pause(job)`) or the schedule itself (`schedules.pause(id)`).
+  const [jobValue, jobPause, ownPause] = await store.getMany([
+    keys.job(schedule.job),
+    keys.pause(schedule.job),
+    keys.schedulePause(id),
   ]);
-  const { id: _i, job, data: _d, v, jitter: j, ...t } = schedule;
+  const pause = jobPause ?? ownPause ?? null;
+  const { id: _i, job, data: _d, v, jitter: j, exclude: x, ...t } = schedule;
   const what = `schedule ${JSON.stringify(id)}`;
-  const trigger = compileShared(t as Trigger, what);
+  const trigger = boundedBy(compileShared(t as Trigger, what), schedule, what);
+  const remaining =
+    schedule.maxRuns === undefined ? undefined : await runsLeftOf(store, id, v, schedule.maxRuns);
   const jitter = j === undefined ? undefined : compileJitter(j, undefined, what);
-  const threshold = thresholdOf(jobRecordOf(jobValue));
+  const threshold = thresholdOf(jobRecordOf(jobValue ?? null));
   const notBefore = now - threshold;
   // Fire times at or before now whose start can still be on time (at most max jitter before
   // it): few (the window is threshold + max jitter). One read finds which has the due entry.
@@ -208,8 +237,20 @@ export async function nextOfSchedule(store: Store, id: string, options: NextOpti
     const first = found.findIndex((x) => x !== null && x !== undefined);
     if (first >= 0) after = first === 0 ? windowStart : past[first - 1]!.fireTime;
   }
+  const plain = unbounded(trigger);
+  const exclude = await nextExclude(store, x, plain.kind === 'cron' ? plain.timezone : undefined, what);
   return starts(
-    { job, scheduleId: id, trigger, jitter, paused: pause !== null, after, notBefore },
+    {
+      job,
+      scheduleId: id,
+      trigger,
+      jitter,
+      paused: pause !== null,
+      after,
+      notBefore,
+      exclude,
+      ...(remaining !== undefined && { remaining }),
+    },
     count,
   ).map((t) => new Date(t));
 }

@@ -1,10 +1,16 @@
-import type { SkipCause, SkipReason } from '../types.js';
+import type { SkipCause, SkipReason, SkipSpan } from '../types.js';
 
 /**
  * A skip's reason as a reader wants it, for logs, `oncely history` and the dashboard: what it
  * overlapped, or what superseded it. An entry written before skips carried a reason says so.
  */
-export function skipText(e: { reason?: SkipReason | undefined; by?: SkipCause | undefined }): string {
+export function skipText(e: {
+  reason?: SkipReason | undefined;
+  by?: SkipCause | undefined;
+  span?: SkipSpan | undefined;
+}): string {
+  if (e.reason === 'paused') return pausedText(e.span);
+  if (e.reason === 'excluded') return "excluded: the fire time matches the schedule's exclude list";
   if (e.reason === undefined || e.by === undefined)
     return 'skipped (no reason recorded: written by an older oncely)';
   const at = e.by.fireTime.toISOString();
@@ -16,4 +22,17 @@ export function skipText(e: { reason?: SkipReason | undefined; by?: SkipCause | 
     .filter(Boolean)
     .join(', ');
   return `overlap: the run of ${at}${who === '' ? '' : ` (${who})`} was still going`;
+}
+
+/**
+ * A `paused` span as one line: `paused: 14 fire times 2026-12-02T09:00:00.000Z–09:13:00.000Z` (the
+ * last one's date left out when it is the first's day).
+ */
+export function pausedText(span: SkipSpan | undefined): string {
+  if (span === undefined) return 'paused';
+  const first = span.first.toISOString();
+  const last = span.last.toISOString();
+  const end = last.slice(0, 11) === first.slice(0, 11) ? last.slice(11) : last;
+  const count = span.count === undefined ? 'over 1,000 fire times' : `${span.count} fire time${span.count === 1 ? '' : 's'}`;
+  return span.count === 1 ? `paused: ${count} ${first}` : `paused: ${count} ${first}–${end}`;
 }

@@ -132,9 +132,9 @@ export class Telemetry {
           node: this.node,
           status: 'skipped',
           reason: e.reason,
-          byFireTime: e.by.fireTime.toISOString(),
-          ...(e.by.node !== undefined && { byNode: e.by.node }),
-          ...(e.by.token !== undefined && { byToken: e.by.token }),
+          ...(e.by !== undefined && { byFireTime: e.by.fireTime.toISOString() }),
+          ...(e.by?.node !== undefined && { byNode: e.by.node }),
+          ...(e.by?.token !== undefined && { byToken: e.by.token }),
           ...(e.scheduleId !== undefined && { scheduleId: e.scheduleId }),
           ...(e.shard !== undefined && { shard: e.shard }),
         });
