@@ -230,6 +230,50 @@ describe('checkHistory: every skip is borne out by the history (unjustified-skip
     ).toEqual(['unjustified-skip']);
   });
 
+  it('a paused span needs a pause of its job or stored schedule that its fire times fall in', () => {
+    // One `paused` entry for T .. T + 3 s of stored schedule u-1 (four fire times), read from history.
+    const entry = {
+      job: 'j',
+      scheduleId: 'u-1',
+      fireTime: new Date(T),
+      node: 'b',
+      attempt: 1,
+      token: 4,
+      source: 'misfire' as const,
+      status: 'skipped' as const,
+      reason: 'paused' as const,
+      span: { first: new Date(T), last: new Date(T + 3000), count: 4 },
+      startedAt: new Date(T + 5000),
+      finishedAt: new Date(T + 5000),
+    };
+    const skips = skipsFromHistory([entry]);
+    expect(skips).toEqual([{ job: 'j', scheduleId: 'u-1', from: T, to: T + 3000, reason: 'paused' }]);
+    const expected = expectedOccurrences('j', { every: '1s' }, { from: T, to: T + 3000, scheduleId: 'u-1' });
+    const check = (pauses: { job: string; scheduleId?: string; from: number; to?: number }[] | undefined) =>
+      checkHistory({ records: [], jobs, expected, skips, ...(pauses && { pauses }) });
+    // The schedule's own pause, the job's pause, one not resumed yet: borne out.
+    for (const pauses of [
+      [{ job: 'j', scheduleId: 'u-1', from: T - 500, to: T + 3600 }],
+      [{ job: 'j', from: T - 200, to: T + 3200 }],
+      [{ job: 'j', scheduleId: 'u-1', from: T - 500 }],
+    ]) {
+      const r = check(pauses);
+      expect([kinds(r), r.skipped]).toEqual([[], 4]);
+    }
+    // No pause given, a pause of another schedule, one that ended a minute before: unjustified.
+    for (const pauses of [
+      undefined,
+      [{ job: 'j', scheduleId: 'u-2', from: T - 500, to: T + 3600 }],
+      [{ job: 'j', scheduleId: 'u-1', from: T - 90_000, to: T - 60_000 }],
+    ]) {
+      const r = check(pauses);
+      expect([r.unjustifiedSkips, r.violations[0]?.message]).toEqual([
+        4,
+        expect.stringMatching(/input\.pauses/),
+      ]);
+    }
+  });
+
   it('a misfire skip needs the fire time to fall outside every healthy window', () => {
     const skips = [skip(0, 'misfire')];
     const down = checkHistory({

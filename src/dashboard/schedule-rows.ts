@@ -13,6 +13,7 @@
  */
 
 import { validateScheduleId } from '../scheduler/control/schedule-input.js';
+import { pausesOf } from '../scheduler/control/schedule-pause.js';
 import { validateJobName } from '../scheduler/job-options.js';
 import { keys, unesc } from '../scheduler/keys.js';
 import type { StoredSchedule } from '../scheduler/types.js';
@@ -112,7 +113,10 @@ export async function readScheduleRows(
       limit,
       ...(after !== undefined && { after: keys.schedule(after) }),
     });
-    return records.map((r) => scheduleRow(r.value));
+    return withPauses(
+      store,
+      records.map((r) => scheduleRow(r.value)),
+    );
   }
   validateJobName(job);
   const prefix = keys.scheduleOfJobPrefix(job);
@@ -126,5 +130,18 @@ export async function readScheduleRows(
     const row = value === null || value === undefined ? undefined : scheduleRow(value);
     if (row?.schedule.job === job) rows.push(row);
   }
-  return rows;
+  return withPauses(store, rows);
+}
+
+/** The rows with the pauses of those paused (`schedules.pause`): one more getMany, as `schedules.list` makes. */
+async function withPauses(store: Store, rows: ScheduleRow[]): Promise<ScheduleRow[]> {
+  const pauses = await pausesOf(
+    store,
+    rows.map((r) => r.schedule.id),
+  );
+  if (pauses.size === 0) return rows;
+  return rows.map((r) => {
+    const pause = pauses.get(r.schedule.id);
+    return pause ? { ...r, schedule: { ...r.schedule, pause } } : r;
+  });
 }

@@ -31,6 +31,8 @@ export interface ScheduleJson {
   dataTruncated?: true;
   dataPreview?: string;
   dataLength?: number;
+  /** While paused (`schedules.pause`): since when (ISO-8601), by whom, and the note. */
+  pause?: { since: string; actor?: string; note?: string };
 }
 
 /** A schedule (whole, or a list row with a preview of large data) with its next fire time. */
@@ -98,7 +100,16 @@ export function scheduleJson({ schedule: s, next, dataPreview }: ScheduleView): 
       dataPreview: dataPreview.text,
       dataLength: dataPreview.length,
     }),
+    ...(s.pause !== undefined && { pause: { ...s.pause, since: s.pause.since.toISOString() } }),
   };
+}
+
+/** `paused since <time> by <actor>: <note>` for a paused schedule (the note cut at `max` characters). */
+export function describeSchedulePause(s: StoredSchedule, max = 200): string | undefined {
+  const p = s.pause;
+  if (p === undefined) return undefined;
+  const note = p.note === undefined ? '' : `: ${abbreviateText(p.note.replace(/\s+/g, ' '), max)}`;
+  return `paused since ${p.since.toISOString()}${p.actor !== undefined ? ` by ${p.actor}` : ''}${note}`;
 }
 
 /** `cron 0 9 * * *`, `every 1h`, `at 2030-01-01T00:00:00.000Z` (the zone is shown apart). */

@@ -81,7 +81,25 @@ export function skipsFromHistory(entries: readonly HistoryEntry[]): SkipRecord[]
   return entries.filter((e) => e.status === 'skipped').map((e) => skipRecord(e));
 }
 
-/** An overlap or superseded skip of one fire time; an entry stored before reasons existed counts as overlap. */
+/** A `paused` skip (one entry or event for a whole span of fire times) as the checker's skip record. */
+function pausedSkip(e: {
+  job: string;
+  scheduleId?: string | undefined;
+  span: { first: Date; last: Date };
+}): SkipRecord {
+  return {
+    job: e.job,
+    ...opt('scheduleId', e.scheduleId),
+    from: e.span.first.getTime(),
+    to: e.span.last.getTime(),
+    reason: 'paused',
+  };
+}
+
+/**
+ * An overlap or superseded skip of one fire time, or a `paused` span; an entry stored before
+ * reasons existed counts as overlap.
+ */
 function skipRecord(e: {
   job: string;
   scheduleId?: string | undefined;
@@ -89,7 +107,9 @@ function skipRecord(e: {
   fireTime: Date;
   reason?: string | undefined;
   by?: { fireTime: Date; node?: string | undefined; token?: number | undefined } | undefined;
+  span?: { first: Date; last: Date } | undefined;
 }): SkipRecord {
+  if (e.reason === 'paused' && e.span !== undefined) return pausedSkip({ ...e, span: e.span });
   return {
     job: e.job,
     ...opt('scheduleId', e.scheduleId),

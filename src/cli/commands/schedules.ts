@@ -10,6 +10,7 @@ import { Argument, type Command } from 'commander';
 import { redactUrl, urlSecrets } from '../../core/redact.js';
 import {
   abbreviateData,
+  describeSchedulePause,
   describeScheduleTrigger,
   type ScheduleView,
   scheduleJson,
@@ -96,17 +97,23 @@ function schedulesText(views: ScheduleView[], flags: SchedulesFlags): string {
     return flags.after === undefined
       ? 'No stored schedules.'
       : `No stored schedules after ${shellWord(flags.after)}.`;
-  const table = formatTable(
+  let table = formatTable(
     ['ID', 'JOB', 'TRIGGER', 'TIME ZONE', 'NEXT FIRE', 'DATA'],
     views.map(({ schedule: s, next }) => [
       s.id,
       s.job,
       describeScheduleTrigger(s),
       s.cron === undefined ? '-' : (s.timezone ?? 'UTC'),
-      isoOrDash(next),
+      s.pause ? '(paused)' : isoOrDash(next),
       truncate(abbreviateData(s.data, 60), 60),
     ]),
   );
+  // One line per paused schedule: since when, by whom, and the note (`schedules.pause(id, { note })`).
+  const paused = views.flatMap(({ schedule: s }) => {
+    const line = describeSchedulePause(s);
+    return line === undefined ? [] : [`${s.id}: ${line}`];
+  });
+  if (paused.length > 0) table = `${table}\n\n${paused.join('\n')}`;
   if (views.length < flags.limit) return table;
   const { command, redacted } = nextPageCommand(flags, views.at(-1)!.schedule.id);
   const note = redacted

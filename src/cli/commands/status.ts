@@ -1,9 +1,11 @@
 /**
  * `oncely status`: every job recorded in the store (records outlive the nodes that defined them)
  * with its trigger, pause state, next fire time and last run, then the live nodes.
- * `--json` prints `{ "jobs": JobInfo[], "nodes": NodeInfo[] }`.
+ * `--json` prints `{ "jobs": JobInfo[], "nodes": NodeInfo[], "pausedSchedules": [...] }` (the first
+ * 20 paused stored schedules: `{ id, job, since, actor?, note? }`).
  */
 import type { Command } from 'commander';
+import { pausedSchedules } from '../../scheduler/control/schedule-pause.js';
 import type { JobInfo, NodeInfo } from '../../scheduler/types.js';
 import { describeTrigger } from '../describe-trigger.js';
 import { withInspector } from '../inspect-session.js';
@@ -12,14 +14,21 @@ import { type StoreFlags, withStoreOptions } from '../store-option.js';
 import { formatTable, isoOrDash, truncate } from '../table.js';
 import { nodesTable } from './nodes.js';
 
+/** Paused stored schedules `oncely status` lists (`--json`: `pausedSchedules`); `oncely schedules` shows every one. */
+const PAUSED_SHOWN = 20;
+
 export function registerStatus(program: Command): void {
   withStoreOptions(program.command('status').description('jobs recorded in the store, and live nodes'))
     .option('--json', 'print JSON: { jobs, nodes }')
     .action((flags: StoreFlags & { json?: boolean }) =>
-      withInspector(flags, async (scheduler) => {
-        const [jobs, nodes] = await Promise.all([scheduler.jobs({ nextCount: 1 }), scheduler.nodes()]);
-        if (flags.json) printJson({ jobs, nodes });
-        else printText(statusText(jobs, nodes));
+      withInspector(flags, async (scheduler, store) => {
+        const [jobs, nodes, schedules] = await Promise.all([
+          scheduler.jobs({ nextCount: 1 }),
+          scheduler.nodes(),
+          pausedSchedules(store, PAUSED_SHOWN + 1),
+        ]);
+        if (flags.json) printJson({ jobs, nodes, pausedSchedules: schedules.slice(0, PAUSED_SHOWN) });
+        else printText(statusText(jobs, nodes, schedules));
       }),
     );
 }
@@ -46,7 +55,25 @@ function pauseLines(jobs: JobInfo[]): string {
   return lines.length === 0 ? '' : `\n\n${lines.join('\n')}`;
 }
 
-function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
+/** One line per paused stored schedule (`schedules.pause(id, { note })`), the first PAUSED_SHOWN of them. */
+function schedulePauseLines(schedules: Awaited<ReturnType<typeof pausedSchedules>>): string {
+  if (schedules.length === 0) return '';
+  const lines = schedules
+    .slice(0, PAUSED_SHOWN)
+    .map(
+      (s) =>
+        `paused schedule ${s.id} (job ${s.job}) since ${isoOrDash(s.since)}${s.actor ? ` by ${s.actor}` : ''}` +
+        (s.note ? `: ${truncate(s.note.replace(/\s+/g, ' '), 200)}` : ''),
+    );
+  if (schedules.length > PAUSED_SHOWN) lines.push(`(more paused schedules: oncely schedules lists them all)`);
+  return `\n\n${lines.join('\n')}`;
+}
+
+function statusText(
+  jobs: JobInfo[],
+  nodes: NodeInfo[],
+  schedules: Awaited<ReturnType<typeof pausedSchedules>>,
+): string {
   const jobPart =
     jobs.length === 0
       ? 'No jobs recorded in this store yet (start `oncely run FILE`).'
@@ -63,5 +90,5 @@ function statusText(jobs: JobInfo[], nodes: NodeInfo[]): string {
           ]),
         );
   const nodePart = nodes.length === 0 ? 'No live nodes.' : nodesTable(nodes);
-  return `${jobPart}${pauseLines(jobs)}\n\n${nodePart}`;
+  return `${jobPart}${pauseLines(jobs)}${schedulePauseLines(schedules)}\n\n${nodePart}`;
 }

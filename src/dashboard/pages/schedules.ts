@@ -1,5 +1,10 @@
 import { type Html, html, jobPath, timeCell } from '../html.js';
-import { abbreviateRowData, describeScheduleTrigger, type ScheduleView } from '../schedule-view.js';
+import {
+  abbreviateRowData,
+  describeSchedulePause,
+  describeScheduleTrigger,
+  type ScheduleView,
+} from '../schedule-view.js';
 import type { PageContext } from './common.js';
 
 export interface StoredSchedulesData {
@@ -38,7 +43,7 @@ ${last ? html`<a href="${pageLink(d.job, last.schedule.id)}" data-page="next-sch
 <td class="mono">${view.schedule.id}</td>
 <td class="mono">${describeScheduleTrigger(view.schedule)}</td>
 <td class="mono">${view.schedule.cron === undefined ? '—' : (view.schedule.timezone ?? 'UTC')}</td>
-<td>${timeCell(view.next, ctx.now)}</td>
+<td>${view.schedule.pause ? html`<span class="state paused" title="${describeSchedulePause(view.schedule) ?? ''}">paused</span> <span class="muted pause-info">${describeSchedulePause(view.schedule)}</span>` : timeCell(view.next, ctx.now)}</td>
 <td class="mono">${abbreviateRowData(view, 80)}</td>
 </tr>`,
   );

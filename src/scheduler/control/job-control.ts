@@ -4,6 +4,7 @@ import { jsonText } from '../json-data.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { actorOf, auditOps, cappedData, validateNote } from './audit.js';
+import { endPause } from './pause-span.js';
 
 /**
  * The cluster-wide control calls on a job — `pause`, `resume`, `trigger` — each one `apply` that
@@ -68,7 +69,9 @@ export async function pauseJob(state: NodeState, job: string, options: PauseOpti
   const actor = actorOf(o, state.audit, where);
   const note = o['note'] === undefined ? undefined : validateNote(o['note'], where);
   const [at, before] = await Promise.all([state.store.now(), state.store.get(keys.pause(job))]);
-  const record: PauseRecord = { by: state.node, at, actor, ...(note !== undefined && { note }) };
+  // Pausing a paused job keeps when it was paused (its `paused` span starts there) and replaces the note.
+  const since = before === null ? at : (JSON.parse(before) as PauseRecord).at;
+  const record: PauseRecord = { by: state.node, at: since, actor, ...(note !== undefined && { note }) };
   const value = JSON.stringify(record);
   await state.store.apply([
     { op: 'put', key: keys.pause(job), value },
@@ -98,9 +101,19 @@ export async function resumeJob(
   validateJobName(job);
   const where = `resume(${JSON.stringify(job)})`;
   const actor = actorOf(checkOptions(where, options, ['actor']), state.audit, where);
-  const [at, before] = await Promise.all([storeNow(state), state.store.get(keys.pause(job))]);
+  const [at, before, marker] = await Promise.all([
+    storeNow(state),
+    state.store.get(keys.pause(job)),
+    state.store.get(keys.pauseSpan(job, undefined)),
+  ]);
+  // The pause's span marker (pause-span.ts): the fire times it left are recorded as one `paused` skip.
+  const ended =
+    before === null
+      ? undefined
+      : endPause(job, undefined, (JSON.parse(before) as PauseRecord).at, at, marker);
   await state.store.apply([
     { op: 'delete', key: keys.pause(job) },
+    ...(ended ? [ended.op] : []),
     ...auditOps(
       { action: 'resume', target: job, job, actor, before: pauseSnapshot(before), after: { paused: false } },
       at,
@@ -108,6 +121,7 @@ export async function resumeJob(
     ),
   ]);
   state.pauseHere(job, false);
+  if (ended) state.pauseEndedHere(ended.key, ended.span);
   state.nextPollAt = 0;
   state.poke();
 }

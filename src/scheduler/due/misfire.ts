@@ -1,7 +1,10 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
+import { nextFireTimes } from '../../schedule/fire-times.js';
+import type { WriteOp } from '../../store/types.js';
 import type { HighWater } from '../claim/high-water.js';
+import { leftByPause, pausedSpanEntry } from '../control/pause-span.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
-import { keys } from '../keys.js';
+import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
 /**
@@ -50,9 +53,19 @@ export class Misfires {
     // together, so that a log can say it in one line; then the mark moves past the skipped ones.
     let skipped: number | undefined;
     let replay: number | undefined;
+    let paused: WriteOp | undefined;
     const skip = (last: number, count: number | undefined) => {
       this.emit(source, 'skipped', open.first, last, count);
       skipped = last;
+      // Left by a pause (control/pause-span.ts): one `paused` entry, keyed by the span's first
+      // fire time — no claim settles it here, so nodes handling it at once write the same key.
+      const { job: name, scheduleId } = source;
+      const after = (t: number) => nextFireTimes(source.trigger, t, 1)[0];
+      if (leftByPause(s, { job: name, scheduleId, after }, open.first, last, job.spec.misfireThresholdMs)) {
+        const occ = { job: name, scheduleId, fireTime: open.first, shard: shardsOf(job)[0] };
+        paused = pausedSpanEntry(s, occ, { last, count }, 0, Math.round(s.storeClock.estimate()));
+        emitPausedSpan(s, occ, { last, count });
+      }
     };
     if (misfire === 'skip') {
       skip(latest, open.count);
@@ -75,6 +88,7 @@ export class Misfires {
     }
     if (replay !== undefined) this.announce(source, replay);
     source.cursor = misfire === 'catch-up' ? replay! - 1 : Math.max(cursor, settled);
+    if (paused !== undefined) await s.store.apply([paused]);
     if (skipped !== undefined) await this.highWater.raiseHighWater(hwmKey, skipped);
     return replay;
   }
@@ -137,5 +151,28 @@ export function emitMisfired(
     action,
     firstFireTime: new Date(first),
     ...(count !== undefined && { count }),
+  });
+}
+
+/**
+ * The `skipped` event (reason `paused`) of missed fire times `occ.fireTime`..`last` that a pause
+ * left (control/pause-span.ts): the same span as its history entry.
+ */
+export function emitPausedSpan(
+  state: NodeState,
+  occ: OccurrenceId,
+  span: { last: number; count: number | undefined },
+): void {
+  state.emit('skipped', {
+    job: occ.job,
+    ...(occ.scheduleId !== undefined && { scheduleId: occ.scheduleId }),
+    fireTime: new Date(occ.fireTime),
+    ...(occ.shard !== undefined && { shard: occ.shard }),
+    reason: 'paused',
+    span: {
+      first: new Date(occ.fireTime),
+      last: new Date(span.last),
+      ...(span.count !== undefined && { count: span.count }),
+    },
   });
 }

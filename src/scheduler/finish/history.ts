@@ -15,6 +15,9 @@ export function encodeHistory(entry: HistoryEntry): string {
     startedAt: entry.startedAt.getTime(),
     finishedAt: entry.finishedAt?.getTime(),
     ...(entry.by !== undefined && { by: { ...entry.by, fireTime: entry.by.fireTime.getTime() } }),
+    ...(entry.span !== undefined && {
+      span: { ...entry.span, first: entry.span.first.getTime(), last: entry.span.last.getTime() },
+    }),
   });
 }
 
@@ -29,7 +32,14 @@ export function decodeHistory(value: string): HistoryEntry {
     startedAt: new Date(raw['startedAt'] as number),
     ...(typeof raw['finishedAt'] === 'number' && { finishedAt: new Date(raw['finishedAt']) }),
     ...(isCause(raw['by']) && { by: { ...raw['by'], fireTime: new Date(raw['by'].fireTime) } }),
+    ...(isSpan(raw['span']) && {
+      span: { ...raw['span'], first: new Date(raw['span'].first), last: new Date(raw['span'].last) },
+    }),
   };
+}
+
+function isSpan(v: unknown): v is { first: number; last: number; count?: number } {
+  return typeof v === 'object' && v !== null && typeof (v as { first?: unknown }).first === 'number';
 }
 
 function isCause(v: unknown): v is { fireTime: number; node?: string; token?: number } {
