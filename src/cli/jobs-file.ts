@@ -45,6 +45,9 @@ const SCHEDULING_FIELDS = [
   'every',
   'at',
   'timezone',
+  'startAt',
+  'endAt',
+  'exclude',
   'timeout',
   'overlap',
   'misfire',
@@ -228,10 +231,22 @@ function validateJob(
  * with the other). Every other scheduling field is checked on its own.
  */
 const FIELD_GROUPS: readonly (readonly (typeof SCHEDULING_FIELDS)[number][])[] = [
-  ['cron', 'every', 'at', 'timezone'],
+  // startAt/endAt bound the trigger: checked with it (and each other).
+  ['cron', 'every', 'at', 'timezone', 'startAt', 'endAt', 'exclude'],
   ['lockAtMostFor', 'lockAtLeastFor'],
   ...SCHEDULING_FIELDS.filter(
-    (f) => !['cron', 'every', 'at', 'timezone', 'lockAtMostFor', 'lockAtLeastFor'].includes(f),
+    (f) =>
+      ![
+        'cron',
+        'every',
+        'at',
+        'timezone',
+        'startAt',
+        'endAt',
+        'exclude',
+        'lockAtMostFor',
+        'lockAtLeastFor',
+      ].includes(f),
   ).map((f) => [f]),
 ];
 

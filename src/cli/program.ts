@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { docPath } from '../core/docs.js';
 import { packageVersion } from '../core/version.js';
 import { registerAudit } from './commands/audit.js';
+import { registerCalendars } from './commands/calendars.js';
 import { registerControl } from './commands/control.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
   registerLocks(program);
   registerNodes(program);
   registerSchedules(program);
+  registerCalendars(program);
   registerControl(program);
   registerDashboard(program);
   registerDemo(program);
