@@ -24,10 +24,12 @@ export type {
   RunEvent,
   RunSource,
   RunStatus,
+  SchedulePauseInfo,
   SchedulerEvents,
   SchedulerOptions,
   SchedulerTracer,
   SkipCause,
   SkipReason,
+  SkipSpan,
   StoredSchedule,
 } from './types.js';

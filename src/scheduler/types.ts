@@ -6,6 +6,7 @@ import type { Exclusion } from '../schedule/exclude.js';
 import type { Jitter } from '../schedule/jitter.js';
 import type { Trigger } from '../schedule/trigger.js';
 import type { Store } from '../store/types.js';
+import type { SkipCause, SkipReason, SkipSpan } from './skip-types.js';
 
 /**
  * What `createScheduler(options)` accepts. Durations are milliseconds or strings (`'30s'`, `'5m'`,
@@ -87,43 +88,6 @@ export type RunSource = 'schedule' | 'misfire' | 'retry' | 'recover' | 'manual' 
  * died mid-run; the job's `recover` decides whether the occurrence runs again).
  */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'timed-out' | 'skipped' | 'abandoned';
-
-/**
- * Why a fire time was skipped. `overlap`: a run of the same overlap gate had started before the
- * fire time and had not finished by then (`by` names it); `superseded`: a queued run (overlap
- * 'queue', one run buffered per gate) that a later queued fire time (`by.fireTime`) replaced;
- * `misfire`: nobody could claim it within `misfireThreshold` (the `misfired` event; no history
- * entry); `excluded`: the fire time matches the trigger's `exclude` list (a cron, a range, a
- * calendar: docs/calendars.md; no `by`); `paused`: fire times that passed while the job or the
- * stored schedule was paused and that its misfire policy did not replay — ONE entry per pause, its
- * `span` saying which (docs/pause.md; no `by`). A claim that was granted and never started never
- * causes a skip: it is recovered.
- */
-export type SkipReason = 'overlap' | 'superseded' | 'misfire' | 'excluded' | 'paused';
-
-/**
- * The fire times one `paused` skip stands for (HistoryEntry.span): every fire time of the trigger
- * from `first` to `last`, inclusive — those that passed while paused and were not replayed by the
- * misfire policy at the resume. The entry's `fireTime` is `first`.
- */
-export interface SkipSpan {
-  /** The first fire time not run. */
-  first: Date;
-  /** The last fire time not run. */
-  last: Date;
-  /** How many fire times `first`..`last` are; absent only for a cron span too long to count cheaply (over 1,000). */
-  count?: number;
-}
-
-/** The run a skip was decided against: the overlapping run, or the queued fire time that superseded it. */
-export interface SkipCause {
-  /** The overlapping run's fire time, or the fire time of the queued run that superseded this one. */
-  fireTime: Date;
-  /** The overlapping run's node and fencing token (`overlap`; absent for `superseded`). */
-  node?: string;
-  /** See `node`. */
-  token?: number;
-}
 
 /** What a handler receives. */
 export interface JobContext<Data = unknown> {
@@ -426,3 +390,4 @@ export interface SchedulePauseInfo {
 }
 
 export type { AuditAction, AuditEntry, AuditQuery } from './audit-types.js';
+export type { SkipCause, SkipReason, SkipSpan } from './skip-types.js';
