@@ -5,9 +5,10 @@ import type { Candidate } from '../internal-types.js';
 import { gateScope, jobOfKey, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
+import { backfillCandidates } from './backfill-requests.js';
 import { TriggerRequests } from './trigger-requests.js';
 
-/** Turns what a poll read — trigger requests and queued runs — into claims. */
+/** Turns what a poll read — trigger requests, queued runs and backfill requests — into claims. */
 export class Requests {
   private readonly triggers: TriggerRequests;
 
@@ -22,18 +23,25 @@ export class Requests {
    * Manual trigger requests and queued (overlap 'queue') runs of jobs this node defines;
    * `inflight`: the in-flight records the same poll read (a queued run may find one of a dead run
    * of its own fire time, see Candidate.deadRun; a gate with a dead run waits for its recovery);
-   * `now`: the poll's estimate of the store clock.
+   * `now`: the poll's estimate of the store clock; `backfill`: the backfill requests it read.
    */
   async claimRequests(
     requests: StoredRecord[],
     queued: StoredRecord[],
     inflight: StoredRecord[],
     now: number,
+    backfill: StoredRecord[] = [],
   ): Promise<void> {
     const s = this.state;
-    // Manual trigger requests first (trigger-requests.ts), then queued runs.
+    // Manual trigger requests first (trigger-requests.ts), then queued runs, then backfill
+    // requests (backfill-requests.ts: past fire times, after what is due now).
     const manual = await this.triggers.candidates(requests, now, s.freeSlots());
-    await this.claims.claimAndRun([...manual, ...this.queuedRuns(queued, inflight, now)]);
+    const queuedRuns = this.queuedRuns(queued, inflight, now);
+    const past =
+      backfill.length === 0
+        ? []
+        : backfillCandidates(s, backfill, s.freeSlots() - manual.length - queuedRuns.length);
+    await this.claims.claimAndRun([...manual, ...queuedRuns, ...past]);
   }
 
   /** Candidates for the queued runs a poll read (see claimRequests). */

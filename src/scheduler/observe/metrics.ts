@@ -45,7 +45,7 @@ export class SchedulerMetrics {
       add(name, () => new Counter<L>({ name, help, labelNames, registers: [] }));
     this.runsStarted = counter(
       'oncely_runs_started_total',
-      'Run attempts started on this node, by job and source (schedule, misfire, retry, recover, manual).',
+      'Run attempts started on this node, by job and source (schedule, misfire, retry, recover, manual, backfill).',
       ['job', 'source'],
     );
     this.runs = counter(

@@ -109,7 +109,8 @@ export function claimBook(deps: RunDeps, claim: Claim): RunBook {
     startOps(first, value) {
       const ops: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];
       ops.push({ op: 'put', key: inflightKey, value: value! });
-      const highWater = first ? deps.highWater(claim.occ) : undefined;
+      // A backfill's fire time is in the past: the mark is a plain put and would move back.
+      const highWater = first && claim.source !== 'backfill' ? deps.highWater(claim.occ) : undefined;
       if (highWater) ops.push(highWater);
       return ops;
     },

@@ -1,0 +1,146 @@
+import type { Lease, Store, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import { decodeHistory } from '../finish/history.js';
+import { settle } from '../finish/settle.js';
+import { type Candidate, consumeOps } from '../internal-types.js';
+import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+import type { HistoryEntry } from '../types.js';
+import type { PageRecord } from './page-record.js';
+
+/**
+ * The claim side of a backfill (control/backfill.ts writes the requests, control/backfill-requests.ts
+ * offers them): a backfill run holds the REAL occurrence's lease, so it excludes every other run of
+ * that fire time and its fencing token is above theirs.
+ *
+ * "Has run" (or is going, so will have run): an attempt on record that is not `skipped` nor
+ * `abandoned`, an in-flight record (running, or dead and left to recovery), a queued run of its
+ * overlap gate, or an item of a page in flight (pages keep no in-flight record per occurrence).
+ */
+
+/** History statuses that do not count as a run: the fire time was not run (or its run was cut off). */
+const NOT_RUN: ReadonlySet<string> = new Set(['skipped', 'abandoned']);
+/** Page records read per look-up at most (a job's pages in flight: far fewer in practice). */
+const MAX_PAGES = 10_000;
+/** Records read per occurrence by {@link ranOrGoing}. */
+const KEYS_PER_OCCURRENCE = 3;
+/**
+ * A lease that expires more than this beyond the holder's longest possible lease is a "done" hold
+ * (released with `holdUntil`, claim/high-water.ts), not a claim still to run: margin for the error
+ * of the store clock's estimate.
+ */
+const HOLD_MARGIN_MS = 5_000;
+
+/** Whether one attempt's entry counts as a run of its fire time. */
+function isRun(e: HistoryEntry): boolean {
+  return !NOT_RUN.has(e.status);
+}
+
+/** The fire times of `job` that pages in flight hold, as `<scheduleId>\0<fireTime>` (only `run` items). */
+async function pageItems(store: Store, job: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const r of await store.scan(keys.pageRecordPrefix(job), { limit: MAX_PAGES })) {
+    try {
+      for (const item of (JSON.parse(r.value) as PageRecord).items)
+        if (item.kind === 'run') out.add(`${item.id}\u0000${item.fireTime}`);
+    } catch {
+      // Not a record this build wrote: nothing of it is read.
+    }
+  }
+  return out;
+}
+
+/**
+ * Per occurrence (all of job `job`), whether it has run or is going (see the file comment). Reads,
+ * in this order (a run's finish deletes its in-flight record, or its page's, after or together
+ * with its history): the job's page records (only when stored schedules are asked about), then
+ * per occurrence its first attempt's history, in-flight and queued records in `getMany` batches,
+ * and the whole history of an occurrence whose first attempt was not a run (a pause's one skipped
+ * entry, a dead attempt recovered under the next number).
+ */
+export async function ranOrGoing(
+  store: Store,
+  job: string,
+  occs: readonly OccurrenceId[],
+): Promise<boolean[]> {
+  const pages = occs.some((o) => o.scheduleId !== undefined)
+    ? await pageItems(store, job)
+    : new Set<string>();
+  const wanted = occs.flatMap((o) => [
+    keys.inflight(o),
+    keys.pending(o.job, gateScope(o), o.shard, o.fireTime),
+    keys.history(o, 1),
+  ]);
+  const batch = Math.floor(MAX_BATCH / KEYS_PER_OCCURRENCE) * KEYS_PER_OCCURRENCE;
+  const found: (string | null | undefined)[] = [];
+  for (let i = 0; i < wanted.length; i += batch)
+    found.push(...(await store.getMany(wanted.slice(i, i + batch))));
+  return Promise.all(
+    occs.map(async (o, i) => {
+      if (o.scheduleId !== undefined && pages.has(`${o.scheduleId}\u0000${o.fireTime}`)) return true;
+      const [inflight, pending, first] = found.slice(i * KEYS_PER_OCCURRENCE, (i + 1) * KEYS_PER_OCCURRENCE);
+      if ((inflight ?? null) !== null || (pending ?? null) !== null) return true;
+      if (first === undefined || first === null) return false;
+      if (isRun(decodeHistory(first))) return true;
+      return (await attempts(store, o)).some(isRun);
+    }),
+  );
+}
+
+/** Every attempt's history entry of the occurrence (one scan; at most 100 attempts). */
+async function attempts(store: Store, occ: OccurrenceId): Promise<HistoryEntry[]> {
+  const records = await store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
+  return records.map((r) => decodeHistory(r.value));
+}
+
+/**
+ * A backfill claim was granted (claim.ts): whether to run it. Looks again (see {@link ranOrGoing})
+ * now that the occurrence is held here — the look when the request was written is older, and the
+ * fire time's original run may have settled since (its history and its "done" release are one
+ * batch, so a grant after that hold finds its history). Already run or going: the request is
+ * consumed and the leases freed as they were (plainly: a dead run's recovery must be able to take
+ * the occurrence), never run. Else the run's attempt is the one after every attempt on record
+ * (history is keyed per attempt: a pause's skipped entry, a dead attempt, keep theirs).
+ */
+export async function backfillClaimed(
+  s: NodeState,
+  c: Candidate,
+  lease: Lease,
+  gate: Lease | null | undefined,
+  sentAt: number,
+): Promise<boolean> {
+  const [going] = await ranOrGoing(s.store, c.occ.job, [c.occ]);
+  if (going) {
+    const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
+      op: 'release',
+      key: l.key,
+      token: l.token,
+    }));
+    await settle(s, `backfill of ${c.occ.job}`, [...consumeOps(c), ...frees], lease, sentAt);
+    return false;
+  }
+  const onRecord = await attempts(s.store, c.occ);
+  c.attempt = Math.max(0, ...onRecord.map((e) => e.attempt)) + 1;
+  return true;
+}
+
+/**
+ * A backfill claim was refused: the occurrence is held. A claim about to run (or running) holds it
+ * at most a lease; one settled earlier is held "done" for at least an hour (claim/high-water.ts) —
+ * also one settled without a run (missed and skipped, skipped for overlap). Such a hold, on a fire
+ * time that has not run, is released here (its token, as inspected) so that the next poll's claim
+ * of the request wins it; a fire time that has run consumes its request. A hold released meanwhile
+ * by a late claimant just makes the release refused; a claimant that wins the freed occurrence
+ * first runs it (it had not run), and this request is then consumed by its next claim's look.
+ */
+export async function backfillRefused(s: NodeState, c: Candidate): Promise<void> {
+  const spec = s.defined.get(c.occ.job)?.spec;
+  if (!spec) return;
+  const key = keys.occurrence(c.occ);
+  const held = await s.store.inspect(key);
+  if (held === null || held.expiresAt <= s.storeClock.estimate() + spec.lockAtMostForMs + HOLD_MARGIN_MS)
+    return;
+  const [ran] = await ranOrGoing(s.store, c.occ.job, [c.occ]);
+  if (ran) await s.store.apply(consumeOps(c));
+  else await s.store.release(key, held.token);
+}
