@@ -445,7 +445,19 @@ describe('stored schedules', () => {
       'unknown field crn',
       { id: 's', job: 'report', crn: '0 9 * * *' },
       [
-        /entry 0: crn: unknown field \(did you mean "cron"\?\); allowed: id, job, cron, every, at, timezone, jitter, data/,
+        /entry 0: crn: unknown field \(did you mean "cron"\?\); allowed: id, job, cron, every, at, timezone, jitter, startAt, endAt, maxRuns, exclude, data/,
+      ],
+    ],
+    [
+      'maxRuns 0',
+      { id: 's', job: 'report', every: '1h', maxRuns: 0 },
+      [/entry 0: maxRuns: schedule "s": maxRuns must be a whole number from 1 to 1000000000; got 0/],
+    ],
+    [
+      'endAt before startAt',
+      { id: 's', job: 'report', every: '1h', startAt: '2030-02-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' },
+      [
+        /entry 0: endAt: schedule "s": endAt \(2030-01-01T00:00:00\.000Z\) must be after startAt \(2030-02-01T00:00:00\.000Z\)/,
       ],
     ],
     [

@@ -31,7 +31,20 @@ export interface ValidSchedule {
   bytes: number;
 }
 
-const FIELDS = new Set(['id', 'job', 'cron', 'every', 'at', 'timezone', 'jitter', 'startAt', 'endAt', 'maxRuns', 'exclude', 'data']);
+const FIELDS = new Set([
+  'id',
+  'job',
+  'cron',
+  'every',
+  'at',
+  'timezone',
+  'jitter',
+  'startAt',
+  'endAt',
+  'maxRuns',
+  'exclude',
+  'data',
+]);
 /** Fields `get`/`list` add that an upsert accepts and ignores (a schedule read, changed and written back). */
 const READ_ONLY = new Set(['pause', 'remainingRuns', 'ended']);
 
@@ -122,9 +135,14 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
     exclude = compileExclude(excludeInput, zone, `schedule ${JSON.stringify(id)}`);
   });
   let maxRuns: number | undefined;
-  field(boundsField(s), () => {
-    // startAt/endAt bound the trigger (schedule/bounds.ts); maxRuns is counted down by the due entry.
-    const limits = compileBounds({ startAt, endAt, maxRuns: runs }, `schedule ${JSON.stringify(id)}`);
+  // startAt/endAt bound the trigger (schedule/bounds.ts); maxRuns is counted down by the due entry.
+  // Each checked on its own first, so that the error names the field; then their order (endAt's).
+  const what = `schedule ${JSON.stringify(id)}`;
+  if (startAt !== undefined) field('startAt', () => compileBounds({ startAt }, what));
+  if (endAt !== undefined) field('endAt', () => compileBounds({ endAt }, what));
+  if (runs !== undefined) field('maxRuns', () => compileBounds({ maxRuns: runs }, what));
+  field('endAt', () => {
+    const limits = compileBounds({ startAt, endAt, maxRuns: runs }, what);
     trigger = bounded(trigger, limits);
     maxRuns = limits?.maxRuns;
   });
@@ -141,10 +159,14 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
     requireWellFormed(json, 'the schedule as JSON');
   });
   byId.delete(id);
-  byId.set(id, { id, job, trigger, jitter, exclude, ...(maxRuns !== undefined && { maxRuns }), json: json.slice(0, -1), bytes });
-}
-
-/** The field a startAt/endAt/maxRuns error names (the first of them given). */
-function boundsField(s: Record<string, unknown>): string {
-  return ['startAt', 'endAt', 'maxRuns'].find((k) => s[k] !== undefined) ?? 'startAt';
+  byId.set(id, {
+    id,
+    job,
+    trigger,
+    jitter,
+    exclude,
+    ...(maxRuns !== undefined && { maxRuns }),
+    json: json.slice(0, -1),
+    bytes,
+  });
 }

@@ -1,4 +1,5 @@
 import { LOCK_KEY_PREFIX } from '../../lock/validate.js';
+import { bounded, recordedBounds } from '../../schedule/bounds.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { compileTrigger, type Trigger } from '../../schedule/trigger.js';
 import type { Lease, Store } from '../../store/types.js';
@@ -108,7 +109,9 @@ export async function listJobs(store: Store, options: { nextCount?: number } = {
     let next: Date[] = [];
     if (j.trigger && count > 0) {
       try {
-        next = nextFireTimes(compileTrigger(j.trigger), now, count).map((t) => new Date(t));
+        // startAt/endAt as recorded (schedule/bounds.ts): none before, none after.
+        const trigger = bounded(compileTrigger(j.trigger), recordedBounds(j.options));
+        next = nextFireTimes(trigger, now, count).map((t) => new Date(t));
       } catch {
         // A record written by another version with a trigger this one cannot read: no fire times.
       }
