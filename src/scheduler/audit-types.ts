@@ -5,8 +5,9 @@
 /**
  * What an audit trail entry records. `define`: a node recorded a job definition whose trigger or
  * options differ from what the store had (or a job new to the store). The others are named after
- * the call that made the change. Reserved for calls that do not exist yet (never written now):
- * `schedules.pause`, `schedules.resume`, `backfill`, `calendars.upsert`, `calendars.remove`.
+ * the call that made the change (`calendars.*`: `target` is the calendar's id, no `job`). Reserved
+ * for calls that do not exist yet (never written now): `schedules.pause`, `schedules.resume`,
+ * `backfill`.
  */
 export type AuditAction =
   | 'define'
