@@ -120,6 +120,8 @@ export function describeExclude(name: string, open: OpenStore, options: ExcludeS
       const f = await fleet(2);
       const own = `exo-${randomId(5)}`;
       const stored = `exs-${randomId(5)}`;
+      // Sharded, overlap queue: claimed occurrence by occurrence (no pages), one skip per shard.
+      const sharded = `exq-${randomId(5)}`;
       const now = await f.stores[0]!.now();
       const base = Math.ceil(now / 1000) * 1000 + 3000;
       const exclude: Exclusion[] = [{ from: base, to: base + 2000 }];
@@ -127,9 +129,13 @@ export function describeExclude(name: string, open: OpenStore, options: ExcludeS
         for (const [i, n] of f.nodes.entries()) {
           n.define(own, { every: '1s', exclude, misfireThreshold: '5s' }, f.handler(i));
           n.define(stored, { misfireThreshold: '5s' }, f.handler(i));
+          n.define(sharded, { misfireThreshold: '5s', shards: 2, overlap: 'queue' }, f.handler(i));
         }
         await Promise.all(f.nodes.map((n) => n.start()));
-        await f.nodes[0]!.schedules.upsert({ id: `${stored}-a`, job: stored, every: '1s', exclude });
+        await f.nodes[0]!.schedules.upsert([
+          { id: `${stored}-a`, job: stored, every: '1s', exclude },
+          { id: `${sharded}-q`, job: sharded, every: '1s', exclude },
+        ]);
         expect((await f.nodes[1]!.schedules.get(`${stored}-a`))?.exclude).toEqual(exclude);
         // What will run skips the range: asked of the job record and the stored schedule.
         for (const starts of [
@@ -143,12 +149,30 @@ export function describeExclude(name: string, open: OpenStore, options: ExcludeS
         }
         const ran = (job: string, t: number) => f.starts.some((s) => s.job === job && s.fireTime === t);
         await until(
-          () => ran(own, base + 3000) && ran(stored, base + 3000),
+          () =>
+            ran(own, base + 3000) &&
+            ran(stored, base + 3000) &&
+            f.starts.filter((s) => s.job === sharded && s.fireTime === base + 3000).length === 2,
           15_000,
           'runs after the excluded range',
         );
         await f.halt();
-        expectOnce(f.starts);
+        expectOnce(f.starts.filter((s) => s.job !== sharded));
+        const shardHistory = await f.nodes[1]!.history({ job: sharded, limit: 100 });
+        expect(
+          shardHistory
+            .filter((h) => h.status === 'skipped')
+            .map((h) => [h.fireTime.getTime() - base, h.shard, h.reason])
+            .sort(),
+        ).toEqual([
+          [0, 0, 'excluded'],
+          [0, 1, 'excluded'],
+          [1000, 0, 'excluded'],
+          [1000, 1, 'excluded'],
+        ]);
+        expect(
+          f.starts.some((s) => s.job === sharded && s.fireTime >= base && s.fireTime < base + 2000),
+        ).toBe(false);
         for (const job of [own, stored]) {
           const mine = f.starts.filter((s) => s.job === job);
           expect(mine.some((s) => s.fireTime >= base && s.fireTime < base + 2000)).toBe(false);
