@@ -121,6 +121,11 @@ describe.concurrent('oncely run: bad jobs files exit 2 before anything starts', 
       /field "cwd": "jobs\.yaml" is not an existing directory \(resolved to .*jobs\.yaml\)/,
     ],
     [
+      'an endAt before startAt, and a startAt that is no instant',
+      'jobs:\n  - name: a\n    every: 1h\n    startAt: "2030-02-01T00:00:00Z"\n    endAt: "2030-01-01T00:00:00Z"\n    command: "true"\n  - name: b\n    every: 1h\n    startAt: soon\n    command: "true"\n',
+      /job 1 \("a"\): field "endAt" \(2030-01-01T00:00:00\.000Z\) must be after startAt[\s\S]*job 2 \("b"\): field "startAt" must be a Date, an ISO-8601 string or epoch milliseconds; got "soon"/,
+    ],
+    [
       'an env name with "="',
       'jobs:\n  - name: a\n    every: 1h\n    command: "true"\n    env:\n      "A=B": x\n',
       /field "env": "A=B" is not a valid variable name/,
