@@ -176,3 +176,27 @@ describe('with a token', () => {
     }
   });
 });
+
+describe('a paused stored schedule (docs/pause.md)', () => {
+  it('shows paused, since when, by whom and the note (escaped) on the job page and in /api/schedules', async () => {
+    await cluster.scheduler.schedules.pause('user-001', { note: '<b>on holiday</b>', actor: 'alice' });
+    try {
+      const rows = (await get(`/api/schedules?job=${JOB}&limit=3`)).json() as Array<{
+        id: string;
+        pause?: { since: string; actor?: string; note?: string };
+      }>;
+      expect(rows.map((r) => r.pause?.note)).toEqual([undefined, '<b>on holiday</b>', undefined]);
+      expect(rows[1]!.pause).toMatchObject({ since: expect.stringMatching(ISO), actor: 'alice' });
+      const one = (await get('/api/schedule?id=user-001')).json() as { pause?: { actor?: string } };
+      expect(one.pause?.actor).toBe('alice');
+      const { text } = await get(`/jobs/${JOB}`);
+      const row = /<tr data-schedule="user-001">[\s\S]*?<\/tr>/.exec(text)![0];
+      expect(row).toContain('<span class="state paused"');
+      expect(row).toContain('by alice: &lt;b&gt;on holiday&lt;/b&gt;');
+      expect(row).not.toContain('<b>');
+    } finally {
+      await cluster.scheduler.schedules.resume('user-001');
+    }
+    expect((await get(`/jobs/${JOB}`)).text).not.toContain('class="state paused"');
+  });
+});

@@ -31,7 +31,7 @@ import { historyJson, jobJson, leaseJson, leaseViews, nodeJson } from './views.j
  *                                        (`nextFireTimes` are then when it would fire)
  *   GET  /api/history?job=&limit=&before=  [{ job, fireTime, node, attempt, token, source, status, startedAt, … }]
  *                                        newest first; limit ≤ 500; a full page has `Link: <…>; rel="next"`
- *   GET  /api/schedules?job=&after=&limit=  [{ id, job, trigger, timezone?, nextFireTime, data, dataTruncated?, dataPreview?, dataLength? }]
+ *   GET  /api/schedules?job=&after=&limit=  [{ id, job, trigger, timezone?, nextFireTime, data, dataTruncated?, dataPreview?, dataLength?, pause? }]
  *                                        ascending by id; limit ≤ 500; a full page has `Link: <…>; rel="next"`;
  *                                        data whose JSON is over 4,096 characters: `data: null`, `dataTruncated: true`,
  *                                        its first 200 characters as `dataPreview`, `dataLength` (schedule-rows.ts)
