@@ -1,7 +1,8 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeBackfill } from './harness/backfill-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
@@ -20,3 +21,4 @@ describeExclude('etcd', () => openStore(target.url!, { prefix }), { skip: target
 describeNext('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeBounds('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describePause('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeBackfill('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -1,7 +1,8 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
 import { testPrefix } from './harness/backends.js';
+import { describeBackfill } from './harness/backfill-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
@@ -17,3 +18,4 @@ describeExclude('memory', () => openStore(space), { validation: true });
 describeNext('memory', () => openStore(space), { validation: true });
 describeBounds('memory', () => openStore(space), { validation: true });
 describePause('memory', () => openStore(space), { validation: true });
+describeBackfill('memory', () => openStore(space), { validation: true });

@@ -1,7 +1,8 @@
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
+import { describeBackfill } from './harness/backfill-suite.js';
+import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
@@ -20,3 +21,4 @@ describeExclude('mysql', () => openStore(target.url!, { prefix }), { skip: targe
 describeNext('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeBounds('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describePause('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeBackfill('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -2,7 +2,7 @@ import type { Lease, Store, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { decodeHistory } from '../finish/history.js';
 import { settle } from '../finish/settle.js';
-import { type Candidate, consumeOps } from '../internal-types.js';
+import type { Candidate } from '../internal-types.js';
 import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { HistoryEntry } from '../types.js';
@@ -30,6 +30,24 @@ const KEYS_PER_OCCURRENCE = 3;
  * of the store clock's estimate.
  */
 const HOLD_MARGIN_MS = 5_000;
+
+/**
+ * How long a consumed request stays as a marker (its key, this value) before it expires: a
+ * `backfill()` call that read "not run" before the run started, and creates its request after it,
+ * finds the marker and creates nothing (put-if-absent), so a fire time is queued once however the
+ * two calls interleave. A call slower than half of this reads again before it creates.
+ */
+export const CONSUMED_TTL_MS = 10 * 60_000;
+/** The value of a consumed request's marker. */
+export const CONSUMED = '{"consumed":true}';
+
+/**
+ * The write that consumes the backfill request of `occ` (in its run's start batch, as the
+ * candidate's `startWrites`, or when it is found run): its key kept as a marker for CONSUMED_TTL_MS.
+ */
+export function consumeRequest(occ: OccurrenceId): WriteOp[] {
+  return [{ op: 'put', key: keys.backfillRequest(occ), value: CONSUMED, ttlMs: CONSUMED_TTL_MS }];
+}
 
 /** Whether one attempt's entry counts as a run of its fire time. */
 function isRun(e: HistoryEntry): boolean {
@@ -116,7 +134,7 @@ export async function backfillClaimed(
       key: l.key,
       token: l.token,
     }));
-    await settle(s, `backfill of ${c.occ.job}`, [...consumeOps(c), ...frees], lease, sentAt);
+    await settle(s, `backfill of ${c.occ.job}`, [...consumeRequest(c.occ), ...frees], lease, sentAt);
     return false;
   }
   const onRecord = await attempts(s.store, c.occ);
@@ -141,6 +159,6 @@ export async function backfillRefused(s: NodeState, c: Candidate): Promise<void>
   if (held === null || held.expiresAt <= s.storeClock.estimate() + spec.lockAtMostForMs + HOLD_MARGIN_MS)
     return;
   const [ran] = await ranOrGoing(s.store, c.occ.job, [c.occ]);
-  if (ran) await s.store.apply(consumeOps(c));
+  if (ran) await s.store.apply(consumeRequest(c.occ));
   else await s.store.release(key, held.token);
 }

@@ -1,4 +1,5 @@
 import type { StoredRecord } from '../../store/types.js';
+import { CONSUMED, consumeRequest } from '../claim/backfill-claim.js';
 import type { Candidate } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -18,7 +19,7 @@ export interface BackfillRequest {
 /**
  * Turns backfill requests into claims, in order: per stream (job, stored schedule, shard) only
  * the oldest request a poll read is offered — the next one once the one before it is consumed,
- * which its run's start batch does (claim.ts). So a stream's backfill runs start in fire-time
+ * which its run's start batch does (claim.ts; the request is then a marker, skipped here). So a stream's backfill runs start in fire-time
  * order, one at a time; under overlap `allow` they may then overlap, under any other policy the
  * next one waits for the gate (claim/overlap.ts gives its claim back while a run of the gate goes,
  * and the next poll offers it again). Every node offers the same request; the occurrence lease
@@ -35,6 +36,8 @@ export function backfillCandidates(
   const seen = new Set<string>();
   for (const r of records) {
     if (out.length >= slots) break;
+    // A consumed request's marker (claim/backfill-claim.ts): its run is on record.
+    if (r.value === CONSUMED) continue;
     let req: BackfillRequest;
     try {
       req = JSON.parse(r.value) as BackfillRequest;
@@ -57,7 +60,8 @@ export function backfillCandidates(
       data: req.data,
       attempt: 1,
       gate: job.spec.overlap !== 'allow',
-      consumes: r.key,
+      // Consumed in the run's start batch, kept as a marker (not deleted, see CONSUMED_TTL_MS).
+      startWrites: consumeRequest(occ),
     });
   }
   return out;

@@ -5,7 +5,7 @@ import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from '../../schedule/trigger.js';
 import type { PageOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
-import { ranOrGoing } from '../claim/backfill-claim.js';
+import { CONSUMED_TTL_MS, ranOrGoing } from '../claim/backfill-claim.js';
 import { validateJobName } from '../job-options.js';
 import { jsonText } from '../json-data.js';
 import { keys, type OccurrenceId } from '../keys.js';
@@ -150,7 +150,10 @@ export async function backfill(state: NodeState, options: BackfillOptions): Prom
       ? [{ job, scheduleId, fireTime, shard: undefined }]
       : Array.from({ length: shards }, (_, shard) => ({ job, scheduleId, fireTime, shard })),
   );
-  const run = occs.length === 0 ? [] : await ranOrGoing(state.store, job, occs);
+  const readAt = performance.now();
+  let run = occs.length === 0 ? [] : await ranOrGoing(state.store, job, occs);
+  // A slow call reads again: a marker of a request consumed since the read may have expired.
+  if (performance.now() - readAt > CONSUMED_TTL_MS / 2) run = await ranOrGoing(state.store, job, occs);
   const creates: Extract<PageOp, { op: 'create' }>[] = occs
     .filter((_, i) => !run[i])
     .map((o) => {
