@@ -18,19 +18,24 @@ export interface CalendarRecord {
 /**
  * The calendars one node holds, read once and kept until they change: every calendar upsert or
  * remove rewrites `ctl|crev`, which each poll reads anyway with the other `ctl|` records
- * (control/feed.ts); a poll that finds it changed drops every calendar held here, and the next
- * tick that needs one reads it again (one `getMany` for all it needs). A change therefore
- * reaches every node within a poll, at no read per calendar per poll. A calendar the store does
- * not hold (removed while schedules still name it) excludes nothing; reported once as an `error`
- * event until it is upserted again.
+ * (control/feed.ts); a poll that finds it changed marks what is held stale, and the next tick
+ * reads every calendar it needs again (one `getMany`) and swaps them in at once. A change
+ * therefore reaches every node within a poll, at no read per calendar per poll. A calendar the
+ * store does not hold (removed while schedules still name it) excludes nothing; reported once as
+ * an `error` event until it is upserted again.
  *
- * Race: an exclusion decided from a calendar read just before a change is as the calendar was
- * when read; a poll later the change is in force. Nodes may briefly disagree about one fire
- * time: it is claimed once all the same, and recorded by whichever node won it.
+ * Race: until the swap, lookups see the calendars as they were (never none: a change made on
+ * this node while a tick is deciding does not empty them under it); an exclusion decided just
+ * before a change is as the calendar was then. Nodes may briefly disagree about one fire time:
+ * it is claimed once all the same, and recorded by whichever node won it.
  */
 export class CalendarCache {
   private held = new Map<string, CalendarDates | null>();
   private revision: string | undefined;
+  /** Bumped by each change seen: what is held was read before it, and is read again. */
+  private generation = 0;
+  /** The generation `held` was read at (all of it, or added to since). */
+  private heldAt = 0;
   private readonly reported = new Set<string>();
 
   constructor(
@@ -41,19 +46,30 @@ export class CalendarCache {
   /** The lookup exclusions use (schedule/exclude.ts): only calendars {@link ensure} loaded. */
   readonly lookup: CalendarLookup = (id) => this.held.get(id) ?? undefined;
 
-  /** The change signal as a poll read it: everything held is dropped when it moved. */
+  /** The change signal as a poll read it (or a change made here): what is held is read again. */
   seen(revision: string | undefined): void {
     if (revision === this.revision) return;
     this.revision = revision;
-    this.held = new Map();
+    this.generation++;
   }
 
-  /** Reads the calendars of `ids` this node does not hold yet: nothing when it holds them all. */
+  /** A calendar changed through this node: read again at its next tick, before any poll. */
+  changedHere(): void {
+    this.generation++;
+  }
+
+  /**
+   * Makes sure the calendars of `ids` are held as of the latest change seen: nothing when they
+   * are (the usual tick); after a change, all of them read again in one go and swapped in.
+   */
   async ensure(ids: Iterable<string>): Promise<void> {
+    const generation = this.generation;
+    const stale = this.heldAt !== generation;
     const missing: string[] = [];
-    for (const id of ids) if (!this.held.has(id)) missing.push(id);
+    for (const id of ids) if (stale || !this.held.has(id)) missing.push(id);
     if (missing.length === 0) return;
-    const held = this.held;
+    // Filled aside, then swapped in: lookups meanwhile see what was held.
+    const held = stale ? new Map<string, CalendarDates | null>() : new Map(this.held);
     for (let i = 0; i < missing.length; i += MAX_BATCH) {
       const chunk = missing.slice(i, i + MAX_BATCH);
       const values = await this.store.getMany(chunk.map((id) => keys.calendar(id)));
@@ -77,6 +93,10 @@ export class CalendarCache {
         held.set(id, toDates(JSON.parse(value) as CalendarRecord));
       });
     }
+    // A change seen during the read: swapped in all the same (no older than what was held), and
+    // read again at the next tick.
+    this.held = held;
+    this.heldAt = generation;
   }
 }
 

@@ -184,7 +184,7 @@ export function createCalendars(state: NodeState): Calendars {
               ),
             ]),
       ]);
-      state.calendars.seen(undefined);
+      state.calendars.changedHere();
     },
     get: async (id) => {
       const found = await read(validateCalendarId(id, 'calendars.get: id'));
@@ -212,7 +212,7 @@ export function createCalendars(state: NodeState): Calendars {
           state.audit,
         ),
       ]);
-      state.calendars.seen(undefined);
+      state.calendars.changedHere();
       return true;
     },
     list: async (options = {}) => {

@@ -60,8 +60,8 @@ export class Due {
     await this.index.refresh(now);
     // The calendars exclusions name, read once and held (calendar-cache.ts): nothing to do when
     // no exclusion names one, or every one named is held.
-    if (s.jobCalendars.size > 0) await s.calendars.ensure(s.jobCalendars);
-    if (this.index.calendars.size > 0) await s.calendars.ensure(this.index.calendars);
+    if (s.jobCalendars.size > 0 || this.index.calendars.size > 0)
+      await s.calendars.ensure(new Set([...s.jobCalendars, ...this.index.calendars]));
     const candidates: Candidate[] = [];
     const all: Due1[] = [];
     for (const source of s.sources.values()) {
