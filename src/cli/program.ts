@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { docPath } from '../core/docs.js';
 import { packageVersion } from '../core/version.js';
 import { registerAudit } from './commands/audit.js';
+import { registerBackfill } from './commands/backfill.js';
 import { registerCalendars } from './commands/calendars.js';
 import { registerControl } from './commands/control.js';
 import { registerDashboard } from './commands/dashboard.js';
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerSchedules(program);
   registerCalendars(program);
   registerControl(program);
+  registerBackfill(program);
   registerDashboard(program);
   registerDemo(program);
   return program;
