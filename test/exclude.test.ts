@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../src/core/errors.js';
 import { compileExclude, dateIn, type Exclusion, isExcluded } from '../src/schedule/exclude.js';
+import { checkHistory } from '../src/testing/history-check.js';
 
 const none = () => undefined;
 const at = (iso: string) => Date.parse(iso);
@@ -88,5 +89,40 @@ describe('exclude', () => {
     bad([{ from: -1, to: 5 }], /from must be/);
     bad([{ calendar: 'x'.repeat(201) }], /calendar must be 1-200/);
     bad([{ cron: '* * * * *' }, { every: '1d' }], /exclude\[1\] has the fields \{every\}/);
+  });
+});
+
+describe('history checker: excluded skips', () => {
+  const job = 'report';
+  const F = Date.parse('2026-12-25T09:00:00Z');
+  const skip = { job, from: F, to: F, reason: 'excluded' as const };
+  const base = {
+    records: [],
+    skips: [skip],
+    expected: [{ job, fireTime: F }],
+    jobs: [{ job, leaseMs: 30_000 }],
+  };
+
+  it('borne out only when the fire time matches the trigger’s list (any version of a calendar)', () => {
+    const ok = checkHistory({
+      ...base,
+      exclusions: [{ job, exclude: [{ calendar: 'h' }] }],
+      calendars: [
+        { id: 'h', dates: ['2026-12-25'] },
+        { id: 'h', dates: ['2027-01-01'] },
+      ],
+    });
+    expect([ok.skipped, ok.violations]).toEqual([1, []]);
+    const other = checkHistory({ ...base, exclusions: [{ job, exclude: [{ from: F + 1, to: F + 1000 }] }] });
+    expect(other.violations.map((v) => v.kind)).toEqual(['unjustified-skip']);
+    expect(other.violations[0]!.message).toMatch(/matches no entry of its trigger's exclude list/);
+    // A stored schedule's list is its own: the job's list does not bear out its skips.
+    const stored = checkHistory({
+      ...base,
+      skips: [{ ...skip, scheduleId: 's' }],
+      expected: [{ job, scheduleId: 's', fireTime: F }],
+      exclusions: [{ job, exclude: [{ cron: '0 9 * * *' }] }],
+    });
+    expect(stored.unjustifiedSkips).toBe(1);
   });
 });
