@@ -321,6 +321,80 @@ describe('simulate with stored schedules', () => {
     expect(check(h, [job], false).map((v) => v.kind)).toContain('unexpected-fire-time');
   });
 
+  it('maxRuns holds under faults: no stored schedule starts more fire times than its maxRuns, in pages and one by one', async () => {
+    const started = new Map<string, Set<number>>();
+    const handler = async (
+      ctx: { job: string; scheduleId?: string | undefined; fireTime: Date },
+      sim: { sleep: (ms: number) => Promise<void> },
+    ) => {
+      const key = `${ctx.job}/${ctx.scheduleId}`;
+      const times = started.get(key) ?? new Set<number>();
+      times.add(ctx.fireTime.getTime());
+      started.set(key, times);
+      await sim.sleep(150);
+    };
+    const limited = (name: string, options: SimJob['options']): SimJob => ({
+      name,
+      options: { lockAtMostFor: '2s', ...options },
+      handler,
+      schedules: Array.from({ length: 20 }, (_, i) => ({
+        id: `${name}-${i}`,
+        every: '1s',
+        maxRuns: 3 + (i % 4),
+      })),
+    });
+    const jobs = [limited('paged', { overlap: 'allow' }), limited('single', { overlap: 'queue' })];
+    for (const seed of range(1, 8)) {
+      started.clear();
+      const result = await simulate({
+        seed,
+        nodes: 3,
+        jobs,
+        durationMs: 20_000,
+        faults,
+        scheduler: { concurrency: 64 },
+      });
+      if (!result.ok) expect.fail(formatReport({ seed, nodes: 3, jobs, durationMs: 20_000, faults }, result));
+      for (const [key, times] of started) {
+        const i = Number(key.slice(key.lastIndexOf('-') + 1));
+        expect(times.size, `seed ${seed}: ${key}`).toBeLessThanOrEqual(3 + (i % 4));
+      }
+      // The limits were reached, not merely respected by doing little: most schedules ran out.
+      const full = [...started].filter(
+        ([key, times]) => times.size === 3 + (Number(key.slice(key.lastIndexOf('-') + 1)) % 4),
+      );
+      expect(full.length, `seed ${seed}`).toBeGreaterThan(30);
+    }
+  }, 120_000);
+
+  it('flags a stored schedule that starts more fire times than its maxRuns', () => {
+    const h = new History(() => 0);
+    const at = (s: number) => EPOCH + s * 1_000;
+    for (const fire of [1, 2, 3, 4]) {
+      const inv = h.start({
+        occ: `user/a@+${fire}.000s`,
+        job: 'user',
+        scheduleId: 'a',
+        fireTime: at(fire),
+        shard: undefined,
+        node: 'n1',
+        attempt: 1,
+        token: 10 + fire,
+        source: 'schedule',
+      });
+      h.end(inv, 'ok');
+    }
+    const job = (maxRuns: number) => ({
+      name: 'user',
+      fireTimes: [],
+      shards: [undefined],
+      mustFinish: false,
+      schedules: [{ job: 'user', id: 'a', required: [], allowed: new Set([1, 2, 3, 4].map(at)), maxRuns }],
+    });
+    expect(check(h, [job(3)], false).map((v) => [v.kind, v.occ])).toEqual([['too-many-runs', 'user/a']]);
+    expect(check(h, [job(4)], false)).toEqual([]);
+  });
+
   it('reports a busy loop as stuck instead of running for ever', async () => {
     const result = await simulate({
       seed: 1,

@@ -4,6 +4,7 @@
  * JSON shape (a contract of `/api/schedules` and `oncely schedules --json`).
  */
 import type { Duration } from '../core/duration.js';
+import { boundedBy } from '../schedule/bounds.js';
 import { fireTimes } from '../schedule/fire-times.js';
 import { compileShared } from '../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../schedule/trigger.js';
@@ -76,8 +77,20 @@ export function scheduleViews(rows: readonly ScheduleRow[], now: number): Schedu
       }
       compiled.set(signature, c);
     }
-    return { ...row, next: c ? fireTimes(c, { after: now, count: 1 })[0] : undefined };
+    return { ...row, next: c ? nextOf(c, schedule, now) : undefined };
   });
+}
+
+/** The next fire time after `now` within the schedule's startAt/endAt (schedule/bounds.ts), if any. */
+function nextOf(trigger: CompiledTrigger, schedule: StoredSchedule, now: number): Date | undefined {
+  try {
+    return fireTimes(boundedBy(trigger, schedule, `schedule ${JSON.stringify(schedule.id)}`), {
+      after: now,
+      count: 1,
+    })[0];
+  } catch {
+    return undefined;
+  }
 }
 
 export function scheduleJson({ schedule: s, next, dataPreview }: ScheduleView): ScheduleJson {

@@ -20,6 +20,7 @@ export type ViolationKind =
   | 'unfinished'
   | 'unjustified-skip'
   | 'unexpected-fire-time'
+  | 'too-many-runs'
   | 'stuck';
 
 export interface Violation {
@@ -170,6 +171,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
   }
   checkSkips(history, violations);
   checkFireTimes(history, jobs, violations);
+  checkMaxRuns(history, jobs, violations);
   if (!checkLiveness) return violations;
   const streams = jobs.flatMap((job) => [
     { job, scheduleId: undefined as string | undefined, fireTimes: job.fireTimes },
@@ -210,6 +212,37 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
 /** The misfire spans' key: a job's own trigger, or one of its stored schedules. */
 function streamOf(job: string, scheduleId: string | undefined): string {
   return scheduleId === undefined ? job : `${job}/${scheduleId}`;
+}
+
+/**
+ * A stored schedule with `maxRuns` (docs/bounds.md) starts at most that many of its fire times,
+ * fleet-wide: distinct fire times run (a retry or recovery is the same occurrence again; a
+ * backfill is not counted by the schedule).
+ */
+function checkMaxRuns(history: History, jobs: readonly CheckedJob[], violations: Violation[]): void {
+  const limits = new Map<string, number>();
+  for (const job of jobs)
+    for (const s of job.schedules ?? [])
+      if (s.maxRuns !== undefined) limits.set(streamOf(job.name, s.id), s.maxRuns);
+  if (limits.size === 0) return;
+  const started = new Map<string, Set<number>>();
+  for (const inv of history.invocations) {
+    if (inv.scheduleId === undefined || inv.source === 'backfill') continue;
+    const stream = streamOf(inv.job, inv.scheduleId);
+    if (!limits.has(stream)) continue;
+    const times = started.get(stream) ?? new Set<number>();
+    times.add(inv.fireTime);
+    started.set(stream, times);
+  }
+  for (const [stream, times] of started) {
+    const max = limits.get(stream)!;
+    if (times.size > max)
+      violations.push({
+        kind: 'too-many-runs',
+        occ: stream,
+        message: `${times.size} of its fire times started, but maxRuns is ${max}`,
+      });
+  }
 }
 
 /** Every run of a stored schedule is at one of its fire times (manual triggers aside). */

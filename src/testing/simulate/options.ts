@@ -62,6 +62,15 @@ export interface SimSchedule {
   at?: Date | string | number;
   /** IANA time zone for `cron` (default UTC). */
   timezone?: string;
+  /**
+   * No fire time before this instant, inclusive (docs/bounds.md): a `Date`, ISO-8601 or epoch ms
+   * on the simulated store's clock, which starts at epoch ms 1,900,000,000,000 (virtual 0).
+   */
+  startAt?: Date | string | number;
+  /** No fire time after this instant, inclusive. */
+  endAt?: Date | string | number;
+  /** The schedule ends once this many of its occurrences started (fleet-wide); the checker holds it to that (`too-many-runs`). */
+  maxRuns?: number;
   /** `ctx.data` of its runs (JSON; the whole schedule at most 64 KiB). */
   data?: unknown;
   /** Virtual ms at which it is upserted (default: before the nodes start). */

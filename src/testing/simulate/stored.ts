@@ -19,7 +19,19 @@ import { Rng } from './random.js';
 import { EPOCH } from './sim-store.js';
 import { NodeClock, type VirtualTime } from './virtual-time.js';
 
-const FIELDS = ['id', 'cron', 'every', 'at', 'timezone', 'data', 'upsertAt', 'removeAt'];
+const FIELDS = [
+  'id',
+  'cron',
+  'every',
+  'at',
+  'timezone',
+  'startAt',
+  'endAt',
+  'maxRuns',
+  'data',
+  'upsertAt',
+  'removeAt',
+];
 
 /** One version of a stored schedule, validated, with the window it is in the store. */
 export interface ScheduleVersion {
@@ -27,6 +39,8 @@ export interface ScheduleVersion {
   /** What `schedules.upsert` gets. */
   input: StoredSchedule;
   trigger: CompiledTrigger;
+  /** Its run limit, if any (docs/bounds.md). */
+  maxRuns?: number;
   /** Virtual ms of its upsert (0: before the nodes start). */
   from: number;
   /** Virtual ms at which it is removed or replaced by the id's next version (`Infinity`: never). */
@@ -43,6 +57,11 @@ export interface CheckedSchedule {
   required: number[];
   /** Every fire time (store ms) that may run at all: a run of any other is `unexpected-fire-time`. */
   allowed: Set<number>;
+  /**
+   * With `maxRuns` on every version: how many of its fire times may start in all (each upsert
+   * starts the count again, so the versions' sum); more is `too-many-runs`.
+   */
+  maxRuns?: number;
 }
 
 /**
@@ -89,8 +108,11 @@ export async function checkSchedules(
         Object.entries({ ...fields, job: job.name }).filter(([, v]) => v !== undefined),
       ) as unknown as StoredSchedule;
       let trigger: CompiledTrigger;
+      let maxRuns: number | undefined;
       try {
-        trigger = (await validateSchedules([input]))[0]!.trigger;
+        const [valid] = await validateSchedules([input]);
+        trigger = valid!.trigger;
+        maxRuns = valid!.maxRuns;
       } catch (err) {
         if (!(err instanceof OncelyError)) throw err;
         throw invalidArgument(`${where}: ${err.message.replace(/^schedules\.upsert: entry 0: /, '')}`);
@@ -115,6 +137,7 @@ export async function checkSchedules(
         job: job.name,
         input,
         trigger,
+        ...(maxRuns !== undefined && { maxRuns }),
         from,
         to: removeAt ?? Number.POSITIVE_INFINITY,
         removed: removeAt !== undefined,
@@ -200,16 +223,19 @@ export function expectSchedules(
     const id = v.input.id;
     let checked = byId.get(id);
     if (!checked) {
-      checked = { job: v.job, id, required: [], allowed: new Set() };
+      checked = { job: v.job, id, required: [], allowed: new Set(), maxRuns: 0 };
       byId.set(id, checked);
     }
+    // maxRuns: which fire times its runs fall on depends on what was missed: none is required.
+    if (v.maxRuns === undefined) delete checked.maxRuns;
+    else if (checked.maxRuns !== undefined) checked.maxRuns += v.maxRuns;
     const last = EPOCH + Math.min(endMs, v.to + marginMs);
     const mustUntil = EPOCH + Math.min(window[1], v.to - marginMs);
     for (let after = EPOCH + v.from; ; ) {
       const next = nextFireTimes(v.trigger, after, 100).filter((t) => t <= last);
       for (const t of next) {
         checked.allowed.add(t);
-        if (t >= EPOCH + window[0] && t <= mustUntil) checked.required.push(t);
+        if (t >= EPOCH + window[0] && t <= mustUntil && v.maxRuns === undefined) checked.required.push(t);
       }
       if (next.length < 100) break;
       after = next.at(-1)!;
