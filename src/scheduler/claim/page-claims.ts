@@ -7,10 +7,10 @@ import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
 import type { Runs } from '../run/runs.js';
 import type { SkipCause } from '../types.js';
+import { countedMove } from './counted-page.js';
 import { type DueValue, itemOcc, type PageItem, type PageRecord, pageKeys } from './page-record.js';
 import { skippedEntry, storeWhileHeld } from './page-writes.js';
 import { judgePrev, type PrevVerdict } from './prev-run.js';
-import { countedMove } from './counted-page.js';
 
 /** Items per page: one op of the claim is the page's record. */
 const PAGE_ITEMS = MAX_BATCH - 1;
@@ -95,7 +95,12 @@ export class PageClaims {
       // The moved entry names the run of this fire time (the next claim judges overlap by it), or
       // carries over the run it still overlaps.
       const prev = items[i]!.kind === 'run' ? { page, fireTime: c.occ.fireTime } : move.prev;
-      const value: DueValue = { job: name, page, ...(prev && { prev }), ...(move.left !== undefined && { left: move.left }) };
+      const value: DueValue = {
+        job: name,
+        page,
+        ...(prev && { prev }),
+        ...(move.left !== undefined && { left: move.left }),
+      };
       return {
         op: 'move',
         from: move.from,
@@ -105,7 +110,8 @@ export class PageClaims {
       };
     });
     // After the items' ops (results[i] is item i's move): each moves exactly when its item's does.
-    for (const x of counted) if (x.count) ops.push({ op: 'move', from: x.count.from, to: x.count.to, value: '' });
+    for (const x of counted)
+      if (x.count) ops.push({ op: 'move', from: x.count.from, to: x.count.to, value: '' });
     ops.push({ op: 'put', key: recordKey, value: JSON.stringify(record) });
     s.telemetry.claim(name, 'attempted', cs.length);
     const sentAt = s.clock.monotonic();

@@ -10,17 +10,17 @@ import type { NodeState } from '../node-state.js';
 import { type NextOptions, nextOfSchedule } from '../observe/next-runs.js';
 import type { SchedulePauseInfo, StoredSchedule } from '../types.js';
 import { actorOf } from './audit.js';
-import { firstCount, rememberVersion, staleCounts, withRunsLeft } from './runs-left.js';
 import { requireCalendars } from './calendars.js';
 import type { PauseOptions } from './job-control.js';
+import { firstCount, rememberVersion, staleCounts, withRunsLeft } from './runs-left.js';
 import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
-import { pauseInfo, pauseSchedule, pausesOf, resumeSchedule } from './schedule-pause.js';
 import {
   type StoredScheduleRecord,
   type ValidSchedule,
   validateScheduleId,
   validateSchedules,
 } from './schedule-input.js';
+import { pauseInfo, pauseSchedule, pausesOf, resumeSchedule } from './schedule-pause.js';
 
 /** Ops per stored schedule in an upsert batch: sch|, schj|, due|. */
 const OPS_PER_SCHEDULE = 3;

@@ -6,15 +6,15 @@ import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
 import { doneHold } from '../claim/high-water.js';
-import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { leftByPause, pausedSpanEntry } from '../control/pause-span.js';
+import { countDown } from '../control/runs-left.js';
+import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
 import { type Candidate, type Job, shardsOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import { emitMisfired, emitPausedSpan } from './misfire.js';
 import { countedPageMove } from './counted-move.js';
-import { countDown } from '../control/runs-left.js';
+import { emitMisfired, emitPausedSpan } from './misfire.js';
 
 /** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
 export interface DueEntry {
@@ -133,7 +133,9 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     t === undefined || e.jitter === undefined ? t : scheduledAt(e.jitter, s.job, s.id, t, after(t));
   const ops = (to: number | undefined, value: string): WriteOp[] => [
     { op: 'delete', key: e.key },
-    ...(to === undefined ? [] : [{ op: 'put' as const, key: keys.dueEntry(to, s.id, s.v, startOf(to)), value }]),
+    ...(to === undefined
+      ? []
+      : [{ op: 'put' as const, key: keys.dueEntry(to, s.id, s.v, startOf(to)), value }]),
   ];
   // `carry`: a move that runs F (only those carry F's other shards). With maxRuns it counts one
   // down (control/runs-left.ts), and the last one ends the schedule; `e.unrun`: the move if F,
@@ -148,13 +150,19 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
         ? carry && pending !== undefined
           ? pending
           : JSON.stringify({ job: s.job })
-        : JSON.stringify({ job: s.job, ...(carry && shards.length > 1 && { pending: { fireTime: F, at: e.at } }), left: l });
+        : JSON.stringify({
+            job: s.job,
+            ...(carry && shards.length > 1 && { pending: { fireTime: F, at: e.at } }),
+            left: l,
+          });
     e.unrun =
       carry && e.left !== undefined
         ? { next, nextAt: startOf(next), ops: paged ? [] : ops(next, value(e.left)) }
         : undefined;
     if (paged) return [];
-    return carry && e.left !== undefined ? [...ops(to, value(left)), ...countDown(s.id, s.v, e.left)] : ops(to, value(left));
+    return carry && e.left !== undefined
+      ? [...ops(to, value(left)), ...countDown(s.id, s.v, e.left)]
+      : ops(to, value(left));
   };
   // Excluded (schedule/exclude.ts): claimed like a run, to be recorded skipped (no gate).
   const excluded = e.exclude !== undefined && isExcluded(e.exclude, F, state.calendars.lookup);
@@ -168,7 +176,11 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       gate: gated && !excluded,
       ...(excluded && { excluded: true as const }),
       entryReadAt: e.readAt,
-      ...(i === 0 && { advance, ...(e.unrun && !paged && { advanceIfUnrun: e.unrun.ops }), ...(onWon && { onWon }) }),
+      ...(i === 0 && {
+        advance,
+        ...(e.unrun && !paged && { advanceIfUnrun: e.unrun.ops }),
+        ...(onWon && { onWon }),
+      }),
     }));
   // `skipped`: the fire times F..last it settles unrun; left by a pause, their `paused` entry.
   const settleOnly = (
