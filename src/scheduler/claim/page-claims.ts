@@ -88,10 +88,13 @@ export class PageClaims {
       };
     });
     // maxRuns (control/runs-left.ts): a fire time this page will not run moves on uncounted.
-    const counted = cs.map((c, i) => countedMove(c, items[i]!));
+    // (A page without maxRuns schedules: no array, no copy per item.)
+    const counted = cs.some((c) => c.pageMove!.unrun)
+      ? cs.map((c, i) => countedMove(c, items[i]!))
+      : undefined;
     const record: PageRecord = { job: name, node: s.node, leaseMs: job.spec.lockAtMostForMs, items };
     const ops: PageOp[] = cs.map((c, i) => {
-      const move = { ...c.pageMove!, ...counted[i]!.move };
+      const move = counted ? { ...c.pageMove!, ...counted[i]!.move } : c.pageMove!;
       // The moved entry names the run of this fire time (the next claim judges overlap by it), or
       // carries over the run it still overlaps.
       const prev = items[i]!.kind === 'run' ? { page, fireTime: c.occ.fireTime } : move.prev;
@@ -110,7 +113,7 @@ export class PageClaims {
       };
     });
     // After the items' ops (results[i] is item i's move): each moves exactly when its item's does.
-    for (const x of counted)
+    for (const x of counted ?? [])
       if (x.count) ops.push({ op: 'move', from: x.count.from, to: x.count.to, value: '' });
     ops.push({ op: 'put', key: recordKey, value: JSON.stringify(record) });
     s.telemetry.claim(name, 'attempted', cs.length);
