@@ -86,6 +86,9 @@ export function describeBounds(name: string, open: OpenStore, options: BoundsSui
           { id: `${job}:q`, job: queued, every: '500ms', maxRuns: 2 },
           { id: `${job}:s`, job, every: '500ms', startAt: new Date(startAt) },
           { id: `${job}:e`, job, every: '500ms', endAt: new Date(endAt).toISOString() },
+          // Excluded fire times are recorded skipped, not run: they do not count (pages, then one by one).
+          { id: `${job}:x`, job, every: '500ms', maxRuns: 2, exclude: [{ from: now, to: startAt }] },
+          { id: `${job}:y`, job: queued, every: '500ms', maxRuns: 1, exclude: [{ from: now, to: startAt }] },
         ]);
         const m = await f.nodes[1]!.schedules.get(`${job}:m`);
         expect(m?.maxRuns).toBe(3);
@@ -99,7 +102,12 @@ export function describeBounds(name: string, open: OpenStore, options: BoundsSui
         expect(firstOfS!.getTime()).toBeGreaterThanOrEqual(startAt);
         const of = (id: string) => f.starts.filter((s) => s.scheduleId === `${job}:${id}`);
         await until(
-          () => of('m').length >= 3 && of('q').length >= 2 && of('s').length >= 2,
+          () =>
+            of('m').length >= 3 &&
+            of('q').length >= 2 &&
+            of('s').length >= 2 &&
+            of('x').length >= 2 &&
+            of('y').length >= 1,
           15_000,
           'the bounded schedules to run',
         );
@@ -109,9 +117,12 @@ export function describeBounds(name: string, open: OpenStore, options: BoundsSui
         expect(of('m').length).toBe(3);
         expect(new Set(of('m').map((s) => s.fireTime)).size).toBe(3);
         expect(of('q').length).toBe(2);
+        expect(of('x').length).toBe(2);
+        expect(of('y').length).toBe(1);
+        for (const s of [...of('x'), ...of('y')]) expect(s.fireTime).toBeGreaterThanOrEqual(startAt);
         for (const s of of('s')) expect(s.fireTime).toBeGreaterThanOrEqual(startAt);
         for (const s of of('e')) expect(s.fireTime).toBeLessThanOrEqual(endAt);
-        for (const id of ['m', 'q']) {
+        for (const id of ['m', 'q', 'x', 'y']) {
           const ended = await f.nodes[1]!.schedules.get(`${job}:${id}`);
           expect(ended?.remainingRuns).toBe(0);
           expect(ended?.ended).toBe(true);
