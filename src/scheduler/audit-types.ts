@@ -5,9 +5,10 @@
 /**
  * What an audit trail entry records. `define`: a node recorded a job definition whose trigger or
  * options differ from what the store had (or a job new to the store). The others are named after
- * the call that made the change (`calendars.*`: `target` is the calendar's id, no `job`). Reserved
- * for calls that do not exist yet (never written now): `schedules.pause`, `schedules.resume`,
- * `backfill`.
+ * the call that made the change (`calendars.*`: `target` is the calendar's id, no `job`;
+ * `backfill`: `after` is `{ from, to, queued }`, `target` the stored schedule's id when one is
+ * given). Reserved for calls that do not exist yet (never written now): `schedules.pause`,
+ * `schedules.resume`.
  */
 export type AuditAction =
   | 'define'
@@ -40,11 +41,11 @@ export interface AuditEntry {
   actor: string;
   /** What was done. */
   action: AuditAction;
-  /** What it was done to: the stored schedule's id for `schedules.*`, else the job's name. */
+  /** What it was done to: the stored schedule's id for `schedules.*` (and a `backfill` of one), else the job's name. */
   target: string;
   /** The job concerned (absent only for calendar changes). */
   job?: string;
-  /** The stored schedule concerned, for `schedules.*` actions. */
+  /** The stored schedule concerned, for `schedules.*` actions (and a `backfill` of one). */
   scheduleId?: string;
   /** The state before the change (absent for something new, and for `trigger`). */
   before?: unknown;

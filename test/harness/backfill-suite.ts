@@ -4,8 +4,9 @@
  * that passed are not run), then the paused range is backfilled — from both nodes at once: every
  * fire time of the range that had not run runs exactly once, in order, source `backfill`; those
  * that had run are not run again; the calls' `queued` add up to the missing count, and a second
- * call queues nothing. The same for a stored schedule (its data handed to the runs; the first
- * fire time the resume settled is held "done", and the backfill frees it) and for a sharded job
+ * call queues nothing. The same for a stored schedule (its data handed to the runs; claimed in
+ * pages, and per occurrence — where the first fire time the resume settled is held "done", and
+ * the backfill frees it) and for a sharded job
  * (every shard of each fire time). Bad input on one backend.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
 import { randomId } from '../../src/core/ids.js';
 import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
+import { changeText } from '../../src/scheduler/observe/audit-text.js';
 import type { HistoryEntry, JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
@@ -252,49 +254,57 @@ export function describeBackfill(name: string, open: OpenStore, options: Backfil
         job,
         after: { from: new Date(from).toISOString(), to: new Date(to).toISOString(), queued: a.queued },
       });
+      // As `oncely audit` and the dashboard show it.
+      expect(changeText(audit.find((e) => e.actor === 'ops')!)).toBe(
+        `${new Date(from).toISOString()} to ${new Date(to).toISOString()}: queued ${a.queued}`,
+      );
     });
 
-    test('a stored schedule: its fire times a pause left run once each with its data, in order; a settled one held "done" is freed', async (node) => {
-      const job = unique('bfs');
-      const id = `${job}:user-42`;
-      const { n1, n2, runs, pausedAt, resumedAt } = await pausedFleet(
-        node,
-        job,
-        (n, handler) => n.s.define(job, { misfire: 'skip' }, handler),
-        3500,
-        (n) => n.s.schedules.upsert({ id, job, every: '1s', data: { user: 42 } }),
-      );
-      expect(runs.every((r) => r.scheduleId === id)).toBe(true);
-      const { from, to } = await rangeOf(n1.store, runs);
-      const missing = missingOf(runs, from, to, [undefined]);
-      const timeline = () =>
-        `paused ${iso(pausedAt)}, resumed ${iso(resumedAt)}, range ${iso(from)}..${iso(to)}; runs ${runs.map((r) => `${iso(r.fireTime)}:${r.source}`).join(' ')}`;
-      expect(missing.length, timeline()).toBeGreaterThanOrEqual(2);
-      const { queued } = await n2.s.backfill({ job, scheduleId: id, from, to });
-      expect(queued, timeline()).toBe(missing.length);
-      const backfilled = () => runs.filter((r) => r.source === 'backfill');
-      await until(() => backfilled().length >= missing.length, 30_000, `${missing.length} backfill runs`);
-      await sleep(1500);
-      await Promise.all([n1.s.stop(), n2.s.stop()]);
-      expect(
-        backfilled().map((r) => `${r.fireTime}|`),
-        timeline(),
-      ).toEqual(missing);
-      expect(backfilled().every((r) => r.scheduleId === id)).toBe(true);
-      expect(backfilled().map((r) => r.data)).toEqual(missing.map(() => ({ user: 42 })));
-      expect(
-        problemsOf(
-          runs.filter((r) => r.fireTime >= from && r.fireTime < to),
-          from,
-          to,
-          [undefined],
-        ),
-        timeline(),
-      ).toEqual([]);
-      expect(await n1.s.backfill({ job, scheduleId: id, from, to })).toEqual({ queued: 0 });
-      const [entry] = (await n1.s.audit({ scheduleId: id })).filter((e) => e.action === 'backfill');
-      expect(entry).toMatchObject({ target: id, job, scheduleId: id });
-    });
+    for (const [overlap, how] of [
+      ['skip', 'claimed in pages'],
+      ['queue', 'claimed per occurrence: the first fire time the resume settled is held "done", and freed'],
+    ] as const)
+      test(`a stored schedule (overlap ${overlap}, ${how}): its fire times a pause left run once each with its data, in order`, async (node) => {
+        const job = unique('bfs');
+        const id = `${job}:user-42`;
+        const { n1, n2, runs, pausedAt, resumedAt } = await pausedFleet(
+          node,
+          job,
+          (n, handler) => n.s.define(job, { misfire: 'skip', overlap }, handler),
+          3500,
+          (n) => n.s.schedules.upsert({ id, job, every: '1s', data: { user: 42 } }),
+        );
+        expect(runs.every((r) => r.scheduleId === id)).toBe(true);
+        const { from, to } = await rangeOf(n1.store, runs);
+        const missing = missingOf(runs, from, to, [undefined]);
+        const timeline = () =>
+          `paused ${iso(pausedAt)}, resumed ${iso(resumedAt)}, range ${iso(from)}..${iso(to)}; runs ${runs.map((r) => `${iso(r.fireTime)}:${r.source}`).join(' ')}`;
+        expect(missing.length, timeline()).toBeGreaterThanOrEqual(2);
+        const { queued } = await n2.s.backfill({ job, scheduleId: id, from, to });
+        expect(queued, timeline()).toBe(missing.length);
+        const backfilled = () => runs.filter((r) => r.source === 'backfill');
+        await until(() => backfilled().length >= missing.length, 30_000, `${missing.length} backfill runs`);
+        await sleep(1500);
+        await Promise.all([n1.s.stop(), n2.s.stop()]);
+        expect(
+          backfilled().map((r) => `${r.fireTime}|`),
+          timeline(),
+        ).toEqual(missing);
+        expect(backfilled().every((r) => r.scheduleId === id)).toBe(true);
+        expect(backfilled().map((r) => r.data)).toEqual(missing.map(() => ({ user: 42 })));
+        expect(
+          problemsOf(
+            runs.filter((r) => r.fireTime >= from && r.fireTime < to),
+            from,
+            to,
+            [undefined],
+          ),
+          timeline(),
+        ).toEqual([]);
+        expect(await n1.s.backfill({ job, scheduleId: id, from, to })).toEqual({ queued: 0 });
+        const [entry] = (await n1.s.audit({ scheduleId: id })).filter((e) => e.action === 'backfill');
+        expect(entry).toMatchObject({ target: id, job, scheduleId: id });
+      });
 
     test('a sharded job: every shard of each fire time the pause left runs once', async (node) => {
       const job = unique('bfsh');

@@ -31,7 +31,7 @@ function diffs(
 
 /**
  * What changed, in one line: the note, then the top-level fields whose value differs (`every: "1m"
- * → "2m"`), or `new` / `removed`, or a trigger's data.
+ * → "2m"`), or `new` / `removed`, or a trigger's data, or a backfill's range and what it queued.
  */
 export function changeText(e: AuditEntry): string {
   const parts: string[] = [];
@@ -40,6 +40,8 @@ export function changeText(e: AuditEntry): string {
   const after = e.after as Record<string, unknown> | undefined;
   if (e.action === 'trigger') {
     if (after?.['data'] !== undefined) parts.push(`data: ${short(after['data'])}`);
+  } else if (e.action === 'backfill' && after !== undefined) {
+    parts.push(`${String(after['from'])} to ${String(after['to'])}: queued ${String(after['queued'])}`);
   } else if (before === undefined && after !== undefined) parts.push('new');
   else if (after === undefined && before !== undefined) parts.push('removed');
   else if (before && after && e.action !== 'pause' && e.action !== 'resume') {
