@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../src/core/errors.js';
-import { compileExclude, dateIn, type Exclusion, isExcluded } from '../src/schedule/exclude.js';
+import { bounded, compileBounds } from '../src/schedule/bounds.js';
+import { compileExclude, cronZone, dateIn, type Exclusion, isExcluded } from '../src/schedule/exclude.js';
+import { compileTrigger } from '../src/schedule/trigger.js';
 import { checkHistory } from '../src/testing/history-check.js';
 
 const none = () => undefined;
@@ -56,6 +58,13 @@ describe('exclude', () => {
     );
     expect(excluded(cal, late, 'Europe/Berlin', {})).toBe(false);
     expect(dateIn(at(late), 'Asia/Tokyo')).toBe('2026-12-25');
+  });
+
+  it("calendars without a zone are read in the trigger's cron zone, also through startAt/endAt bounds", () => {
+    const cron = compileTrigger({ cron: '0 9 * * *', timezone: 'Asia/Tokyo' });
+    expect(cronZone(cron)).toBe('Asia/Tokyo');
+    expect(cronZone(bounded(cron, compileBounds({ startAt: '2026-01-01' }, 'x')))).toBe('Asia/Tokyo');
+    expect(cronZone(compileTrigger({ every: '1h' }))).toBeUndefined();
   });
 
   it('no list (or an empty one) compiles to nothing: nothing to check per fire time', () => {

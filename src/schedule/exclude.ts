@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import { invalidArgument, type OncelyError } from '../core/errors.js';
 import { requireWellFormed } from '../store/validate.js';
 import { cronShapeProblem } from './cron-fields.js';
-import { MAX_AT_MS, MAX_CRON_LENGTH, validateTimezone } from './trigger.js';
+import { type CompiledTrigger, MAX_AT_MS, MAX_CRON_LENGTH, validateTimezone } from './trigger.js';
 
 /**
  * Fire times a trigger skips (recorded skipped, reason `excluded`), one rule each; a fire time
@@ -172,6 +172,12 @@ export function compileExclude(
       );
   });
   return { rules, calendars: [...calendars], timezone: timezone ?? 'UTC', source };
+}
+
+/** The trigger's cron time zone (through its startAt/endAt bounds), where calendars without a zone are read. */
+export function cronZone(trigger: CompiledTrigger | undefined): string | undefined {
+  const plain = trigger?.kind === 'bounded' ? trigger.inner : trigger;
+  return plain?.kind === 'cron' ? plain.timezone : undefined;
 }
 
 /** `YYYY-MM-DD` formatters by time zone (en-CA writes dates so). */

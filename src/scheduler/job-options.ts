@@ -2,7 +2,7 @@ import { type Duration, parseDuration, parsePositiveDuration } from '../core/dur
 import { invalidArgument } from '../core/errors.js';
 import { didYouMean } from '../core/options.js';
 import { bounded, type CompiledBounds, compileBounds } from '../schedule/bounds.js';
-import { type CompiledExclude, compileExclude, type Exclusion } from '../schedule/exclude.js';
+import { type CompiledExclude, compileExclude, cronZone, type Exclusion } from '../schedule/exclude.js';
 import { type CompiledJitter, compileJitter, type Jitter } from '../schedule/jitter.js';
 import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
 import { MAX_LEASE_MS, requireWellFormed } from '../store/validate.js';
@@ -265,11 +265,7 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
     throw invalidArgument(
       `${at('exclude')} needs the job's own trigger (cron, every or at); a stored schedule takes its own exclude`,
     );
-  const exclude = compileExclude(
-    o.exclude,
-    trigger?.kind === 'cron' ? trigger.timezone : undefined,
-    `job ${JSON.stringify(job)}`,
-  );
+  const exclude = compileExclude(o.exclude, cronZone(trigger), `job ${JSON.stringify(job)}`);
   if (o.recover !== undefined && typeof o.recover !== 'boolean')
     throw invalidArgument(`${at('recover')} must be true or false`);
   return {

@@ -1,7 +1,7 @@
 import { invalidArgument, OncelyError } from '../../core/errors.js';
 import { didYouMean } from '../../core/options.js';
 import { bounded, compileBounds } from '../../schedule/bounds.js';
-import { type CompiledExclude, compileExclude } from '../../schedule/exclude.js';
+import { type CompiledExclude, compileExclude, cronZone } from '../../schedule/exclude.js';
 import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import { type CompiledTrigger, requireFires, type Trigger } from '../../schedule/trigger.js';
@@ -131,8 +131,7 @@ function validateOne(raw: unknown, i: number, byId: Map<string, ValidSchedule>):
   });
   let exclude: CompiledExclude | undefined;
   field('exclude', () => {
-    const zone = trigger.kind === 'cron' ? trigger.timezone : undefined;
-    exclude = compileExclude(excludeInput, zone, `schedule ${JSON.stringify(id)}`);
+    exclude = compileExclude(excludeInput, cronZone(trigger), `schedule ${JSON.stringify(id)}`);
   });
   let maxRuns: number | undefined;
   // startAt/endAt bound the trigger (schedule/bounds.ts); maxRuns is counted down by the due entry.

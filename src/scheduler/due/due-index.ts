@@ -1,5 +1,5 @@
 import { boundedBy } from '../../schedule/bounds.js';
-import { type CompiledExclude, compileExclude } from '../../schedule/exclude.js';
+import { type CompiledExclude, compileExclude, cronZone } from '../../schedule/exclude.js';
 import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
@@ -235,8 +235,7 @@ export class DueIndex {
           j === undefined ? undefined : compileJitter(j, undefined, `schedule ${JSON.stringify(p.id)}`);
         // Only for a schedule with exclusions (most have none: nothing to compile or check).
         if (x !== undefined) {
-          const zone = trigger.kind === 'cron' ? trigger.timezone : undefined;
-          exclude = compileExclude(x, zone, `schedule ${JSON.stringify(p.id)}`);
+          exclude = compileExclude(x, cronZone(trigger), `schedule ${JSON.stringify(p.id)}`);
           for (const id of exclude?.calendars ?? []) this.calendars.add(id);
         }
         // startAt/endAt (schedule/bounds.ts): no fire time outside them; the entry moves within.
