@@ -109,6 +109,33 @@ describe('oncely schedules', () => {
     ]);
   });
 
+  it('shows an ended schedule as (ended), and --json its remainingRuns and ended (docs/bounds.md)', async () => {
+    const url = `sqlite:${join(dir, 'bounded.db')}`;
+    const s = await openStore(url);
+    try {
+      await createScheduler({ store: s }).schedules.upsert([
+        { id: 'b-ended', job: 'bounded', every: '1h', endAt: '2020-01-01T00:00:00Z' },
+        { id: 'b-left', job: 'bounded', every: '1h', maxRuns: 5 },
+      ]);
+    } finally {
+      await s.close();
+    }
+    const json = await runCli(['schedules', '--json', '--store', url]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ id: 'b-ended', nextFireTime: null, ended: true }),
+      expect.objectContaining({
+        id: 'b-left',
+        nextFireTime: expect.stringMatching(ISO),
+        remainingRuns: 5,
+        ended: false,
+      }),
+    ]);
+    const text = await runCli(['schedules', '--store', url]);
+    expect(text.stdout).toMatch(/^b-ended .*\(ended\)/m);
+    expect(text.stdout).not.toMatch(/^b-left .*\(ended\)/m);
+  });
+
   it('a full page ends with the command for the next one; the last page does not', async () => {
     const full = await oncely('--job', 'report', '--limit', '100', '--after', 'user-099');
     expect(full.code, full.stderr).toBe(0);

@@ -34,6 +34,10 @@ export interface ScheduleJson {
   dataLength?: number;
   /** While paused (`schedules.pause`): since when (ISO-8601), by whom, and the note. */
   pause?: { since: string; actor?: string; note?: string };
+  /** With `maxRuns` (docs/bounds.md): how many runs may still start. */
+  remainingRuns?: number;
+  /** With `maxRuns` or `endAt`: nothing of it will run any more. */
+  ended?: boolean;
 }
 
 /** A schedule (whole, or a list row with a preview of large data) with its next fire time. */
@@ -83,6 +87,8 @@ export function scheduleViews(rows: readonly ScheduleRow[], now: number): Schedu
 
 /** The next fire time after `now` within the schedule's startAt/endAt (schedule/bounds.ts), if any. */
 function nextOf(trigger: CompiledTrigger, schedule: StoredSchedule, now: number): Date | undefined {
+  // Ended (no runs left, as get/list say): nothing comes.
+  if (schedule.ended === true) return undefined;
   try {
     return fireTimes(boundedBy(trigger, schedule, `schedule ${JSON.stringify(schedule.id)}`), {
       after: now,
@@ -114,6 +120,8 @@ export function scheduleJson({ schedule: s, next, dataPreview }: ScheduleView): 
       dataLength: dataPreview.length,
     }),
     ...(s.pause !== undefined && { pause: { ...s.pause, since: s.pause.since.toISOString() } }),
+    ...(s.remainingRuns !== undefined && { remainingRuns: s.remainingRuns }),
+    ...(s.ended !== undefined && { ended: s.ended }),
   };
 }
 

@@ -104,7 +104,7 @@ function schedulesText(views: ScheduleView[], flags: SchedulesFlags): string {
       s.job,
       describeScheduleTrigger(s),
       s.cron === undefined ? '-' : (s.timezone ?? 'UTC'),
-      s.pause ? '(paused)' : isoOrDash(next),
+      s.pause ? '(paused)' : s.ended === true ? '(ended)' : isoOrDash(next),
       truncate(abbreviateData(s.data, 60), 60),
     ]),
   );
