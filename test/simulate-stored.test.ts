@@ -27,9 +27,8 @@ const faults = SIM_FAULTS;
 
 /**
  * 80 stored schedules of one page-eligible job (unsharded, overlap allow, misfire run-once), all
- * due together every 4 s. Overlap `skip` with 100 every second has its own test below; a cron
- * grid beside it is left out: with it the sweep still finds an open issue (due entries left
- * unclaimed on a healthy node, docs/simulator.md).
+ * due together every 4 s. Overlap `skip` with 100 every second, and a grid of 4 s and 5 s
+ * schedules beside it, have their own tests below.
  */
 const fanout: SimJob = {
   name: 'fanout',
@@ -132,6 +131,48 @@ describe('simulate with stored schedules', () => {
       [1],
     );
     expect(results[0]!.stats.runs).toBeGreaterThanOrEqual(4 * 2 * 3);
+  }, 120_000);
+
+  it("a cron grid beside the fan-out (4 s and 5 s), with faults: a dead node's share is taken over after the grace", async () => {
+    // Before 2026-12-02 seeds 2 and 9 lost fire times at +16 s: the node preferred for them was
+    // killed, every live node still listed it (its heartbeat not stale yet), and a due-index read
+    // that stopped at the first entry not due returned without the entries others go first for —
+    // nobody took them over until the dead node dropped out of the lists, past the run's end.
+    const grid = (name: string, every: string): SimJob => ({
+      name,
+      options: { lockAtMostFor: '2s', overlap: 'allow' },
+      runMs: [20, 1_500],
+      schedules: Array.from({ length: 70 }, (_, i) => ({ id: `${name}-${i}`, every, data: { i } })),
+    });
+    const results = await sweep(
+      {
+        nodes: 3,
+        jobs: [fanout, grid('g4', '4s'), grid('g5', '5s')],
+        durationMs: 30_000,
+        faults,
+        scheduler: { concurrency: 64 },
+      },
+      [2, 9, 1, 3],
+    );
+    for (const { stats, seed } of results) expect(stats.pageRuns, `seed ${seed}`).toBeGreaterThan(1_000);
+  }, 120_000);
+
+  it('stored schedules of a sharded job, with faults: a shard item granted and never started is recovered', async () => {
+    // Before 2026-12-02 seeds 1, 3, 5, 6, 7 and 17 lost shard items: a claim of shard 1 whose
+    // reply was lost (or whose holder died before starting it) was never offered again once
+    // shard 0 had moved the entry on — only shard 0 is read again until it runs. Shard items are
+    // now watched and recovered like a job trigger's fire times (watch.ts, unanswered.ts); and a
+    // grant found to be this node's was dropped when asking about a later one failed (seed 17).
+    const sharded: SimJob = {
+      name: 'sharded',
+      options: { lockAtMostFor: '3s', shards: 2, overlap: 'allow' },
+      schedules: Array.from({ length: 30 }, (_, i) => ({ id: `s${i}`, every: '2s' })),
+    };
+    const results = await sweep(
+      { nodes: 3, jobs: [sharded], durationMs: 30_000, faults, scheduler: { concurrency: 64 } },
+      [1, 3, 5, 6, 7, 17],
+    );
+    for (const { stats, seed } of results) expect(stats.runs, `seed ${seed}`).toBeGreaterThan(500);
   }, 120_000);
 
   it('keeps every guarantee for stored schedules of a job claimed occurrence by occurrence (overlap queue)', async () => {

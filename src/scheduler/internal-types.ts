@@ -198,6 +198,16 @@ export function gateAfterWin(c: Candidate): boolean {
   return c.takeover === true || c.fromPending === true || c.gateAfterWin === true;
 }
 
+/**
+ * A candidate read from a due entry that moves the entry on when it is claimed (shard 0: the
+ * move, the settling of missed fire times, or a page's move). The entry is read again until that
+ * claim runs, so such a candidate needs no other trace; the other shards of a sharded stored
+ * schedule (and the shards a moved entry offers again, DueEntry.pending) do not move it.
+ */
+export function movesEntry(c: Candidate): boolean {
+  return c.advance !== undefined || c.settleOnly !== undefined || c.pageMove !== undefined;
+}
+
 /** A source's key in `NodeState.sources`. */
 export function sourceKey(job: string, scheduleId: string | undefined): string {
   return `${job}\u0000${scheduleId ?? ''}`;

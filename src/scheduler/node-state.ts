@@ -80,6 +80,13 @@ export class NodeState {
   dueWakeAt = 0;
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
+  /**
+   * Shard items of stored schedules claimed and never started (a lost reply, a holder that died
+   * before its start record), by occurrence key: offered by the next ticks as recoveries. Unlike
+   * shard 0, which carries its due entry's move (the entry is read again until it runs), these
+   * are found by no later read once the entry has moved on (unanswered.ts, offerAgain).
+   */
+  readonly dueRecoveries = new Map<string, Candidate>();
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

@@ -47,7 +47,7 @@ export class Claims {
    */
   async resolveUnanswered(): Promise<void> {
     if (this.unanswered.size > 0)
-      for (const r of await this.unanswered.resolve()) await this.afterClaim(r.c, r.lease, r.gate, r.sentAt);
+      await this.unanswered.adoptAll((r) => this.afterClaim(r.c, r.lease, r.gate, r.sentAt));
     await this.watch.check();
   }
 

@@ -1,5 +1,5 @@
 import type { Lease } from '../../store/types.js';
-import { type Candidate, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
+import { type Candidate, gateAfterWin, type Job, movesEntry, rewind, sourceKey } from '../internal-types.js';
 import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
@@ -9,6 +9,8 @@ import { REPLAY_MARK } from './overlap.js';
 
 /** Claims whose acquire got no answer that are remembered at most (the oldest are dropped first). */
 const MAX_UNANSWERED = 10_000;
+/** Stored schedules' shard items waiting to be recovered here at most (NodeState.dueRecoveries). */
+const MAX_DUE_RECOVERIES = 10_000;
 
 /** A claim whose acquire failed without an answer (see {@link Unanswered}). */
 interface Pending {
@@ -69,18 +71,45 @@ export class Unanswered {
   }
 
   /**
-   * Asks the store about every remembered claim (see the class comment); returns the grants that
-   * turned out to be this node's, to be started by the caller. A store failure leaves the rest
-   * remembered and throws.
+   * Asks the store about every remembered claim ({@link resolve}) and hands each grant that is
+   * this node's to `adopt` — each on its own: one whose handling fails is remembered again by
+   * `adopt` (claim.ts, afterClaim), and the others are started all the same. Then throws the
+   * first failure, if any.
    */
-  async resolve(): Promise<Extract<Resolution, { kind: 'ours' }>[]> {
+  async adoptAll(adopt: (r: Extract<Resolution, { kind: 'ours' }>) => Promise<unknown>): Promise<void> {
+    const resolved = await this.resolve();
+    let failure = resolved.failure;
+    for (const r of resolved.ours) {
+      try {
+        await adopt(r);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * Asks the store about every remembered claim (see the class comment); returns the grants that
+   * turned out to be this node's, to be started by the caller, and the store failure that stopped
+   * the asking, if one did (the claims not asked about yet stay remembered). The grants found
+   * before a failure are returned with it: they are no longer remembered, so dropping them with
+   * the failure lost them — held by this node, never started, every other node refused
+   * (simulator, sharded stored schedules with lost replies: 1 of 30 seeds).
+   */
+  async resolve(): Promise<{ ours: Extract<Resolution, { kind: 'ours' }>[]; failure?: unknown }> {
     const ours: Extract<Resolution, { kind: 'ours' }>[] = [];
     for (const [key, p] of [...this.pending]) {
-      const r = await this.resolveOne(key, p);
+      let r: Resolution;
+      try {
+        r = await this.resolveOne(key, p);
+      } catch (failure) {
+        return { ours, failure };
+      }
       this.pending.delete(key);
       if (r.kind === 'ours') ours.push(r);
     }
-    return ours;
+    return { ours };
   }
 
   private async resolveOne(key: string, { c, sentAt }: Pending): Promise<Resolution> {
@@ -117,7 +146,12 @@ export class Unanswered {
  * Nobody holds the occurrence: it was never granted, or granted and its lease ran out before
  * anything of it was recorded (every other node was refused it meanwhile and moved on). Make sure
  * it is run or accounted for:
- *  - a due entry: read again (it moves on only when a run starts);
+ *  - a due entry's claim that moves it on (shard 0): the entry is read again (it moves on only
+ *    when that run starts);
+ *  - a stored schedule's other shard items: no read finds them again once shard 0 has moved the
+ *    entry on (its next move forgets the fire time before), so — not on record — they are
+ *    recovered like a job trigger's below, from NodeState.dueRecoveries (found by the simulator:
+ *    a reply lost while the store applied the claim, its lease lapsed before the node asked);
  *  - a job trigger's fire time above the high-water mark (`cursorBack`: this node's own claim,
  *    whose acquire got no answer): no later fire time has started anywhere, so the cursor moves
  *    back before it and the misfire policy judges it with whatever else was missed since — the
@@ -133,14 +167,14 @@ export class Unanswered {
 export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true): Promise<void> {
   if (c.entryReadAt !== undefined) {
     s.dueWakeAt = 0;
-    return;
+    if (movesEntry(c)) return;
   }
   if (c.source !== 'schedule' && c.source !== 'misfire' && !c.unstarted) return;
   const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
   const job = s.defined.get(c.occ.job);
-  if (!source || !job) return;
+  if (!job || (!source && c.occ.scheduleId === undefined)) return;
   const F = c.occ.fireTime;
-  if (cursorBack) {
+  if (source && cursorBack) {
     const stored = await s.store.get(keys.highWater(c.occ.job, c.occ.scheduleId));
     if (stored === null || Number(stored) < F) {
       rewind(source, F);
@@ -159,6 +193,10 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
       ...(c.occ.shard !== undefined && { shard: c.occ.shard }),
     },
   );
+  if (!source) {
+    recoverDueShard(s, job, c);
+    return;
+  }
   const queued = source.queue.find((q) => q.fireTime === F);
   if (queued) {
     if (!queued.shards.includes(c.occ.shard)) queued.shards.push(c.occ.shard);
@@ -171,6 +209,26 @@ export async function offerAgain(s: NodeState, c: Candidate, cursorBack = true):
     shards: [c.occ.shard],
     graceMs: 0,
   });
+}
+
+/** Queues a stored schedule's shard item for recovery by the next ticks (see {@link offerAgain}). */
+function recoverDueShard(s: NodeState, job: Job, c: Candidate): void {
+  const key = keys.occurrence(c.occ);
+  s.dueRecoveries.delete(key);
+  s.dueRecoveries.set(key, {
+    occ: c.occ,
+    ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
+    source: 'recover',
+    data: c.data,
+    attempt: 1,
+    gate: job.spec.overlap !== 'allow',
+    unstarted: true,
+  });
+  for (const k of s.dueRecoveries.keys()) {
+    if (s.dueRecoveries.size <= MAX_DUE_RECOVERIES) break;
+    s.dueRecoveries.delete(k);
+  }
+  s.dueWakeAt = 0;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Candidate } from '../internal-types.js';
+import { type Candidate, movesEntry } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { doneHold } from './high-water.js';
@@ -29,17 +29,19 @@ interface Watched {
  * when it has a history record (run or skipped), an in-flight record (recovery's), or is the
  * queued run of its gate; otherwise it was claimed and never started, and is run as a recovery
  * (see {@link offerAgain}). Several nodes may look at once: the claim decides, as always.
- * Stored schedules' due entries need no watch — an entry moves on only when its run starts.
- * Cost: a few reads per fire time another node won, only for job triggers (a handful per node).
+ * A due entry's claim that moves it on needs no watch — the entry moves on only when that run
+ * starts; a sharded stored schedule's other shard items are watched like a job trigger's fire
+ * times (once shard 0 has moved the entry, no read finds them again).
+ * Cost: a few reads per fire time (or shard item) another node won.
  */
 export class Watch {
   private readonly watched = new Map<string, Watched>();
 
   constructor(private readonly state: NodeState) {}
 
-  /** A claim of a job trigger's fire time was refused: someone else holds the occurrence. */
+  /** A claim of a job trigger's fire time (or shard item) was refused: someone else holds the occurrence. */
   refused(c: Candidate): void {
-    if (c.entryReadAt !== undefined) return;
+    if (c.entryReadAt !== undefined && movesEntry(c)) return;
     // A recovery of a claim that never started is watched too: the node that won it may die or
     // be cut off before it starts it or queues it (simulator seed 405 of the 200-seed mix).
     if (c.source !== 'schedule' && c.source !== 'misfire' && !c.unstarted) return;

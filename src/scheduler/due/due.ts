@@ -72,6 +72,7 @@ export class Due {
       if (source.queue.length > 0 || (next !== undefined && sourceStart(source, next) <= now))
         all.push({ take: (limit, first) => this.take(job, source, now, limit, candidates, first) });
     }
+    if (s.dueRecoveries.size > 0) all.push({ take: async (limit) => this.recoveries(limit, candidates) });
     for (const e of this.index.ready) {
       const job = s.defined.get(e.schedule.job);
       // Read before a pause of its job or of itself (schedule-pause.ts): not offered from then on.
@@ -244,6 +245,28 @@ export class Due {
     }
     const f = nextDue(source, now);
     return { used, more: f !== undefined && sourceStart(source, f) <= now };
+  }
+
+  /**
+   * Up to `limit` of the stored schedules' shard items waiting for recovery (NodeState.dueRecoveries,
+   * unanswered.ts): of a paused job or schedule they wait; of a job no longer defined here they
+   * are dropped (claimed and never started, they are the nodes' that define it: their watch finds
+   * them).
+   */
+  private recoveries(limit: number, out: Candidate[]): { used: number; more: boolean } {
+    const s = this.state;
+    let used = 0;
+    for (const [key, c] of s.dueRecoveries) {
+      if (!s.defined.has(c.occ.job)) s.dueRecoveries.delete(key);
+      else if (s.paused.has(c.occ.job) || s.pausedSchedules.has(c.occ.scheduleId!)) continue;
+      else if (used >= limit) return { used, more: true };
+      else {
+        s.dueRecoveries.delete(key);
+        out.push(c);
+        used++;
+      }
+    }
+    return { used, more: false };
   }
 
   /** The high-water mark in the store, or now: a brand-new job does not backfill the past. */
