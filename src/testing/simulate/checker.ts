@@ -41,6 +41,11 @@ export interface CheckedJob {
   /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
   mustFinish: boolean;
   /**
+   * Whether its trigger (the job's own: no `scheduleId`) excludes `fireTime` (store ms): an
+   * `excluded` skip is borne out only then. Absent: no exclusions.
+   */
+  excluded?: (scheduleId: string | undefined, fireTime: number) => boolean;
+  /**
    * (Virtual ms) with `mustFinish`, an occurrence whose first run started after this has no time
    * left to finish before the end and is not judged `unfinished`: a fire time that waited behind
    * its gate (a claim that never started held it) runs late, after the other waiting ones.
@@ -169,7 +174,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
       }
     }
   }
-  checkSkips(history, violations);
+  checkSkips(history, jobs, violations);
   checkFireTimes(history, jobs, violations);
   checkMaxRuns(history, jobs, violations);
   if (!checkLiveness) return violations;
@@ -265,7 +270,8 @@ function checkFireTimes(history: History, jobs: readonly CheckedJob[], violation
 }
 
 /** Every stored overlap skip is borne out by a run of its gate going at its fire time (see `check`). */
-function checkSkips(history: History, violations: Violation[]): void {
+function checkSkips(history: History, jobs: readonly CheckedJob[], violations: Violation[]): void {
+  const jobOf = new Map(jobs.map((j) => [j.name, j]));
   const gateOf = (o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }) =>
     keys.runGate(o.job, gateScope(o), o.shard);
   const at = (ms: number) => `+${((ms - EPOCH) / 1000).toFixed(3)}s`;
@@ -278,6 +284,16 @@ function checkSkips(history: History, violations: Violation[]): void {
   }
   for (const skip of history.skips) {
     if (skip.reason === 'superseded') continue;
+    if (skip.reason === 'excluded') {
+      if (jobOf.get(skip.job)?.excluded?.(skip.scheduleId, skip.fireTime) !== true)
+        violations.push({
+          kind: 'unjustified-skip',
+          occ: skip.occ,
+          message:
+            "recorded skipped as excluded, but the fire time matches no entry of its trigger's exclude list",
+        });
+      continue;
+    }
     if (skip.reason !== 'overlap') {
       violations.push({
         kind: 'unjustified-skip',

@@ -1,5 +1,6 @@
 import type { Duration } from '../../core/duration.js';
 import { invalidArgument } from '../../core/errors.js';
+import type { Exclusion } from '../../schedule/exclude.js';
 import type { JobOptions } from '../../scheduler/job-options.js';
 import type { JobContext } from '../../scheduler/types.js';
 import type { Store } from '../../store/types.js';
@@ -71,12 +72,27 @@ export interface SimSchedule {
   endAt?: Date | string | number;
   /** The schedule ends once this many of its occurrences started (fleet-wide); the checker holds it to that (`too-many-runs`). */
   maxRuns?: number;
+  /**
+   * Fire times not to run, each recorded skipped with reason `excluded` (docs/calendars.md); the
+   * checker bears every such skip out against this list and the simulation's `calendars`.
+   */
+  exclude?: Exclusion[];
   /** `ctx.data` of its runs (JSON; the whole schedule at most 64 KiB). */
   data?: unknown;
   /** Virtual ms at which it is upserted (default: before the nodes start). */
   upsertAt?: number;
   /** Virtual ms at which it is removed (`schedules.remove`); default: never. */
   removeAt?: number;
+}
+
+/** A calendar of a simulation (see `SimulateOptions.calendars`): what `scheduler.calendars.upsert` takes. */
+export interface SimCalendar {
+  /** Its id (1-200 printable characters). */
+  id: string;
+  /** Its dates, `YYYY-MM-DD` (the simulated store's clock starts at 2030-03-17T17:46:40Z). */
+  dates: string[];
+  /** Its IANA time zone (default: the excluding trigger's, else UTC). */
+  timezone?: string;
 }
 
 /** Stored schedules per simulation at most (all jobs together, every version counted). */
@@ -149,6 +165,11 @@ export interface SimulateOptions {
   nodes?: number;
   /** The jobs every node defines. */
   jobs: SimJob[];
+  /**
+   * Calendars (`scheduler.calendars.upsert`) stored before the nodes start, for exclusions
+   * `{ calendar: id }` of the jobs and their schedules; they stay as given for the whole run.
+   */
+  calendars?: SimCalendar[];
   /** Virtual time simulated (default 60 s). */
   durationMs?: number;
   /** Which faults to draw from the seed (default: none but latency). */

@@ -6,6 +6,7 @@ import { type CheckedJob, check, type Violation } from './checker.js';
 import { History } from './history.js';
 import { type NodeCounters, SimNode, type World } from './node.js';
 import { checkRange, checkRate, drawPlan, type FaultPlan, type SimulateOptions } from './options.js';
+import { checkCalendars, excludedBy, writeCalendars } from './sim-calendars.js';
 import { EPOCH, simServer, storeClock } from './sim-store.js';
 import { checkSchedules, expectSchedules, writeSchedules } from './stored.js';
 import { MAX_TIMERS_AT_ONE_INSTANT, VirtualTime } from './virtual-time.js';
@@ -102,6 +103,14 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     return jobSpec(j.name, j.options);
   });
   const versions = await checkSchedules(options.jobs, durationMs);
+  const calendars = checkCalendars(options.calendars);
+  // Every calendar an exclusion names must be given (as upsert and start() require).
+  for (const x of [...specs.map((s) => s.exclude), ...versions.map((v) => v.exclude)])
+    for (const id of x?.calendars ?? [])
+      if (calendars(id) === undefined)
+        throw invalidArgument(
+          `simulate: an exclusion names calendar ${JSON.stringify(id)}, which calendars does not list`,
+        );
   const pollMs = parseDuration(options.scheduler?.pollInterval ?? '1s', 'scheduler.pollInterval');
   const longestLease = Math.max(...specs.map((s) => s.lockAtMostForMs));
   const longestRun = Math.max(...options.jobs.map((j) => j.runMs?.[1] ?? 300));
@@ -120,7 +129,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     scheduler: options.scheduler ?? {},
     stall: { rate: checkRate(faults.stallRate, 'faults.stallRate'), ms: faults.stallMs ?? 500 },
   };
-  // Stored schedules: on the server before the nodes boot (or at their upsertAt / removeAt).
+  // Calendars, then stored schedules (an upsert checks the calendars it names): on the server
+  // before the nodes boot (schedules: or at their upsertAt / removeAt).
+  await writeCalendars(options.calendars, world.server, time, history);
   await writeSchedules(versions, world.server, time, seed, history);
   const counters: NodeCounters = { storeCalls: 0, lostRequests: 0, lostReplies: 0, schedulerErrors: 0 };
   const lostRequestRate = checkRate(faults.lostRequestRate, 'faults.lostRequestRate');
@@ -178,6 +189,16 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       fireTimes,
       shards: spec.shards ? Array.from({ length: spec.shards.count }, (_, s) => s) : [undefined],
       schedules: schedules.filter((s) => s.job === job.name),
+      // An `excluded` skip of the job's own trigger or of a schedule is borne out by its list.
+      excluded: (scheduleId: string | undefined, fireTime: number) => {
+        const lists =
+          scheduleId === undefined
+            ? spec.exclude === undefined
+              ? []
+              : [spec.exclude]
+            : (schedules.find((s) => s.id === scheduleId)?.excludes ?? []);
+        return excludedBy(lists, fireTime, calendars);
+      },
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
       finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
     };

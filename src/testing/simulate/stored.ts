@@ -7,6 +7,7 @@
 import { invalidArgument, OncelyError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { didYouMean } from '../../core/options.js';
+import type { CompiledExclude } from '../../schedule/exclude.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import { validateSchedules } from '../../scheduler/control/schedule-input.js';
@@ -28,6 +29,7 @@ const FIELDS = [
   'startAt',
   'endAt',
   'maxRuns',
+  'exclude',
   'data',
   'upsertAt',
   'removeAt',
@@ -41,6 +43,8 @@ export interface ScheduleVersion {
   trigger: CompiledTrigger;
   /** Its run limit, if any (docs/bounds.md). */
   maxRuns?: number;
+  /** Its exclusions, if any (docs/calendars.md). */
+  exclude?: CompiledExclude;
   /** Virtual ms of its upsert (0: before the nodes start). */
   from: number;
   /** Virtual ms at which it is removed or replaced by the id's next version (`Infinity`: never). */
@@ -62,6 +66,8 @@ export interface CheckedSchedule {
    * starts the count again, so the versions' sum); more is `too-many-runs`.
    */
   maxRuns?: number;
+  /** The exclude lists of its versions: an `excluded` skip is borne out when one matches (docs/calendars.md). */
+  excludes?: CompiledExclude[];
 }
 
 /**
@@ -109,10 +115,12 @@ export async function checkSchedules(
       ) as unknown as StoredSchedule;
       let trigger: CompiledTrigger;
       let maxRuns: number | undefined;
+      let exclude: CompiledExclude | undefined;
       try {
         const [valid] = await validateSchedules([input]);
         trigger = valid!.trigger;
         maxRuns = valid!.maxRuns;
+        exclude = valid!.exclude;
       } catch (err) {
         if (!(err instanceof OncelyError)) throw err;
         throw invalidArgument(`${where}: ${err.message.replace(/^schedules\.upsert: entry 0: /, '')}`);
@@ -138,6 +146,7 @@ export async function checkSchedules(
         input,
         trigger,
         ...(maxRuns !== undefined && { maxRuns }),
+        ...(exclude !== undefined && { exclude }),
         from,
         to: removeAt ?? Number.POSITIVE_INFINITY,
         removed: removeAt !== undefined,
@@ -227,6 +236,7 @@ export function expectSchedules(
       byId.set(id, checked);
     }
     // maxRuns: which fire times its runs fall on depends on what was missed: none is required.
+    if (v.exclude) checked.excludes = [...(checked.excludes ?? []), v.exclude];
     if (v.maxRuns === undefined) delete checked.maxRuns;
     else if (checked.maxRuns !== undefined) checked.maxRuns += v.maxRuns;
     const last = EPOCH + Math.min(endMs, v.to + marginMs);
