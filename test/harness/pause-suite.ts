@@ -277,9 +277,63 @@ export function describePause(name: string, open: OpenStore, options: PauseSuite
           misfired.filter((m) => m.scheduleId === id),
         );
         wrong.push(...problems.map((p) => `${id}: ${p}`));
+        if (problems.length > 0) {
+          const t = (ms: number) => new Date(ms).toISOString().slice(17, 23);
+          wrong.push(
+            `${id} timeline: paused ${t(pausedAt)}, resumed ${t(resumedAt)}; ran ${runs
+              .filter((r) => r.scheduleId === id)
+              .map(
+                (r) => `${t(r.fireTime.getTime())}${r.node.slice(-2)}`,
+              )}; spans ${spans.map((h) => `${t(h.span!.first.getTime())}-${t(h.span!.last.getTime())}`)}; misfired ${misfired
+              .filter((m) => m.scheduleId === id)
+              .map(
+                (m) => `${m.action} ${t(m.firstFireTime.getTime())}-${t(m.fireTime.getTime())}`,
+              )}; history ${history
+              .filter((h) => h.scheduleId === id)
+              .map((h) => `${t(h.fireTime.getTime())}:${h.status}${h.reason ? `/${h.reason}` : ''}`)}`,
+          );
+        }
       }
       expect(wrong).toEqual([]);
     }, 90_000);
+
+    test('a paused stored schedule costs no reads of its own: the due index is not read again and again for it', async () => {
+      const store = await open();
+      let dueScans = 0;
+      const counted = new Proxy(store, {
+        get(target, prop, receiver) {
+          if (prop === 'scan')
+            return (prefix: string, o?: unknown) => {
+              if (prefix === 'due|') dueScans++;
+              return target.scan(prefix, o as never);
+            };
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      }) as Store;
+      const job = unique('quiet');
+      const id = `${job}:1`;
+      const s = createScheduler({ store: counted, node: `${job}-n`, pollInterval: '100ms', logger: false });
+      const runs: number[] = [];
+      try {
+        s.define(job, {}, (ctx) => void runs.push(ctx.fireTime.getTime()));
+        await s.start();
+        await s.schedules.upsert({ id, job, every: '1s' });
+        await until(() => runs.length >= 1, 15_000, 'a first run');
+        await s.schedules.pause(id);
+        await sleep(500);
+        const before = dueScans;
+        const ran = runs.length;
+        await sleep(3000);
+        // Thirty polls, three fire times: at most the ten-second safety read (and one the pause's
+        // change signal may still owe), never one per poll or per fire time.
+        expect(dueScans - before).toBeLessThanOrEqual(2);
+        expect(runs.length).toBe(ran);
+      } finally {
+        await s.stop().catch(() => {});
+        await store.close().catch(() => {});
+      }
+    });
 
     definedWhere(options.validation)(
       'bad input: unknown id is NOT_FOUND, a bad note or option INVALID_ARGUMENT',

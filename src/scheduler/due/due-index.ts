@@ -80,7 +80,9 @@ export class DueIndex {
   wakeAt(): number {
     if (this.ready.length > 0) return Number.POSITIVE_INFINITY;
     let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
-    for (const x of this.expected.values()) at = Math.min(at, x.at);
+    // A paused schedule's expected move will not come (schedule-pause.ts): no read for it.
+    const paused = this.state.pausedSchedules;
+    for (const [id, x] of this.expected) if (paused.size === 0 || !paused.has(id)) at = Math.min(at, x.at);
     return at;
   }
 
