@@ -234,6 +234,13 @@ export function createSchedules(state: NodeState): Schedules {
             // batch deletes them, each with its schedule's writes. Two upserts of
             // one id racing between jobs can still leave one behind (list by job then skips it).
             const before = await store.getMany(entries.map((x) => keys.schedule(x.id)));
+            // Replaced schedules with maxRuns: their remaining-runs records go (the count starts
+            // again), found by one scan each, in parallel (runs-left.ts); none without maxRuns.
+            const stale = await Promise.all(
+              before.map((value, i) =>
+                value?.includes('"maxRuns"') ? staleCounts(store, entries[i]!.id) : [],
+              ),
+            );
             // Each schedule's writes go with its index clean-up and its audit entry (schedule-audit.ts:
             // none for a schedule stored as it was) in one apply, so that a change never lands
             // without its entry; the batch is one apply unless they pass MAX_BATCH or BATCH_BYTES.
@@ -245,8 +252,7 @@ export function createSchedules(state: NodeState): Schedules {
               const group = opsOf(at, at + 1);
               const old = value === null || value === undefined ? undefined : jobOf(value, list[at]!);
               if (old !== undefined) group.push({ op: 'delete', key: keys.scheduleOfJob(old, list[at]!.id) });
-              // A replaced schedule with maxRuns: its remaining-runs record goes (the count starts again).
-              if (value?.includes('"maxRuns"')) group.unshift(...(await staleCounts(store, list[at]!.id)));
+              group.unshift(...stale[at - starts[b]!]!);
               group.push(...upsertAudit(list[at]!, value, now, actor, state.audit));
               const size = opsBytes(group);
               if (ops.length > 0 && (ops.length + group.length >= MAX_BATCH || bytes + size > BATCH_BYTES)) {
