@@ -77,7 +77,10 @@ export interface Schedules {
    * A string in place of the options is ignored (the job argument of earlier builds: ids are unique per store).
    */
   remove: (id: string, options?: ScheduleChangeOptions | string) => Promise<boolean>;
-  /** One lookup. */
+  /**
+   * One lookup; a schedule with `maxRuns` one more (its `remainingRuns`, docs/bounds.md). With
+   * `maxRuns` or `endAt` the result also says `ended`.
+   */
   get: (id: string) => Promise<StoredSchedule | undefined>;
   /**
    * One page of schedules, ascending by id, after the `after` cursor.
