@@ -117,8 +117,9 @@ async function attempts(store: Store, occ: OccurrenceId): Promise<HistoryEntry[]
  * fire time's original run may have settled since (its history and its "done" release are one
  * batch, so a grant after that hold finds its history). Already run or going: the request is
  * consumed and the leases freed as they were (plainly: a dead run's recovery must be able to take
- * the occurrence), never run. Else the run's attempt is the one after every attempt on record
- * (history is keyed per attempt: a pause's skipped entry, a dead attempt, keep theirs).
+ * the occurrence), never run; likewise when its stored schedule was removed since. Else the
+ * run's attempt is the one after every attempt on record (history is keyed per attempt: a pause's
+ * skipped entry, a dead attempt, keep theirs), and its data the stored schedule's, read now.
  */
 export async function backfillClaimed(
   s: NodeState,
@@ -127,8 +128,16 @@ export async function backfillClaimed(
   gate: Lease | null | undefined,
   sentAt: number,
 ): Promise<boolean> {
-  const [going] = await ranOrGoing(s.store, c.occ.job, [c.occ]);
-  if (going) {
+  const { scheduleId } = c.occ;
+  const [[going], schedule] = await Promise.all([
+    ranOrGoing(s.store, c.occ.job, [c.occ]),
+    scheduleId === undefined ? undefined : s.store.get(keys.schedule(scheduleId)),
+  ]);
+  // A stored schedule removed (or given to another job) since: its queued fire times are dropped.
+  const record =
+    typeof schedule === 'string' ? (JSON.parse(schedule) as { job: string; data?: unknown }) : undefined;
+  const gone = scheduleId !== undefined && record?.job !== c.occ.job;
+  if (going || gone) {
     const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
       op: 'release',
       key: l.key,
@@ -139,6 +148,8 @@ export async function backfillClaimed(
   }
   const onRecord = await attempts(s.store, c.occ);
   c.attempt = Math.max(0, ...onRecord.map((e) => e.attempt)) + 1;
+  // The schedule's data as it is now (the request does not copy it: up to 64 KiB each).
+  if (record !== undefined) c.data = record.data;
   return true;
 }
 

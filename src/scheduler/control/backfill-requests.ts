@@ -10,8 +10,6 @@ export interface BackfillRequest {
   scheduleId?: string;
   fireTime: number;
   shard?: number;
-  /** The stored schedule's data when the request was written (handed to the run as ctx.data). */
-  data?: unknown;
   /** Store time of the `backfill()` call. */
   requestedAt: number;
 }
@@ -57,7 +55,8 @@ export function backfillCandidates(
     out.push({
       occ,
       source: 'backfill',
-      data: req.data,
+      // A stored schedule's data is read when the claim is won (claim/backfill-claim.ts).
+      data: undefined,
       attempt: 1,
       gate: job.spec.overlap !== 'allow',
       // Consumed in the run's start batch, kept as a marker (not deleted, see CONSUMED_TTL_MS).

@@ -7,7 +7,6 @@ import type { PageOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { CONSUMED_TTL_MS, ranOrGoing } from '../claim/backfill-claim.js';
 import { validateJobName } from '../job-options.js';
-import { jsonText } from '../json-data.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { actorOf, auditOps } from './audit.js';
@@ -115,7 +114,6 @@ export async function backfill(state: NodeState, options: BackfillOptions): Prom
   const record = JSON.parse(jobValue) as JobRecordView;
   let trigger: CompiledTrigger;
   let jitterMs = record.options.jitter?.maxMs ?? 0;
-  let data: unknown;
   if (scheduleId !== undefined) {
     const schedule = scheduleValue === null ? undefined : (JSON.parse(scheduleValue) as StoredScheduleRecord);
     if (schedule?.job !== job)
@@ -127,7 +125,6 @@ export async function backfill(state: NodeState, options: BackfillOptions): Prom
     trigger = compileTrigger(scheduleTrigger(schedule), what);
     jitterMs =
       schedule.jitter === undefined ? 0 : (compileJitter(schedule.jitter, undefined, what)?.maxMs ?? 0);
-    data = schedule.data;
   } else {
     if (record.trigger === null)
       throw invalidArgument(
@@ -162,10 +159,9 @@ export async function backfill(state: NodeState, options: BackfillOptions): Prom
         ...(scheduleId !== undefined && { scheduleId }),
         fireTime: o.fireTime,
         ...(o.shard !== undefined && { shard: o.shard }),
-        ...(data !== undefined && { data }),
         requestedAt: now,
       };
-      const value = jsonText(request, `${where} data`);
+      const value = JSON.stringify(request);
       return { op: 'create' as const, key: keys.backfillRequest(o), value, ttlMs: state.retentionMs };
     });
   let queued = 0;
