@@ -297,6 +297,40 @@ export function describePause(name: string, open: OpenStore, options: PauseSuite
       expect(wrong).toEqual([]);
     }, 90_000);
 
+    test('misfire catch-up (claimed per occurrence): the excess a resume settles is the one paused span, the kept ones replay', async (node) => {
+      const job = unique('cu');
+      const id = `${job}:1`;
+      const runs: JobContext[] = [];
+      const n1 = await node(`${job}-1`);
+      n1.s.define(job, { misfire: 'catch-up', catchUpLimit: 1 }, (ctx) => void runs.push(ctx));
+      await n1.s.start();
+      await n1.s.schedules.upsert({ id, job, every: '1s' });
+      await until(() => runs.length >= 1, 15_000, 'a first run');
+      await n1.s.schedules.pause(id);
+      const pausedAt = await n1.store.now();
+      await untilStoreTime(n1.store, pausedAt + 3600);
+      const resumedAt = await n1.store.now();
+      await n1.s.schedules.resume(id);
+      await until(
+        () => runs.some((r) => r.fireTime.getTime() > resumedAt + SECOND),
+        15_000,
+        'a run after the resume',
+      );
+      await n1.s.stop();
+      const history = await n1.s.history({ job, limit: 1000 });
+      const spans = pausedSpans(history, id);
+      const ran = runs.map((r) => r.fireTime.getTime());
+      const timeline = `paused ${new Date(pausedAt).toISOString()}, resumed ${new Date(resumedAt).toISOString()}; ran ${runs.map((r) => r.fireTime.toISOString().slice(17, 23))}; spans ${JSON.stringify(spans.map((h) => h.span))}`;
+      expect(spans, timeline).toHaveLength(1);
+      // The kept one replayed (catchUpLimit 1: the latest missed).
+      expect(
+        history.some((h) => h.scheduleId === id && h.source === 'misfire' && h.status === 'succeeded'),
+        timeline,
+      ).toBe(true);
+      const { problems } = accountFor(ran, spans, n1.misfired);
+      expect(problems, timeline).toEqual([]);
+    });
+
     test('a paused stored schedule costs no reads of its own: the due index is not read again and again for it', async () => {
       const store = await open();
       let dueScans = 0;
