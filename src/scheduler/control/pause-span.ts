@@ -65,11 +65,11 @@ export function endPause(
 /**
  * Whether missed fire times `first`..`last` of the job's trigger or stored schedule were left by a
  * pause of it (or of its job) that ended lately: they meet the pause, and start at the latest with
- * its first fire time after two polls (a node sees a pause within a poll, and may run the fire
- * times before it saw it). Only the first span the misfire policy settles after a resume starts
- * there: one that a loaded node settles later (a replay not claimed within the threshold, with the
- * fire times after it) starts at that replay, and is a plain misfire — so a pause is on record
- * once, unless it lasted less than two polls and a fire interval. Called only for missed fire times: a node with no marker pays one
+ * its first fire time after two polls and the misfire threshold (a node sees a pause within a
+ * poll, and may still run a fire time it had claimed before). Only the first span the misfire
+ * policy settles after a resume starts there: one that a loaded node settles later (a replay not
+ * claimed within the threshold, with the fire times after it) starts at that replay, and is a
+ * plain misfire — so a pause is on record once, unless it lasted less than that and a fire interval. Called only for missed fire times: a node with no marker pays one
  * `size` check.
  */
 export function leftByPause(
@@ -86,7 +86,7 @@ export function leftByPause(
     span !== undefined &&
     last >= span.since - slack &&
     first <= span.until + slack &&
-    first <= (after(span.since + 2 * state.pollMs) ?? Number.POSITIVE_INFINITY);
+    first <= (after(span.since + 2 * state.pollMs + thresholdMs) ?? Number.POSITIVE_INFINITY);
   return (
     meets(state.pauseSpans.get(keys.pauseSpan(job, undefined))) ||
     (scheduleId !== undefined && meets(state.pauseSpans.get(keys.pauseSpan(job, scheduleId))))
