@@ -103,6 +103,7 @@ export class PageClaims {
         page,
         ...(prev && { prev }),
         ...(move.left !== undefined && { left: move.left }),
+        ...(c.pausedSpan !== undefined && items[i]!.kind === 'settle' && { spanned: true as const }),
       };
       return {
         op: 'move',

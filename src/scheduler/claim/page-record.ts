@@ -74,6 +74,8 @@ export interface DueValue {
   prev?: { page: string; fireTime: number };
   /** (A schedule with maxRuns, control/runs-left.ts) the runs that may still start, this fire time's included. */
   left?: number;
+  /** Moved here by the settle of a pause's span (control/pause-span.ts): a span settled here later is not the pause's. */
+  spanned?: true;
 }
 
 /** The occurrence an item stands for. */

@@ -27,6 +27,11 @@ export interface DueEntry {
   trigger: CompiledTrigger;
   /** The schedule's jitter (schedule/jitter.ts), if any. */
   jitter?: CompiledJitter;
+  /**
+   * Moved here by the settle of a pause's span (control/pause-span.ts): missed fire times settled
+   * from here are a plain misfire, never a second span of that pause (a replay not claimed in time).
+   */
+  spanned?: boolean;
   /** The schedule's exclusions (schedule/exclude.ts), if any: an excluded fire time is claimed to be recorded skipped. */
   exclude?: CompiledExclude;
   /**
@@ -199,7 +204,12 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       onWon,
     };
     const of = { job: s.job, scheduleId: s.id, after };
-    if (skipped && leftByPause(state, of, F, skipped.last, spec.misfireThresholdMs)) {
+    if (skipped && e.spanned !== true && leftByPause(state, of, F, skipped.last, spec.misfireThresholdMs)) {
+      // The moved entry says so (per occurrence here; a page's move, page-claims.ts).
+      const spanned = JSON.stringify({ job: s.job, spanned: true });
+      c.settleOnly = ops.map((op) =>
+        op.op === 'put' && op.key.startsWith(keys.duePrefix) ? { ...op, value: spanned } : op,
+      );
       c.pausedSpan = (token, at) => pausedSpanEntry(state, c.occ, skipped, token, at);
       c.onWon = () => {
         onWon();

@@ -275,6 +275,8 @@ export class DueIndex {
         ...(prev && { prev }),
         ...(movedBy !== undefined && { movedBy }),
         ...(pending !== undefined && { pending }),
+        // Moved by the settle of a pause's span (control/pause-span.ts).
+        ...(due[i]!.value.includes('"spanned"') && { spanned: true }),
         // maxRuns (control/runs-left.ts): the runs left, carried by the entry.
         ...(due[i]!.value.includes('"left"') && { left: (JSON.parse(due[i]!.value) as DueValue).left! }),
       });
