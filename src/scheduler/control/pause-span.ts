@@ -24,8 +24,12 @@ import type { NodeState } from '../node-state.js';
  * settles it again and writes the same key). A page that dies between its claim and its started mark
  * loses the entry (and its misfired event) with the page's other skips. For the job's own trigger
  * the span is settled without a claim (the high-water mark, misfire.ts): two nodes that handle it
- * at once both write the same key; the later write wins, one entry. Two resumes of one pause
- * (two nodes at once) write one marker key; a pause ended again within the marker's life widens it.
+ * at once both write the same key; the later write wins, one entry. A stored schedule's span
+ * settle moves its due entry with `spanned` in its value: fire times settled from that entry
+ * later (its replay not claimed within the threshold on a loaded fleet) are a plain misfire, never
+ * a second span of the same pause (the job's own trigger relies on `leftByPause`'s window alone).
+ * Two resumes of one pause (two nodes at once) write one marker key; a pause ended again within
+ * the marker's life widens it.
  */
 
 /** How long a pause's marker lives after its resume: the nodes settle its span within a poll or two. */
