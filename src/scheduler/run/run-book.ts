@@ -109,8 +109,15 @@ export function claimBook(deps: RunDeps, claim: Claim): RunBook {
     startOps(first, value) {
       const ops: WriteOp[] = first && claim.startWrites ? [...claim.startWrites] : [];
       ops.push({ op: 'put', key: inflightKey, value: value! });
-      // A backfill's fire time is in the past: the mark is a plain put and would move back.
-      const highWater = first && claim.source !== 'backfill' ? deps.highWater(claim.occ) : undefined;
+      // A backfill's fire time is in the past: the mark is a plain put and would move back. A
+      // recovery of a run that started (`runningSince`) writes none either: that run's start
+      // wrote it with the in-flight record being recovered, or — a backfill — rightly did not
+      // (a recovered backfill run moved the mark back, and a node started later replayed a fire
+      // time that had run as a misfire: test/backfill-recovery.test.ts).
+      const highWater =
+        first && claim.source !== 'backfill' && claim.runningSince === undefined
+          ? deps.highWater(claim.occ)
+          : undefined;
       if (highWater) ops.push(highWater);
       return ops;
     },
