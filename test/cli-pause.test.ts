@@ -44,7 +44,7 @@ beforeAll(async () => {
         node: 'n1',
         attempt: 1,
         token: 7,
-        source: 'misfire',
+        source: 'schedule',
         status: 'skipped',
         reason: 'paused',
         span: { first: new Date(FIRST), last: new Date(FIRST + 13 * 60_000), count: 14 },

@@ -117,7 +117,8 @@ export function pausedSpanEntry(
       node: state.node,
       attempt: 1,
       token,
-      source: 'misfire',
+      // Not `misfire`: that marks the runs the misfire policy replays, and this ran nothing.
+      source: 'schedule',
       status: 'skipped',
       startedAt: when,
       finishedAt: when,
