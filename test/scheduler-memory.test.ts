@@ -6,6 +6,7 @@ import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
@@ -19,3 +20,4 @@ describeNext('memory', () => openStore(space), { validation: true });
 describeBounds('memory', () => openStore(space), { validation: true });
 describePause('memory', () => openStore(space), { validation: true });
 describeBackfill('memory', () => openStore(space), { validation: true });
+describeOverlap('memory', () => openStore(space));

@@ -6,6 +6,7 @@ import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
@@ -22,3 +23,4 @@ describeNext('mysql', () => openStore(target.url!, { prefix }), { skip: target.s
 describeBounds('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describePause('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeBackfill('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeOverlap('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });

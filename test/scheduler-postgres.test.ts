@@ -6,6 +6,7 @@ import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
@@ -23,3 +24,4 @@ describeNext('postgres', () => openStore(target.url!, { prefix }), { skip: targe
 describeBounds('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describePause('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeBackfill('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeOverlap('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });

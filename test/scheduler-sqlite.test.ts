@@ -9,6 +9,7 @@ import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
 import { describeNext } from './harness/next-suite.js';
+import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
@@ -27,3 +28,4 @@ describeNext('sqlite', () => openStore(url, { prefix: 's_' }));
 describeBounds('sqlite', () => openStore(url, { prefix: 's_' }));
 describePause('sqlite', () => openStore(url, { prefix: 's_' }));
 describeBackfill('sqlite', () => openStore(url, { prefix: 's_' }));
+describeOverlap('sqlite', () => openStore(url, { prefix: 's_' }));

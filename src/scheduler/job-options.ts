@@ -50,8 +50,13 @@ export interface JobOptions {
    * (`scheduler.calendars.upsert`; `start()` checks that it exists); at most 100 entries.
    */
   exclude?: Exclusion[];
-  /** When the previous run of this job is still going anywhere in the fleet (default `skip`). */
-  overlap?: 'skip' | 'queue' | 'allow';
+  /**
+   * When the previous run of this job is still going anywhere in the fleet (default `skip`):
+   * `skip` the fire time (recorded skipped), `queue` it (one buffered per gate: the latest; older
+   * queued ones are recorded skipped, `superseded`), `queue-all` (every one queued, run after it
+   * in fire-time order, none superseded), or `allow` runs side by side (docs/scheduler.md).
+   */
+  overlap?: 'skip' | 'queue' | 'queue-all' | 'allow';
   /** What to do with occurrences no node claimed in time (default `run-once`). */
   misfire?: 'skip' | 'run-once' | 'catch-up';
   /** With `catch-up`: at most this many missed occurrences are replayed (default 100). */
@@ -90,7 +95,7 @@ export interface JobSpec {
   bounds: { startAt?: number; endAt?: number } | undefined;
   /** The own trigger's exclusions (schedule/exclude.ts); `undefined`: none (nothing to check per fire time). */
   exclude: CompiledExclude | undefined;
-  overlap: 'skip' | 'queue' | 'allow';
+  overlap: 'skip' | 'queue' | 'queue-all' | 'allow';
   misfire: 'skip' | 'run-once' | 'catch-up';
   catchUpLimit: number;
   misfireThresholdMs: number;
@@ -275,7 +280,7 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
     jitter,
     bounds,
     exclude,
-    overlap: oneOf(o.overlap, ['skip', 'queue', 'allow'], 'skip', at('overlap')),
+    overlap: oneOf(o.overlap, ['skip', 'queue', 'queue-all', 'allow'], 'skip', at('overlap')),
     misfire: oneOf(o.misfire, ['skip', 'run-once', 'catch-up'], 'run-once', at('misfire')),
     catchUpLimit: wholeNumber(o.catchUpLimit, 1, 10_000, 100, at('catchUpLimit')),
     misfireThresholdMs: parsePositiveDuration(o.misfireThreshold ?? '1s', at('misfireThreshold')),

@@ -334,6 +334,8 @@ export class Claims {
       await this.overlap.overlapped(job, c, lease, sentAt, after.deadRun);
       return 'won';
     }
+    // Overlap 'queue-all': never ahead of an older queued fire time of its gate (overlap.ts).
+    if (gate && (await this.overlap.behindQueue(job, c, lease, gate, sentAt))) return 'won';
     // A backfill runs only if its fire time has not run, as the next attempt (backfill-claim.ts).
     if (c.source === 'backfill' && !(await backfillClaimed(s, c, lease, gate, sentAt))) return 'won';
     // The high-water mark is raised with the run's in-flight record: until then the held claim is

@@ -35,7 +35,8 @@ export class Overlap {
    * a run that started before it is found going when it is looked at again) and runs once the
    * holder ends, or once the holder's lease lapses unstarted. Likewise under 'queue': queued (the
    * buffered one, which a later queued fire time supersedes) only behind a run that started
-   * before it; otherwise it waits.
+   * before it; otherwise it waits. Under 'queue-all' it is queued either way, and never
+   * superseded: every queued fire time runs, oldest first (requests.ts).
    */
   async overlapped(
     job: Job,
@@ -86,12 +87,13 @@ export class Overlap {
     // (recover.ts) to re-run it or record it abandoned. `deadRun` is the in-flight record as read
     // for a claim won a whole lease after the fire time (claim.ts, lateLook): an on-time skip
     // reads nothing.
-    if (deadRun !== undefined && job.spec.overlap !== 'queue') {
+    const queues = job.spec.overlap === 'queue' || job.spec.overlap === 'queue-all';
+    if (deadRun !== undefined && !queues) {
       await release();
       return;
     }
     const by = await overlappingRun(s, job, c.occ);
-    if (job.spec.overlap === 'queue' || !by) {
+    if (queues || !by) {
       // Queued behind a run that started before it (the gate's buffered run), or waiting behind a
       // claim that has not started (or a run that started after it); a waiting record stays one.
       await this.queue(job, c, lease, sentAt, advance, !by || c.waiting === true);
@@ -99,6 +101,32 @@ export class Overlap {
     }
     // Not run: a stored schedule with maxRuns moves on without counting it (control/runs-left.ts).
     await this.skip(job, c, lease, sentAt, c.advanceIfUnrun ?? advance, 'overlap', by);
+  }
+
+  /**
+   * 'queue-all' keeps fire-time order: an on-time claim that won a free gate while older fire
+   * times of that gate are still queued (the gate freed between a run's end and its queued
+   * successor's claim, which another node's on-time claim can win) queues behind them and gives
+   * the gate back, rather than overtake them. One scan of the gate's first pending record, only
+   * for on-time claims of 'queue-all' jobs that won their gate. `true`: queued.
+   */
+  async behindQueue(job: Job, c: Candidate, lease: Lease, gate: Lease, sentAt: number): Promise<boolean> {
+    if (job.spec.overlap !== 'queue-all' || c.source !== 'schedule' || c.fromPending) return false;
+    const gateKey = keys.pendingOfGate(c.occ.job, gateScope(c.occ), c.occ.shard);
+    const [first] = await this.state.store.scan(`${gateKey}|`, { limit: 1 });
+    if (first === undefined || (JSON.parse(first.value) as PendingValue).fireTime >= c.occ.fireTime)
+      return false;
+    const mark = this.highWater.highWaterOp(c.occ);
+    const advance = c.advance ?? (mark ? [mark] : []);
+    await this.queue(
+      job,
+      c,
+      lease,
+      sentAt,
+      [...advance, { op: 'release', key: gate.key, token: gate.token }],
+      false,
+    );
+    return true;
   }
 
   /**

@@ -62,7 +62,10 @@ export class Requests {
       p: PendingValue;
       gate: string;
       buffered: boolean;
+      all: boolean;
     }[] = [];
+    // Overlap 'queue-all': the oldest queued fire time of each gate (the only one offered).
+    const oldest = new Map<string, number>();
     for (const r of queued) {
       const job = s.defined.get(jobOfKey(r.key));
       if (!job || s.paused.has(job.spec.name)) continue;
@@ -75,7 +78,9 @@ export class Requests {
       };
       const gate = keys.runGate(occ.job, gateScope(occ), occ.shard);
       latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, occ.fireTime));
-      queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' });
+      const all = job.spec.overlap === 'queue-all';
+      if (all) oldest.set(gate, Math.min(oldest.get(gate) ?? Number.POSITIVE_INFINITY, occ.fireTime));
+      queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' || all, all });
     }
     if (queuedRuns.length === 0) return [];
     // The in-flight records, read once (only when something is queued: a poll may read many).
@@ -106,10 +111,14 @@ export class Requests {
     // from then on it is that run's buffered successor like any queued one — the latest runs, the
     // older are superseded — or an overloaded job's waiting records would pile up, each claimed
     // at every poll, and the oldest never win the gate (simulator, seed 4).
-    for (const { r, occ, p, gate, buffered } of queuedRuns) {
+    // Under overlap 'queue-all' nothing is superseded: the gate's queued fire times run one after
+    // another, oldest first — only the oldest is offered (a later one offered beside it could win
+    // the gate first), except a queued run whose own run died (its claim is that recovery).
+    for (const { r, occ, p, gate, buffered, all } of queuedRuns) {
       const run = runs.get(keys.inflight(occ));
+      if (all && run === undefined && occ.fireTime > oldest.get(gate)!) continue;
       const waiting = p.wait === true && !(buffered && going.has(gate));
-      const superseded = !waiting && occ.fireTime < latest.get(gate)! && run === undefined;
+      const superseded = !all && !waiting && occ.fireTime < latest.get(gate)! && run === undefined;
       // Its own dead run is the one exception: this claim is that run's recovery (dead-attempt.ts).
       if (!superseded && run === undefined && recovering.has(gate)) continue;
       out.push({

@@ -108,11 +108,12 @@ export class Runs {
       else s.handlers--;
       s.running.delete(run);
       s.runningHere.delete(occKey);
-      // A gate is free now: a run queued behind this one (overlap 'queue', or any run queued
+      // A gate is free now: a run queued behind this one (overlap 'queue'/'queue-all', or any run queued
       // behind a misfire replay) may start at once, so read the pending runs now rather than at
       // the next poll; likewise when this node was full and may have left due work waiting.
       // Otherwise only the timer loop needs a look (a catch-up replay may be next).
-      if (wasFull || job.spec.overlap === 'queue' || claim.replay || s.pendingSeen) s.nextPollAt = 0;
+      const queues = job.spec.overlap === 'queue' || job.spec.overlap === 'queue-all';
+      if (wasFull || queues || claim.replay || s.pendingSeen) s.nextPollAt = 0;
       // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
       // behind it may be claimable now.
       if (claim.replay && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
