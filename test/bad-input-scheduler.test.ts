@@ -232,7 +232,7 @@ const DEFINE: [string, unknown, RegExp[]][] = [
   [
     'overlap sometimes',
     { every: '1m', overlap: 'sometimes' },
-    [/job "j": overlap must be one of 'skip', 'queue', 'queue-all', 'allow'; got "sometimes"/],
+    [/job "j": overlap must be one of 'skip', 'queue', 'queue-all', 'replace', 'allow'; got "sometimes"/],
   ],
   [
     'misfire retry',

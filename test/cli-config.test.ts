@@ -55,7 +55,7 @@ const CASES: Case[] = [
   {
     title: 'a bad overlap policy',
     file: `jobs:\n${GOOD_JOB}  - name: backup\n    cron: "0 3 * * *"\n    overlap: sometimes\n    command: ./backup.sh\n`,
-    message: `jobs.yaml: job 2 ("backup"): field "overlap" must be one of 'skip', 'queue', 'queue-all', 'allow'; got "sometimes"`,
+    message: `jobs.yaml: job 2 ("backup"): field "overlap" must be one of 'skip', 'queue', 'queue-all', 'replace', 'allow'; got "sometimes"`,
   },
   {
     title: 'lockAtLeastFor above lockAtMostFor',
@@ -187,7 +187,7 @@ describe('oncely run: a bad jobs file exits 2 before anything starts', () => {
       'error: jobs.yaml: job 1 ("a"): field "cron": "61 * * * *" is invalid',
       'error: jobs.yaml: job 1 ("a"): field "timeout": "soon" is not a duration',
       'error: jobs.yaml: job 1 ("a"): field "retries" must be a whole number from 0 to 100; got -1',
-      `error: jobs.yaml: job 3 ("b"): field "overlap" must be one of 'skip', 'queue', 'queue-all', 'allow'; got "sometimes"`,
+      `error: jobs.yaml: job 3 ("b"): field "overlap" must be one of 'skip', 'queue', 'queue-all', 'replace', 'allow'; got "sometimes"`,
       'error: jobs.yaml: job 3 ("b"): field "name" duplicates job 2; job names must be unique',
       'error: jobs.yaml: job 4: field "name": job name must be a non-empty string',
       'error: jobs.yaml: job 4: field "every": "nope" is not a duration',

@@ -65,7 +65,7 @@ describe('job definitions', () => {
       'bad overlap',
       'j',
       { every: '1m', overlap: 'sometimes' },
-      /"j": overlap must be one of 'skip', 'queue', 'queue-all', 'allow'/,
+      /"j": overlap must be one of 'skip', 'queue', 'queue-all', 'replace', 'allow'/,
     ],
     ['bad misfire', 'j', { every: '1m', misfire: 'retry' }, /"j": misfire/],
     ['bad catchUpLimit', 'j', { every: '1m', catchUpLimit: 0 }, /"j": catchUpLimit/],

@@ -3,7 +3,7 @@
  * `jobs:` list. The whole file is validated before anything starts, and every problem is reported
  * in one go, one line each, naming the file, the job (1-based position and name) and the field:
  *
- *   jobs.yaml: job 2 ("backup"): field "overlap" must be one of 'skip', 'queue', 'queue-all', 'allow'; got "sometimes"
+ *   jobs.yaml: job 2 ("backup"): field "overlap" must be one of 'skip', 'queue', 'queue-all', 'replace', 'allow'; got "sometimes"
  *
  * Scheduling options are checked by the scheduler's own `jobSpec` (the same code `define` runs),
  * never re-implemented here; this file adds only what the CLI itself owns: `name`, `command`,

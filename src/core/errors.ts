@@ -20,6 +20,8 @@ export type OncelyErrorCode =
   | 'CLOSED'
   /** A run was aborted because it exceeded its timeout. */
   | 'TIMEOUT'
+  /** A run's signal was aborted because a newer fire time of its job came (overlap 'replace'). */
+  | 'REPLACED'
   /** Anything else; `cause` holds the original. */
   | 'INTERNAL';
 

@@ -54,9 +54,11 @@ export interface JobOptions {
    * When the previous run of this job is still going anywhere in the fleet (default `skip`):
    * `skip` the fire time (recorded skipped), `queue` it (one buffered per gate: the latest; older
    * queued ones are recorded skipped, `superseded`), `queue-all` (every one queued, run after it
-   * in fire-time order, none superseded), or `allow` runs side by side (docs/scheduler.md).
+   * in fire-time order, none superseded), `replace` (the new fire time aborts the running run's
+   * `ctx.signal`, an `OncelyError` with code `REPLACED`, and runs once that run has ended), or
+   * `allow` runs side by side (docs/overlap.md).
    */
-  overlap?: 'skip' | 'queue' | 'queue-all' | 'allow';
+  overlap?: 'skip' | 'queue' | 'queue-all' | 'replace' | 'allow';
   /** What to do with occurrences no node claimed in time (default `run-once`). */
   misfire?: 'skip' | 'run-once' | 'catch-up';
   /** With `catch-up`: at most this many missed occurrences are replayed (default 100). */
@@ -95,7 +97,7 @@ export interface JobSpec {
   bounds: { startAt?: number; endAt?: number } | undefined;
   /** The own trigger's exclusions (schedule/exclude.ts); `undefined`: none (nothing to check per fire time). */
   exclude: CompiledExclude | undefined;
-  overlap: 'skip' | 'queue' | 'queue-all' | 'allow';
+  overlap: 'skip' | 'queue' | 'queue-all' | 'replace' | 'allow';
   misfire: 'skip' | 'run-once' | 'catch-up';
   catchUpLimit: number;
   misfireThresholdMs: number;
@@ -280,7 +282,7 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
     jitter,
     bounds,
     exclude,
-    overlap: oneOf(o.overlap, ['skip', 'queue', 'queue-all', 'allow'], 'skip', at('overlap')),
+    overlap: oneOf(o.overlap, ['skip', 'queue', 'queue-all', 'replace', 'allow'], 'skip', at('overlap')),
     misfire: oneOf(o.misfire, ['skip', 'run-once', 'catch-up'], 'run-once', at('misfire')),
     catchUpLimit: wholeNumber(o.catchUpLimit, 1, 10_000, 100, at('catchUpLimit')),
     misfireThresholdMs: parsePositiveDuration(o.misfireThreshold ?? '1s', at('misfireThreshold')),

@@ -12,6 +12,7 @@ import type { Candidate, Job, PauseSpan, Source } from './internal-types.js';
 import { SchedulerEmitter } from './observe/events.js';
 import { Telemetry } from './observe/telemetry.js';
 import type { ResolvedOptions } from './options.js';
+import type { ReplaceableRuns } from './run/replace.js';
 import type { SchedulerEvents } from './types.js';
 
 /**
@@ -65,6 +66,8 @@ export class NodeState {
   settling = 0;
   /** Occurrence keys of the runs going on this node (recovery never takes over its own runs). */
   readonly runningHere = new Set<string>();
+  /** Runs of overlap-'replace' jobs going here, by gate: what a newer queued fire time aborts (run/replace.ts). */
+  readonly replaceable: ReplaceableRuns = new Map();
   /** Record keys of the pages being run on this node (page recovery never takes over its own). */
   readonly pagesHere = new Set<string>();
   /** The stored schedules' change signal (`ctl|srev`) as the last poll read it. */

@@ -220,7 +220,10 @@ export interface SchedulerEvents {
   };
   /** `durationMs`: how long the attempt's handler ran (monotonic clock). `leaseLapsed`: as for `succeeded`. */
   failed: RunEvent & {
-    /** What the handler threw (for `timed-out`, an `OncelyError` with code `TIMEOUT`). */
+    /**
+     * What the handler threw (for `timed-out`, an `OncelyError` with code `TIMEOUT`; for a run
+     * replaced under overlap 'replace', the `OncelyError` with code `REPLACED` its signal got).
+     */
     error: unknown;
     /** `failed`: the handler threw; `timed-out`: it ran past the job's `timeout`. */
     status: 'failed' | 'timed-out';

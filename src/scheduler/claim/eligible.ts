@@ -7,7 +7,7 @@ import type { NodeState } from '../node-state.js';
  * entry is never claimed both ways (a page's move and a per-occurrence lease would not exclude
  * each other). On a store that offers `claimPage`, for jobs whose per-schedule guarantees a page
  * keeps today: not sharded, overlap `skip` or `allow`, misfire `skip` or `run-once`. Sharded jobs,
- * overlap `queue` and `queue-all` (pending records behind the gate) and misfire `catch-up`
+ * overlap `queue`, `queue-all` and `replace` (pending records behind the gate) and misfire `catch-up`
  * (replays one after another) are claimed occurrence by occurrence, as before.
  */
 export function claimsInPages(state: NodeState, job: Job): boolean {
@@ -17,6 +17,7 @@ export function claimsInPages(state: NodeState, job: Job): boolean {
     spec.shards === undefined &&
     spec.overlap !== 'queue' &&
     spec.overlap !== 'queue-all' &&
+    spec.overlap !== 'replace' &&
     spec.misfire !== 'catch-up'
   );
 }

@@ -87,7 +87,8 @@ export class Overlap {
     // (recover.ts) to re-run it or record it abandoned. `deadRun` is the in-flight record as read
     // for a claim won a whole lease after the fire time (claim.ts, lateLook): an on-time skip
     // reads nothing.
-    const queues = job.spec.overlap === 'queue' || job.spec.overlap === 'queue-all';
+    // 'replace' queues like 'queue': its pending record is what aborts the running run (run/replace.ts).
+    const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
     if (deadRun !== undefined && !queues) {
       await release();
       return;

@@ -4,6 +4,7 @@ import type { PendingValue } from '../claim/overlap.js';
 import type { Candidate } from '../internal-types.js';
 import { gateScope, jobOfKey, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { replaceOlder } from '../run/replace.js';
 import type { InflightRecord } from '../run/run-records.js';
 import { backfillCandidates } from './backfill-requests.js';
 import { TriggerRequests } from './trigger-requests.js';
@@ -80,7 +81,10 @@ export class Requests {
       latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, occ.fireTime));
       const all = job.spec.overlap === 'queue-all';
       if (all) oldest.set(gate, Math.min(oldest.get(gate) ?? Number.POSITIVE_INFINITY, occ.fireTime));
-      queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' || all, all });
+      // Overlap 'replace': a queued fire time aborts this node's older runs of its gate (run/replace.ts).
+      const replace = job.spec.overlap === 'replace';
+      if (replace) replaceOlder(s.replaceable, gate, occ.job, occ.fireTime);
+      queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' || all || replace, all });
     }
     if (queuedRuns.length === 0) return [];
     // The in-flight records, read once (only when something is queued: a poll may read many).

@@ -108,6 +108,8 @@ export interface RunDeps {
   onStop: (fn: (reason: unknown) => void) => () => void;
   /** After stopSignal, how long a handler may take to end before its claim is freed for recovery. */
   handlerSettleMs: number;
+  /** Overlap 'replace': registers an attempt a newer fire time aborts (run/replace.ts). */
+  replaceable: (occ: OccurrenceId) => { signal: AbortSignal; done: () => void };
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
   storeBack: () => AbortSignal;
   /** Spans (undefined without `@opentelemetry/api`). */

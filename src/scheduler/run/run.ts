@@ -194,7 +194,12 @@ export async function executeRun(
       // What ends this attempt: the link of halt and the timeout, or halt itself (whose
       // AbortSignal the handler's context makes only when the handler reads it).
       const signal: { readonly aborted: boolean; readonly reason: unknown } = attemptLink?.signal ?? halt;
-      const ctx = jobContext(claim, spec, attempt, node, attemptLink ?? halt);
+      // Overlap 'replace': a newer fire time of the gate aborts ctx.signal (run/replace.ts), but
+      // the attempt is not cut short: it ends when its handler does, holding the gate till then.
+      const replace = spec.overlap === 'replace' ? deps.replaceable(claim.occ) : undefined;
+      const ctxLink = replace && linkSignals([attemptLink?.signal ?? halt.signal, replace.signal]);
+      if (ctxLink) links.push(ctxLink);
+      const ctx = jobContext(claim, spec, attempt, node, ctxLink ?? attemptLink ?? halt);
       const t0 = clock.monotonic();
       let handlerDone: Promise<unknown> = Promise.resolve();
       let status: RunStatus;
@@ -237,7 +242,10 @@ export async function executeRun(
       } catch (err) {
         error = err;
         status = timeout?.signal.aborted && err === timeout.signal.reason ? 'timed-out' : 'failed';
+        // Replaced: failed with the replacement as its error, whatever the handler threw.
+        if (status === 'failed' && replace?.signal.aborted) error = replace.signal.reason;
       } finally {
+        replace?.done();
         if (attemptLink === undefined) haltAttempt = undefined;
         else attemptLink.signal.removeEventListener('abort', onAbort);
         timer?.abort(INTERNAL_ABORT);
@@ -280,7 +288,7 @@ export async function executeRun(
         outcome = 'finished';
         return;
       }
-      const willRetry = retriesLeft > 0;
+      const willRetry = retriesLeft > 0 && replace?.signal.aborted !== true;
       const failed: HistoryEntry = {
         ...entry,
         status,

@@ -2,6 +2,7 @@ import { doneHold, type HighWater } from '../claim/high-water.js';
 import type { Job } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { replaceable } from './replace.js';
 import { type Claim, executeRun, type RunDeps } from './run.js';
 import type { RunBook } from './run-book.js';
 
@@ -71,6 +72,7 @@ export class Runs {
       stopSignal: s.abandon.signal,
       onStop: (fn) => this.onStop(fn),
       handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
+      replaceable: (occ) => replaceable(s.replaceable, occ),
       storeBack: () => s.storeBack.signal,
       tracing: s.telemetry.tracing,
     };
@@ -112,7 +114,7 @@ export class Runs {
       // behind a misfire replay) may start at once, so read the pending runs now rather than at
       // the next poll; likewise when this node was full and may have left due work waiting.
       // Otherwise only the timer loop needs a look (a catch-up replay may be next).
-      const queues = job.spec.overlap === 'queue' || job.spec.overlap === 'queue-all';
+      const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
       if (wasFull || queues || claim.replay || s.pendingSeen) s.nextPollAt = 0;
       // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
       // behind it may be claimable now.
