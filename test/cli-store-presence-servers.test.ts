@@ -151,7 +151,7 @@ for (const name of Object.keys(SERVERS) as ServerBackend[]) {
         const r = await runCli(['status', '--json', '--store', url, '--prefix', seen]);
         expect(r.code, r.stderr).toBe(0);
         // A pause of a job no node defined is a record (so the store is not empty), not a listed job.
-        expect(JSON.parse(r.stdout)).toEqual({ jobs: [], nodes: [] });
+        expect(JSON.parse(r.stdout)).toEqual({ jobs: [], nodes: [], pausedSchedules: [] });
       });
     },
   );

@@ -120,7 +120,8 @@ describe('schedules API', () => {
     await s.schedules.upsert({ id: 'x|%y', job, every: '1m', data: { a: 1 } });
     st.stats.calls.length = 0;
     expect(await s.schedules.get('x|%y')).toEqual({ id: 'x|%y', job, every: '1m', data: { a: 1 } });
-    expect(st.stats.calls.map((c) => c.method)).toEqual(['get']);
+    // One lookup: the schedule and its pause record (schedules.pause) in one getMany.
+    expect(st.stats.calls.map((c) => c.method)).toEqual(['getMany']);
     st.stats.calls.length = 0;
     expect(await s.schedules.remove('x|%y', 'ignored')).toBe(true);
     // The store clock is read beside the lookup: the time of the removal's audit entry.
