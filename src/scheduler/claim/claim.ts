@@ -252,7 +252,7 @@ export class Claims {
       if (gate) await settle(s, `release of ${c.occ.job}`, [free(gate)], gate, sentAt);
       // Looked at again when the holder's lease would have ended (watch.ts).
       if (c.source === 'backfill') await backfillRefused(s, c);
-      else this.watch.refused(c);
+      else if (!(await this.overlap.droppedStale(job, c))) this.watch.refused(c);
       return 'refused';
     }
     // Granted a little before the fire time (this node's estimate of the store clock ran ahead by

@@ -6,6 +6,7 @@ import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { RunSource, SkipCause } from '../types.js';
+import { occurrenceEnded } from './dead-attempt.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { overlappingRun } from './overlapping-run.js';
 
@@ -127,6 +128,21 @@ export class Overlap {
       [...advance, { op: 'release', key: gate.key, token: gate.token }],
       false,
     );
+    return true;
+  }
+
+  /**
+   * 'queue-all' offers only a gate's oldest queued fire time (requests.ts), so a stale one — its
+   * fire time ran some other way (a node that lagged claimed it through its own cursor, or two
+   * nodes queued it and the run consumed the record only as one of them wrote it), its occurrence
+   * held "done" — would block the gate's queue for the whole done hold. A refused claim of a
+   * queue-all pending record looks (one history scan, only then): ended, the record is deleted as
+   * read and `true` returned; the next poll offers the next one.
+   */
+  async droppedStale(job: Job, c: Candidate): Promise<boolean> {
+    if (job.spec.overlap !== 'queue-all' || !c.fromPending) return false;
+    if (!(await occurrenceEnded(this.state, c.occ))) return false;
+    await this.state.store.apply(consumeOps(c));
     return true;
   }
 
