@@ -1,13 +1,5 @@
 import { openStore } from '../src/index.js';
-import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
-import { describeBackfill } from './harness/backfill-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
-import { describeExclude } from './harness/exclude-suite.js';
-import { describeJitter } from './harness/jitter-suite.js';
-import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
-import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('etcd');
@@ -16,11 +8,3 @@ const prefix = testPrefix('schedetcd');
 describeScheduler('etcd', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
 });
-describeAudit('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeJitter('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeExclude('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeNext('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBounds('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describePause('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBackfill('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeOverlap('etcd', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -1,23 +1,7 @@
 import { openStore } from '../src/index.js';
-import { describeAudit } from './harness/audit-suite.js';
 import { testPrefix } from './harness/backends.js';
-import { describeBackfill } from './harness/backfill-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
-import { describeExclude } from './harness/exclude-suite.js';
-import { describeJitter } from './harness/jitter-suite.js';
-import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
-import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 // Every node opens `memory:NAME`: one shared space, as one process's nodes would share it.
 const space = `memory:${testPrefix('sched')}`;
 describeScheduler('memory', () => openStore(space), { validation: true });
-describeAudit('memory', () => openStore(space));
-describeJitter('memory', () => openStore(space), { validation: true });
-describeExclude('memory', () => openStore(space), { validation: true });
-describeNext('memory', () => openStore(space), { validation: true });
-describeBounds('memory', () => openStore(space), { validation: true });
-describePause('memory', () => openStore(space), { validation: true });
-describeBackfill('memory', () => openStore(space), { validation: true });
-describeOverlap('memory', () => openStore(space));

@@ -1,13 +1,5 @@
 import { openStore } from '../src/index.js';
-import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
-import { describeBackfill } from './harness/backfill-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
-import { describeExclude } from './harness/exclude-suite.js';
-import { describeJitter } from './harness/jitter-suite.js';
-import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
-import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('mysql');
@@ -16,11 +8,3 @@ const prefix = testPrefix('schedmysql');
 describeScheduler('mysql', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
 });
-describeAudit('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeJitter('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeExclude('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeNext('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBounds('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describePause('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBackfill('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeOverlap('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });

@@ -1,13 +1,5 @@
 import { openStore } from '../src/index.js';
-import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
-import { describeBackfill } from './harness/backfill-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
-import { describeExclude } from './harness/exclude-suite.js';
-import { describeJitter } from './harness/jitter-suite.js';
-import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
-import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('postgres');
@@ -17,11 +9,3 @@ describeScheduler('postgres', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
   processStore: () => ({ url: target.url!, prefix }),
 });
-describeAudit('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeJitter('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeExclude('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeNext('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBounds('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describePause('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBackfill('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeOverlap('postgres', () => openStore(target.url!, { prefix }), { skip: target.skip });

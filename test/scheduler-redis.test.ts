@@ -1,13 +1,5 @@
 import { openStore } from '../src/index.js';
-import { describeAudit } from './harness/audit-suite.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
-import { describeBackfill } from './harness/backfill-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
-import { describeExclude } from './harness/exclude-suite.js';
-import { describeJitter } from './harness/jitter-suite.js';
-import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
-import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const target = serverBackend('redis');
@@ -16,11 +8,3 @@ const prefix = testPrefix('schedredis');
 describeScheduler('redis', () => openStore(target.url!, { prefix }), {
   skip: target.skip,
 });
-describeAudit('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeJitter('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeExclude('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeNext('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBounds('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describePause('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeBackfill('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });
-describeOverlap('redis', () => openStore(target.url!, { prefix }), { skip: target.skip });

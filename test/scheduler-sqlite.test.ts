@@ -3,14 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { openStore } from '../src/index.js';
-import { describeAudit } from './harness/audit-suite.js';
-import { describeBackfill } from './harness/backfill-suite.js';
-import { describeBounds } from './harness/bounds-suite.js';
-import { describeExclude } from './harness/exclude-suite.js';
-import { describeJitter } from './harness/jitter-suite.js';
-import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
-import { describePause } from './harness/pause-suite.js';
 import { describeScheduler } from './harness/scheduler-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-sched-sqlite-'));
@@ -21,11 +13,3 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeScheduler('sqlite', () => openStore(url, { prefix: 's_' }), {
   processStore: () => ({ url, prefix: 's_' }),
 });
-describeAudit('sqlite', () => openStore(url, { prefix: 's_' }));
-describeJitter('sqlite', () => openStore(url, { prefix: 's_' }));
-describeExclude('sqlite', () => openStore(url, { prefix: 's_' }));
-describeNext('sqlite', () => openStore(url, { prefix: 's_' }));
-describeBounds('sqlite', () => openStore(url, { prefix: 's_' }));
-describePause('sqlite', () => openStore(url, { prefix: 's_' }));
-describeBackfill('sqlite', () => openStore(url, { prefix: 's_' }));
-describeOverlap('sqlite', () => openStore(url, { prefix: 's_' }));
