@@ -358,10 +358,12 @@ export function describePause(name: string, open: OpenStore, options: PauseSuite
         await sleep(500);
         const before = dueScans;
         const ran = runs.length;
-        await sleep(3000);
-        // Thirty polls, three fire times: at most the ten-second safety read (and one the pause's
-        // change signal may still owe), never one per poll or per fire time.
-        expect(dueScans - before).toBeLessThanOrEqual(2);
+        await sleep(6000);
+        // Sixty polls, six fire times: at most the ten-second safety read, one the pause's change
+        // signal may still owe, and a couple a loaded host adds (a read that backs off while an
+        // entry it met is held elsewhere: 4 seen on Redis in a full CI run) — never one per poll
+        // (60) or per fire time (6).
+        expect(dueScans - before).toBeLessThanOrEqual(4);
         expect(runs.length).toBe(ran);
       } finally {
         await s.stop().catch(() => {});
