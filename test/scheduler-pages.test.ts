@@ -102,7 +102,9 @@ describe('pages of stored schedules', () => {
     s.define(job, {}, (ctx) => {
       ran.push(ctx);
     });
-    const F = (await st.now()) + 600;
+    // Far enough ahead for the upsert of 2,500 (with their audit entries) on a loaded host: a
+    // one-shot schedule upserted after its time has no fire time left, and never runs.
+    const F = (await st.now()) + 3000;
     const n = 2_500;
     await s.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, at: F })));
     await s.start();
