@@ -122,7 +122,8 @@ export const keys = {
   schedulePause: (id: string) => `ctl|spause|${esc(id)}`,
   schedulePausePrefix: 'ctl|spause|',
   /** A pause that ended lately: of the job's own trigger and all its schedules (no id), or of one stored schedule. */
-  pauseSpan: (job: string, scheduleId: string | undefined) => `ctl|pspan|${esc(job)}|${esc(scheduleId ?? '')}`,
+  pauseSpan: (job: string, scheduleId: string | undefined) =>
+    `ctl|pspan|${esc(job)}|${esc(scheduleId ?? '')}`,
   highWater: (job: string, scheduleId: string | undefined) => `hwm|${esc(job)}|${esc(scheduleId ?? '')}`,
   /**
    * A queued occurrence (overlap queue) of a gate's stream (same scope as {@link keys.runGate}), one

@@ -139,7 +139,10 @@ const PAUSE_SLACK_MS = 15_000;
  * (input.pauses), give or take its misfire threshold (a fire time just before the pause not claimed
  * yet) and, after the resume, PAUSE_SLACK_MS.
  */
-function pausesOf(input: CheckInput, tolerance: number): (e: ExpectedOccurrence, thresholdMs: number) => boolean {
+function pausesOf(
+  input: CheckInput,
+  tolerance: number,
+): (e: ExpectedOccurrence, thresholdMs: number) => boolean {
   const pauses = input.pauses ?? [];
   return (e, thresholdMs) =>
     pauses.some(

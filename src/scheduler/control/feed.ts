@@ -3,8 +3,8 @@ import { OncelyError } from '../../core/errors.js';
 import { packageVersion } from '../../core/version.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
-import type { JobSpec } from '../job-options.js';
 import type { PauseSpan } from '../internal-types.js';
+import type { JobSpec } from '../job-options.js';
 import { controlKind, jobOfKey, keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { PageRecovery } from '../recover/page-recovery.js';
@@ -85,7 +85,11 @@ export class Feed {
       epoch,
     );
     if (control.spause.length > 0 || s.pausedSchedules.size > 0 || s.localSchedulePauses.size > 0)
-      s.pausedSchedules = withLocal(new Set(control.spause.map((r) => idOfPauseKey(r.key))), s.localSchedulePauses, epoch);
+      s.pausedSchedules = withLocal(
+        new Set(control.spause.map((r) => idOfPauseKey(r.key))),
+        s.localSchedulePauses,
+        epoch,
+      );
     if (control.pspan.length > 0 || s.pauseSpans.size > 0 || s.localPauseSpans.size > 0)
       s.pauseSpans = spansNow(control.pspan, s.localPauseSpans, epoch);
     s.scheduleRevision = control.srev[0]?.value;

@@ -33,6 +33,9 @@ export function pausedText(span: SkipSpan | undefined): string {
   const first = span.first.toISOString();
   const last = span.last.toISOString();
   const end = last.slice(0, 11) === first.slice(0, 11) ? last.slice(11) : last;
-  const count = span.count === undefined ? 'over 1,000 fire times' : `${span.count} fire time${span.count === 1 ? '' : 's'}`;
+  const count =
+    span.count === undefined
+      ? 'over 1,000 fire times'
+      : `${span.count} fire time${span.count === 1 ? '' : 's'}`;
   return span.count === 1 ? `paused: ${count} ${first}` : `paused: ${count} ${first}–${end}`;
 }
