@@ -18,6 +18,7 @@ import { changeText } from '../../src/scheduler/observe/audit-text.js';
 import type { HistoryEntry, JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
+import { definedWhere } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -27,10 +28,6 @@ export interface BackfillSuiteOptions {
   /** Also run the backend-independent tests (bad input); one file is enough. */
   validation?: boolean;
 }
-
-/** The test where asked (bad input is checked on one backend), and no test at all elsewhere: not one skipped. */
-const definedWhere = (yes: boolean | undefined): typeof it =>
-  yes ? it : ((() => {}) as unknown as typeof it);
 
 const SECOND = 1000;
 

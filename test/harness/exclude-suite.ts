@@ -15,10 +15,7 @@ import type { HistoryEntry, JobContext, SchedulerEvents } from '../../src/schedu
 import type { Store } from '../../src/store/types.js';
 import { checkHistory, type RunRecord, type SkipRecord } from '../../src/testing/history-check.js';
 import { until } from './scheduler-suite.js';
-
-/** The test where asked (bad input is checked on one backend), and no test at all elsewhere: not one skipped. */
-const definedWhere = (yes: boolean | undefined): typeof it =>
-  yes ? it : ((() => {}) as unknown as typeof it);
+import { definedWhere, expectInvalid } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -299,17 +296,7 @@ export function describeExclude(name: string, open: OpenStore, options: ExcludeS
         const f = await fleet(1);
         const n = f.nodes[0]!;
         const job = `exbad-${randomId(5)}`;
-        const refused = (fn: () => unknown, pattern: RegExp) => {
-          let error: unknown;
-          try {
-            fn();
-          } catch (err) {
-            error = err;
-          }
-          expect(error).toBeInstanceOf(OncelyError);
-          expect((error as OncelyError).code).toBe('INVALID_ARGUMENT');
-          expect((error as OncelyError).message).toMatch(pattern);
-        };
+        const refused = expectInvalid;
         const bad = (exclude: unknown) => () =>
           n.define(`${job}-${randomId(4)}`, { every: '1s', exclude: exclude as Exclusion[] }, () => {});
         try {

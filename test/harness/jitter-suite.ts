@@ -6,17 +6,13 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { OncelyError } from '../../src/core/errors.js';
 import { randomId } from '../../src/core/ids.js';
 import { compileJitter, type Jitter, jitterOffset } from '../../src/schedule/jitter.js';
 import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-
-/** The test where asked (bad input is checked on one backend), and no test at all elsewhere: not one skipped. */
-const definedWhere = (yes: boolean | undefined): typeof it =>
-  yes ? it : ((() => {}) as unknown as typeof it);
+import { definedWhere, expectInvalid } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -182,17 +178,7 @@ export function describeJitter(name: string, open: OpenStore, options: JitterSui
         const f = await fleet(1);
         const n = f.nodes[0]!;
         const job = `jitbad-${randomId(5)}`;
-        const refused = (fn: () => unknown, pattern: RegExp) => {
-          let error: unknown;
-          try {
-            fn();
-          } catch (err) {
-            error = err;
-          }
-          expect(error).toBeInstanceOf(OncelyError);
-          expect((error as OncelyError).code).toBe('INVALID_ARGUMENT');
-          expect((error as OncelyError).message).toMatch(pattern);
-        };
+        const refused = expectInvalid;
         try {
           refused(() => n.define('bad1', { every: '1s', jitter: -1 }, () => {}), /non-negative/);
           refused(() => n.define('bad2', { every: '1s', jitter: 'soon' }, () => {}), /not a duration/);

@@ -14,10 +14,7 @@ import { createScheduler } from '../../src/scheduler/index.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-
-/** The test where asked (bad input is checked on one backend), and no test at all elsewhere: not one skipped. */
-const definedWhere = (yes: boolean | undefined): typeof it =>
-  yes ? it : ((() => {}) as unknown as typeof it);
+import { definedWhere } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
