@@ -24,6 +24,18 @@ beforeAll(async () => {
       if (ctx.attempt === 1) throw new Error('first attempt fails');
     },
   );
+  // Jittered, with its next fire time excluded: what will start is not the nominal fire times.
+  const hour = 3_600_000;
+  const nextHour = Math.ceil((Date.now() + 1) / hour) * hour;
+  scheduler.define(
+    'spread-out',
+    {
+      every: '1h',
+      jitter: '30m',
+      exclude: [{ from: new Date(nextHour), to: new Date(nextHour + 1) }],
+    },
+    () => {},
+  );
   await scheduler.start();
   for (let i = 0; i < 3; i++) {
     const done = new Promise((resolve) => scheduler.once('succeeded', resolve));
@@ -49,6 +61,20 @@ afterAll(async () => {
 const page = async (path: string) => (await fetch(dashboard.url + path)).text();
 
 describe('the dashboard’s view of a job', () => {
+  it('shows the next starts as scheduler.next() gives them: jitter and exclusions applied', async () => {
+    const next = await scheduler.next('spread-out', { count: 5 });
+    expect(next).toHaveLength(5);
+    const text = await page('/jobs/spread-out');
+    const block = /<dd class="next-starts">[\s\S]*?<\/dd>/.exec(text)?.[0] ?? '';
+    const shown = [...block.matchAll(/datetime="([^"]+)"/g)].map((m) => m[1]);
+    expect(shown).toEqual(next.map((d) => d.toISOString()));
+    // Not the nominal fire times: the excluded next hour is not there, and every start is its
+    // hour plus the one offset the job's jitter (per schedule) gives.
+    const hour = 3_600_000;
+    expect(next[0]!.getTime()).toBeGreaterThanOrEqual(Math.ceil((Date.now() + 1) / hour) * hour + hour);
+    expect(new Set(next.map((d) => d.getTime() % hour)).size).toBe(1);
+  });
+
   it('counts occurrences: three runs that succeeded on their retry are 3 ✓ · 0 ✗, with 3 retries', async () => {
     const text = await page('/');
     const row = /<tr data-job="flaky">[\s\S]*?<\/tr>/.exec(text)?.[0] ?? '';

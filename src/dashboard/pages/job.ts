@@ -42,6 +42,11 @@ export interface JobPageData {
   paged: boolean;
   /** One page of the job's stored schedules. */
   schedules: StoredSchedulesData;
+  /**
+   * The next starts of the job's own trigger as `scheduler.next()` gives them (jitter, start/end,
+   * exclusions and pause applied); undefined when it could not be read.
+   */
+  nextStarts?: Date[] | undefined;
 }
 
 /** "Older runs" after a full page (the cursor of its last entry), "Newest runs" on a later page. */
@@ -71,6 +76,15 @@ export function jobPage(d: JobPageData, ctx: PageContext): Html {
       } <a href="/audit?job=${encodeURIComponent(j.name)}">audit trail</a></dd>
 <dt>Trigger</dt><dd class="mono">${describeTrigger(j.trigger)}</dd>
 <dt>Next fire times</dt><dd>${nextFireCell(j, (ts) => html`${ts.map((t) => html`<div>${timeCell(t, ctx.now)}</div>`)}`)}</dd>
+${
+  d.nextStarts && j.trigger
+    ? html`<dt>Next starts</dt><dd class="next-starts">${
+        d.nextStarts.length > 0
+          ? d.nextStarts.map((t) => html`<div>${timeCell(t, ctx.now)}</div>`)
+          : html`<span class="muted">none${j.paused ? ' while paused' : ''}</span>`
+      }</dd>`
+    : ''
+}
 <dt>Options</dt><dd class="mono">${options}</dd>
 <dt>Defined by</dt><dd class="mono">${j.nodes.length > 0 ? j.nodes.join(', ') : html`<span class="muted">no live node</span>`}</dd>
 <dt>Recorded</dt><dd>${timeCell(j.updatedAt, ctx.now)}</dd>

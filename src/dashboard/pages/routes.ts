@@ -97,12 +97,17 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
     // The stored-schedules section pages on its own cursor: one page and one count, never all.
     const afterParam = queryString(req.query, 'after');
     const after = afterParam === '' ? undefined : afterParam;
-    const [jobs, history, page, count, c] = await Promise.all([
+    const [jobs, history, page, count, c, nextStarts] = await Promise.all([
       scheduler.jobs({ nextCount: 5 }),
       scheduler.history({ job: name, limit, ...(before !== undefined && { before }) }),
       readScheduleRows(store, { job: name, limit: SCHEDULES_PAGE, after }),
       scheduler.schedules.count({ job: name }),
       ctx(),
+      // What will really start (scheduler.next: jitter, start/end, exclusions, pause applied);
+      // none for a job no node records.
+      scheduler
+        .next(name, { count: 5 })
+        .catch(() => undefined),
     ]);
     const schedules = { job: name, views: scheduleViews(page, c.now), count, limit: SCHEDULES_PAGE, after };
     const info = jobs.find((j) => j.name === name);
@@ -114,7 +119,7 @@ export function registerPages(app: FastifyInstance, deps: Deps): void {
       layout({
         title: name,
         active: 'job',
-        body: jobPage({ name, info, history, limit, paged: before !== undefined, schedules }, c),
+        body: jobPage({ name, info, history, limit, paged: before !== undefined, schedules, nextStarts }, c),
         storeKind: store.kind,
         now: c.now,
         ...(refresh && { refresh }),
