@@ -16,7 +16,7 @@ import type { Store } from '../../store/types.js';
 import { prepareDemoDir } from './demo-dir.js';
 import { checkDemoOptions, type DemoOptions } from './demo-options.js';
 import { NodeFleet } from './fleet.js';
-import { killAndRestart, RESTART_AFTER_MS } from './kill-and-restart.js';
+import { killAndRestart, RESTART_AFTER_MS, RESTART_READY_WAIT_MS } from './kill-and-restart.js';
 import { LedgerReader } from './ledger.js';
 import { LiveView } from './live-view.js';
 import { nodeEntryPath } from './node-entry.js';
@@ -156,6 +156,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoSummary> {
     }
 
     // ── stop ─────────────────────────────────────────────────────────────────────────────
+    // The restart begins before `endAt` (a kill is at latest 3.5 s before it, the restart 3 s
+    // after the kill), but a loaded machine can take seconds to bring the process up: the demo
+    // promised the restart, so it waits for it a bounded while before shutting down.
+    if (!interrupted.signal.aborted)
+      await Promise.race([killTask.restart, systemClock.sleep(RESTART_READY_WAIT_MS, interrupted.signal)]);
     shuttingDown.abort();
     await killTask.restart;
     const shutdownAt = Date.now();

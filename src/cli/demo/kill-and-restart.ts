@@ -12,6 +12,8 @@ import { KILL_TARGET_JOB, LOCK_AT_MOST_FOR_MS } from './sample-jobs.js';
 
 /** How long the killed node stays down. */
 export const RESTART_AFTER_MS = 3_000;
+/** How long the demo's end waits for a restarted node to say it is ready (a loaded machine is slow). */
+export const RESTART_READY_WAIT_MS = 4_000;
 
 export interface KillPlan {
   /** `performance.now()` when the demo started, when every node was ready, and when it ends. */
