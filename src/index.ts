@@ -21,4 +21,5 @@ export { type FireTimesOptions, fireTimes } from './schedule/fire-times.js';
 export type { Jitter } from './schedule/jitter.js';
 export type { Trigger } from './schedule/trigger.js';
 export * from './scheduler/index.js';
+export type { RateLimit } from './scheduler/run/fleet-limit-spec.js';
 export * from './store/index.js';

@@ -1,6 +1,6 @@
 /**
  * The schedule features (issue 32: audit, jitter, exclusions, next(), bounds, pauses, backfill,
- * overlap policies) on mysql, apart from the core scheduler suite (scheduler-mysql.test.ts) so that
+ * overlap policies, fleet limits) on mysql, apart from the core scheduler suite (scheduler-mysql.test.ts) so that
  * the two files run side by side.
  */
 import { openStore } from '../src/index.js';
@@ -10,6 +10,7 @@ import { describeBackfill } from './harness/backfill-suite.js';
 import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeLimits } from './harness/limits-suite.js';
 import { describeNext } from './harness/next-suite.js';
 import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
@@ -24,3 +25,4 @@ describeBounds('mysql', () => openStore(target.url!, { prefix }), { skip: target
 describePause('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeBackfill('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
 describeOverlap('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });
+describeLimits('mysql', () => openStore(target.url!, { prefix }), { skip: target.skip });

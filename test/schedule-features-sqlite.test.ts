@@ -1,6 +1,6 @@
 /**
  * The schedule features (issue 32: audit, jitter, exclusions, next(), bounds, pauses, backfill,
- * overlap policies) on sqlite, apart from the core scheduler suite (scheduler-sqlite.test.ts) so that
+ * overlap policies, fleet limits) on sqlite, apart from the core scheduler suite (scheduler-sqlite.test.ts) so that
  * the two files run side by side.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { describeBackfill } from './harness/backfill-suite.js';
 import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
+import { describeLimits } from './harness/limits-suite.js';
 import { describeNext } from './harness/next-suite.js';
 import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
@@ -30,3 +31,4 @@ describeBounds('sqlite', () => openStore(url, { prefix: 's_' }));
 describePause('sqlite', () => openStore(url, { prefix: 's_' }));
 describeBackfill('sqlite', () => openStore(url, { prefix: 's_' }));
 describeOverlap('sqlite', () => openStore(url, { prefix: 's_' }));
+describeLimits('sqlite', () => openStore(url, { prefix: 's_' }));

@@ -59,6 +59,8 @@ const SCHEDULING_FIELDS = [
   'lockAtMostFor',
   'lockAtLeastFor',
   'shards',
+  'maxConcurrency',
+  'rateLimit',
 ] as const satisfies readonly (keyof JobOptions)[];
 
 const JOB_FIELDS: readonly string[] = ['name', ...SCHEDULING_FIELDS, 'command', 'env', 'cwd'];

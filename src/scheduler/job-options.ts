@@ -7,6 +7,7 @@ import { type CompiledJitter, compileJitter, type Jitter } from '../schedule/jit
 import { type CompiledTrigger, compileTrigger, requireFires, type Trigger } from '../schedule/trigger.js';
 import { MAX_LEASE_MS, requireWellFormed } from '../store/validate.js';
 import { esc } from './keys.js';
+import { type FleetLimitSpec, fleetLimitsOf, type RateLimit } from './run/fleet-limit-spec.js';
 
 /**
  * What `scheduler.define(name, options, handler)` accepts. At most one of `cron`, `every`, `at`;
@@ -82,6 +83,13 @@ export interface JobOptions {
   recover?: boolean;
   /** Split each occurrence into shards: a count, or one parameter per shard. */
   shards?: number | readonly string[];
+  /**
+   * At most this many runs of the job at once across the fleet (all its schedules and shards;
+   * 1–100,000). What waits starts in fire-time order as runs end (docs/limits.md).
+   */
+  maxConcurrency?: number;
+  /** At most `max` starts per `per` across the fleet, e.g. `{ max: 500, per: '1s' }` (docs/limits.md). */
+  rateLimit?: RateLimit;
 }
 
 /** A validated job definition with every default filled in. */
@@ -109,6 +117,8 @@ export interface JobSpec {
   recover: boolean;
   /** Shard count and one parameter per shard (`undefined` where none was given); `undefined` when not sharded. */
   shards: { count: number; params: (string | undefined)[] } | undefined;
+  /** maxConcurrency and rateLimit (run/fleet-limits.ts); `undefined`: neither. */
+  limits: FleetLimitSpec | undefined;
 }
 
 /** Longest job name: it becomes part of store keys (at most 512 characters) together with a schedule id and a fire time. */
@@ -136,6 +146,8 @@ const KNOWN = new Set([
   'retryDelay',
   'recover',
   'shards',
+  'maxConcurrency',
+  'rateLimit',
 ]);
 
 export function validateJobName(name: unknown): string {
@@ -223,7 +235,7 @@ function boundsOf(
  * Validates a job definition once, at `define`: every error is an `INVALID_ARGUMENT` whose message
  * names the job and the field, so a bad cron or time zone never surfaces at the first fire.
  */
-export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
+export function jobSpec(name: unknown, options: JobOptions = {}, store?: { pages: boolean }): JobSpec {
   const job = validateJobName(name);
   const at = (field: string) => `job ${JSON.stringify(job)}: ${field}`;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -293,5 +305,6 @@ export function jobSpec(name: unknown, options: JobOptions = {}): JobSpec {
     retryDelayMs: parseDuration(o.retryDelay ?? '1s', at('retryDelay')),
     recover: o.recover ?? true,
     shards: shardsOf(o.shards, at('shards')),
+    limits: fleetLimitsOf(o, at, store),
   };
 }

@@ -12,6 +12,7 @@ import type { Candidate, Job, PauseSpan, Source } from './internal-types.js';
 import { SchedulerEmitter } from './observe/events.js';
 import { Telemetry } from './observe/telemetry.js';
 import type { ResolvedOptions } from './options.js';
+import { FleetLimits } from './run/fleet-limits.js';
 import type { ReplaceableRuns } from './run/replace.js';
 import type { SchedulerEvents } from './types.js';
 
@@ -100,6 +101,11 @@ export class NodeState {
    * lease ended: asked about again at the next tick (set by claim.ts, see unanswered.ts).
    */
   lapsedClaim: (c: Candidate, sentAt: number) => void = () => {};
+  /**
+   * A missed fire time found held by another node that this node never claimed (misfire.ts):
+   * looked at after that node's lease as a refused claim would be (claim/watch.ts, set there).
+   */
+  heldElsewhere: (c: Candidate) => void = () => {};
   startedAt = 0;
   nextPollAt = 0;
   lastTickAt = Number.NEGATIVE_INFINITY;
@@ -110,6 +116,8 @@ export class NodeState {
   readonly writes: WriteBatcher;
   /** The live nodes and who goes first for an occurrence (spread.ts). */
   readonly spread: Spread;
+  /** Jobs' maxConcurrency and rateLimit, fleet-wide (run/fleet-limits.ts). */
+  readonly limits: FleetLimits;
 
   constructor(options: ResolvedOptions) {
     this.store = options.store;
@@ -131,6 +139,14 @@ export class NodeState {
     this.writes = new WriteBatcher(this.store, this.clock);
     this.spread = new Spread(this.node);
     this.calendars = new CalendarCache(this.store, (event, payload) => this.emit(event, payload));
+    this.limits = new FleetLimits(
+      this.store,
+      this.node,
+      this.clock,
+      this.storeClock,
+      this.random,
+      (error, during) => this.emit('error', { error, during }),
+    );
   }
 
   emit<K extends keyof SchedulerEvents>(event: K, payload: SchedulerEvents[K]): void {

@@ -127,7 +127,7 @@ export class Scheduler {
   /** Defines a job; works before and after `start()`. Throws `INVALID_ARGUMENT` naming the job and field. */
   define<Data = unknown>(name: string, options: JobOptions, handler: JobHandler<Data>): this {
     const s = this.state;
-    const spec = jobSpec(name, options);
+    const spec = jobSpec(name, options, s.store.capabilities);
     if (typeof handler !== 'function')
       throw invalidArgument(`job ${JSON.stringify(spec.name)}: handler must be a function`);
     if (s.defined.has(spec.name))
@@ -262,6 +262,7 @@ export class Scheduler {
       s.abandon.abort(new OncelyError('CLOSED', `scheduler ${this.node} stopped`));
       await Promise.all([...s.running]);
     }
+    await s.limits.stop(); // the fleet permits still held go back now, not when the entry lapses
     await this.store.delete(keys.node(this.node)).catch(() => {});
     this.loopPromise = undefined;
     this.active = false;

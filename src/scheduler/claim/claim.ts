@@ -7,6 +7,7 @@ import { gateScope, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { type InflightRecord, sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
+import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
 import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
 import { doneHold, doneUntil } from './high-water.js';
@@ -30,14 +31,13 @@ export class Claims {
     this.watch = new Watch(state);
     this.pages = new PageClaims(state, runs);
     state.lapsedClaim = (c, sentAt) => this.unanswered.add([c], sentAt);
+    state.heldElsewhere = (c) => this.watch.refused(c);
   }
 
   /** Due entries of jobs claimed in pages (page/page-claims.ts). */
   private readonly pages: PageClaims;
-
   /** Fire times another node won, looked at again after its lease (watch.ts). */
   private readonly watch: Watch;
-
   /** Claims whose acquire got no answer, asked about before the next claims. */
   private readonly unanswered: Unanswered;
 
@@ -53,12 +53,13 @@ export class Claims {
 
   /**
    * One round trip for every due occurrence (and the overlap gates they need), limited to this
-   * node's free slots so that an overloaded node leaves work to the others.
+   * node's free slots (an overloaded node leaves work to others) and the fleet limits (admit.ts).
    */
-  async claimAndRun(candidates: Candidate[]): Promise<void> {
+  async claimAndRun(candidates: Candidate[], reserved = false): Promise<void> {
     const s = this.state;
     if (candidates.length === 0 || s.stopping?.signal.aborted) return;
     const fitting = candidates.slice(0, Math.max(0, s.freeSlots()));
+    if (!reserved) return withAdmitted(s, fitting, (admitted) => this.claimAndRun(admitted, true));
     // Pages go their own way (one claimPage per page; the move decides, so no takeover look-up).
     const paged = fitting.filter((c) => c.pageMove !== undefined);
     const pages = paged.length > 0 ? this.pages.claim(paged) : undefined;

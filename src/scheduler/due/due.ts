@@ -8,16 +8,12 @@ import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { takeEntry } from './due-entry.js';
 import type { DueIndex } from './due-index.js';
+import { type Due1, reservePermits } from './due-permits.js';
 import { sourceStart } from './jittered.js';
 import type { Misfires } from './misfire.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
 const MAX_QUEUED = 64;
-
-/** One due source or due index entry, taking up to `limit` claims of a tick. */
-interface Due1 {
-  take: (limit: number, firstRound: boolean) => Promise<{ used: number; more: boolean }>;
-}
 
 /**
  * What is due now: each job trigger's fire times up to now, on time or missed (then its misfire
@@ -70,7 +66,10 @@ export class Due {
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const next = nextDue(source, now);
       if (source.queue.length > 0 || (next !== undefined && sourceStart(source, next) <= now))
-        all.push({ take: (limit, first) => this.take(job, source, now, limit, candidates, first) });
+        all.push({
+          take: (limit, first) => this.take(job, source, now, limit, candidates, first),
+          ...(s.limits.limited(job.spec) && { limited: job, cursor: true as const }),
+        });
     }
     if (s.dueRecoveries.size > 0) all.push({ take: async (limit) => this.recoveries(limit, candidates) });
     for (const e of this.index.ready) {
@@ -84,43 +83,58 @@ export class Due {
           else if (!taken.more) this.index.offeredInFull(e);
           return taken;
         },
+        ...(s.limits.limited(job.spec) && { limited: job }),
       });
     }
     const start = all.length === 0 ? 0 : this.turn++ % all.length;
-    const due = all.map((_, i) => all[(start + i) % all.length]!);
+    const rotated = all.map((_, i) => all[(start + i) % all.length]!);
     // With many slots, at most half of them per tick: with a backlog the loop ticks again as soon
     // as this tick's claims are answered, so the next claims overlap the start batches of these
     // (a claim round trip of 1,000 leases takes about as long as their start batches) instead of
     // waiting behind them. 20,000 due at once on 4 nodes (PostgreSQL, concurrency 1,000): all
     // started after 8.4 s instead of 17 s. A few slots are claimed in one go: that round trip is short.
     const perTick = s.concurrency >= 64 ? Math.ceil(s.concurrency / 2) : s.concurrency;
-    let left = Math.min(s.freeSlots(), perTick);
+    const left = Math.min(s.freeSlots(), perTick);
+    // Jobs with fleet limits: what the fleet allows now is reserved first, and takes no more.
+    const permits = await reservePermits(s, rotated, left, now, (at) => {
+      this.wakeAt = Math.min(this.wakeAt, at);
+    });
+    // Settled whatever fails on the way (a store call of a take, the claims): a reservation left
+    // unsettled would count its permits for good — the node keeps its entry fresh — and a job
+    // limited to one run at a time would never run again (simulator, fleet limits sweep seed 27).
+    try {
+      const due = permits ? permits.arrange(rotated, all) : rotated;
+      // A backlog makes the loop tick again at once (loop.ts): only when this tick claims
+      // something, so that it cannot spin — what was offered and not taken (held for another
+      // node, its slots spoken for) is retried at its wake-up, a run's end or the next poll.
+      this.backlog = (await this.rounds(due, left)) && candidates.length > 0;
+      await this.claims.claimAndRun(candidates, true);
+    } finally {
+      permits?.settled();
+    }
+  }
+
+  /**
+   * The tick's rounds over the due sources and entries (see the class comment), with `left` free
+   * slots; returns whether some wanted more than was left.
+   */
+  private async rounds(due: readonly Due1[], left: number): Promise<boolean> {
     let unserved = false;
     const share = Math.max(1, Math.floor(left / Math.max(1, due.length)));
-    const wanting: typeof due = [];
+    const wanting: Due1[] = [];
     for (const d of due) {
-      if (left <= 0) {
-        unserved = true;
-        break;
-      }
+      if (left <= 0) return true;
       const taken = await d.take(Math.min(share, left), true);
       left -= taken.used;
       if (taken.more) wanting.push(d);
     }
     for (const d of wanting) {
-      if (left <= 0) {
-        unserved = true;
-        break;
-      }
+      if (left <= 0) return true;
       const taken = await d.take(left, false);
       left -= taken.used;
       if (taken.more) unserved = true;
     }
-    // A backlog makes the loop tick again at once (loop.ts): only when this tick claims something,
-    // so that it cannot spin — what was offered and not taken (held for another node, its slots
-    // spoken for) is retried at its wake-up, a run's end or the next poll.
-    this.backlog = unserved && candidates.length > 0;
-    await this.claims.claimAndRun(candidates);
+    return unserved;
   }
 
   /**

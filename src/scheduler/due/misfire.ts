@@ -87,9 +87,12 @@ export class Misfires {
       replay = kept[0]!;
     }
     if (replay !== undefined) this.announce(source, replay);
-    source.cursor = misfire === 'catch-up' ? replay! - 1 : Math.max(cursor, settled);
     if (paused !== undefined) await s.store.apply([paused]);
     if (skipped !== undefined) await this.highWater.raiseHighWater(hwmKey, skipped);
+    // Only now, once what was skipped is on record: a write that fails leaves the cursor where it
+    // was, and the next tick handles the span again — moved first, the replay this call returns
+    // was lost with the throw (simulator, fleet limits seed 43: a node's `get hwm` request lost).
+    source.cursor = misfire === 'catch-up' ? replay! - 1 : Math.max(cursor, settled);
     return replay;
   }
 
@@ -110,6 +113,17 @@ export class Misfires {
     let lastHeld = held.length - 1;
     while (lastHeld >= 0 && held[lastHeld] === null) lastHeld--;
     if (lastHeld < 0) return span;
+    // Its holder may die before it starts the run (no in-flight record then, and every node past
+    // it): looked at after the holder's lease, as a refused claim is. Nodes that claimed it were
+    // refused and watch it already; this node did not claim it — it waited for a fleet permit
+    // (run/fleet-limits.ts) while the holder had it (simulator seed 17 of the fleet limits sweep).
+    s.heldElsewhere({
+      occ: { job: source.job, scheduleId: source.scheduleId, fireTime: span.tail[lastHeld]!, shard },
+      source: 'misfire',
+      data: source.data,
+      attempt: 1,
+      gate: job.spec.overlap !== 'allow',
+    });
     const tail = span.tail.slice(lastHeld + 1);
     return tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
   }

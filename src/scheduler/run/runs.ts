@@ -91,10 +91,14 @@ export class Runs {
     s.runningHere.add(occKey);
     s.handlers++;
     s.telemetry.metrics.running.inc();
+    // A run of a limited job holds one of its fleet permits until its handler ends (fleet-limits.ts).
+    const limited = job.spec.limits !== undefined;
+    if (limited) s.limits.started(job.spec);
     let ended = false;
     const handlerEnded = () => {
       if (ended) return;
       ended = true;
+      if (limited) s.limits.ended(job.spec);
       const wasFull = s.freeSlots() <= 0;
       s.handlers--;
       s.settling++;
@@ -107,7 +111,10 @@ export class Runs {
       s.telemetry.metrics.running.dec();
       const wasFull = s.freeSlots() <= 0;
       if (ended) s.settling--;
-      else s.handlers--;
+      else {
+        s.handlers--;
+        if (limited) s.limits.ended(job.spec);
+      }
       s.running.delete(run);
       s.runningHere.delete(occKey);
       // A gate is free now: a run queued behind this one (overlap 'queue'/'queue-all', or any run queued

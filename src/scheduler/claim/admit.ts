@@ -1,0 +1,60 @@
+import type { Candidate } from '../internal-types.js';
+import type { NodeState } from '../node-state.js';
+import type { Reservation } from '../run/fleet-limits.js';
+
+/**
+ * Claims (`claim`) the candidates that the fleet limits allow now (run/fleet-limits.ts) — of a
+ * limited job, as many as a reservation grants, oldest first; of others, all — and gives back
+ * what the claims did not launch, whatever happens. For claims made outside a due tick, whose
+ * candidates the store offers again at a later poll (trigger requests, queued runs, backfill
+ * requests, recoveries): what is not admitted waits there.
+ */
+export async function withAdmitted(
+  s: NodeState,
+  candidates: Candidate[],
+  claim: (admitted: Candidate[]) => Promise<void>,
+): Promise<void> {
+  const admitted = await admit(s, candidates);
+  try {
+    await claim(admitted?.fitting ?? candidates);
+  } finally {
+    admitted?.settled();
+  }
+}
+
+/** The limited candidates' reservations (see withAdmitted); `undefined` when no candidate's job is limited. */
+async function admit(
+  s: NodeState,
+  candidates: Candidate[],
+): Promise<{ fitting: Candidate[]; settled: () => void } | undefined> {
+  const byJob = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    const job = s.defined.get(c.occ.job);
+    if (!job || !s.limits.limited(job.spec)) continue;
+    const list = byJob.get(c.occ.job);
+    if (list) list.push(c);
+    else byJob.set(c.occ.job, [c]);
+  }
+  if (byJob.size === 0) return undefined;
+  const refused = new Set<Candidate>();
+  const grants: { name: string; r: Reservation }[] = [];
+  await Promise.all(
+    [...byJob].map(async ([name, cs]) => {
+      const spec = s.defined.get(name)!.spec;
+      const r = await s.limits.reserve(spec, cs.length);
+      const granted = r.granted;
+      grants.push({ name, r });
+      cs.sort((a, b) => (a.scheduledAt ?? a.occ.fireTime) - (b.scheduledAt ?? b.occ.fireTime));
+      for (const c of cs.slice(granted)) refused.add(c);
+    }),
+  );
+  return {
+    fitting: refused.size === 0 ? candidates : candidates.filter((c) => !refused.has(c)),
+    settled: () => {
+      for (const g of grants) {
+        const job = s.defined.get(g.name);
+        if (job) s.limits.settled(job.spec, g.r);
+      }
+    },
+  };
+}

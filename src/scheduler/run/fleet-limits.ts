@@ -1,0 +1,250 @@
+import { type Clock, type StoreClock, startTimer } from '../../core/clock.js';
+import type { Store } from '../../store/types.js';
+import type { JobSpec } from '../job-options.js';
+import { esc } from '../keys.js';
+import { giveBack, type LimitRecord, reserveIn } from './limit-record.js';
+
+/** Tries of one compare-and-move before a write gives up for this tick (a reservation grants nothing). */
+const MAX_TRIES = 4;
+/** After runs ended here, their permits go back to the fleet within this long (one write for all). */
+const RETURN_AFTER_MS = 15;
+
+/** What one reservation got: `granted` starts now; the rest waits until `retryAt` (store time). */
+export interface Reservation {
+  granted: number;
+  retryAt: number | undefined;
+  /** The store time it was granted at, and the node's launch count then (for `settled`). */
+  at: number;
+  launched: number;
+}
+
+/** One limited job on this node. */
+interface Local {
+  spec: JobSpec;
+  /** Runs of the job whose handler goes on here (every launch counts, recoveries too). */
+  held: number;
+  /** Granted to claims under way and not launched yet. */
+  reserved: number;
+  /** Runs launched here so far (of all kinds): how many of a grant were used (see `settled`). */
+  launched: number;
+  /** Rate starts granted and not used, to take out of the record at the next write (`[at, n]`). */
+  unused: [number, number][];
+  /** `held + reserved` as this node last stored it, and until when (store time) it counts. */
+  stored: number;
+  storedUntil: number;
+  /** One write at a time per job: reservations and returns queue behind each other. */
+  chain: Promise<unknown>;
+  cancelTimer: (() => void) | undefined;
+}
+
+/**
+ * A job's `maxConcurrency` and `rateLimit`, fleet-wide (docs/limits.md). One record per limited
+ * job, `lim|<job>|<seq>` (limit-record.ts): each live node's permits in use, with the store time
+ * until which they count, and the recent starts. It changes only by compare-and-move — a
+ * `claimPage` moving `lim|<job>|<seq>` to `<seq + 1>`, which exactly one of racing nodes wins —
+ * so no update is lost. Reservations are made per tick and per page, never per occurrence: a
+ * tick reserves what its claims may start, gives back what they did not win, and the permits of
+ * runs that ended go back in one write shortly after (RETURN_AFTER_MS).
+ *
+ * Invariants: every run of a limited job launched here counts in `held` from its launch until
+ * its handler ends (recoveries too, which are not reserved: they may exceed the limit by the
+ * runs a dead node left, while its own entry still counts them). A node's entry counts until
+ * `lockAtMostFor` after it was last written and is refreshed while runs go on, so a dead node's
+ * permits come back as its runs' leases would; a node cut off from the store longer than that
+ * may run beside permits handed out again (as a run whose lease lapsed: its signal aborts).
+ */
+export class FleetLimits {
+  private readonly jobs = new Map<string, Local>();
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly node: string,
+    private readonly clock: Clock,
+    private readonly storeClock: StoreClock,
+    private readonly random: () => number,
+    private readonly onError: (err: unknown, during: string) => void,
+  ) {}
+
+  /** Whether the job has a fleet limit (reservations needed before its claims). */
+  limited(spec: JobSpec): boolean {
+    return !process.env.NOLIM && spec.limits !== undefined && this.store.capabilities.pages;
+  }
+
+  /**
+   * Reserves up to `want` starts of the job now. Grants nothing (and says when to try again)
+   * while the fleet is at its limit, or when the record could not be written.
+   */
+  reserve(spec: JobSpec, want: number): Promise<Reservation> {
+    const l = this.local(spec);
+    return this.serial(l, async () => {
+      if (want <= 0 || this.stopped) return { granted: 0, retryAt: undefined, at: 0, launched: 0 };
+      let grant: Reservation = { granted: 0, retryAt: undefined, at: 0, launched: 0 };
+      const wrote = await this.write(l, (rec, now) => {
+        const free = reserveIn(rec, now, this.node, spec.limits!, l.held + l.reserved, want);
+        grant = { ...free, at: now, launched: l.launched };
+        return { count: l.held + l.reserved + free.granted, granted: free.granted };
+      });
+      if (!wrote) return { granted: 0, retryAt: this.storeClock.estimate() + 50, at: 0, launched: 0 };
+      l.reserved += grant.granted;
+      return grant;
+    });
+  }
+
+  /**
+   * The claims that `r` was reserved for are over: what they launched counts in `held`, the rest
+   * goes back — permits, and for a rate limit the starts not used (judged by the launches since
+   * the reservation, of any kind: never fewer than this grant's own, so never too many back).
+   */
+  settled(spec: JobSpec, r: Reservation): void {
+    if (r.granted <= 0) return;
+    const l = this.local(spec);
+    l.reserved = Math.max(0, l.reserved - r.granted);
+    const unused = r.granted - Math.min(r.granted, l.launched - r.launched);
+    if (unused > 0 && spec.limits?.rate) l.unused.push([r.at, unused]);
+    this.soon(l);
+  }
+
+  /** A run of the job was launched here (from its claim to its handler's end). */
+  started(spec: JobSpec): void {
+    const l = this.local(spec);
+    l.held++;
+    l.launched++;
+  }
+
+  /** A run's handler ended: its permit goes back to the fleet shortly. */
+  ended(spec: JobSpec): void {
+    const l = this.local(spec);
+    l.held = Math.max(0, l.held - 1);
+    this.soon(l);
+  }
+
+  /** stop(), once every run ended: the permits still stored go back now (best effort), no timer stays. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    try {
+      await Promise.all(
+        [...this.jobs.values()].map((l) => {
+          l.cancelTimer?.();
+          l.cancelTimer = undefined;
+          return l.stored > 0
+            ? this.serial(l, () => this.write(l, () => ({ count: l.held + l.reserved, granted: 0 })))
+            : undefined;
+        }),
+      );
+    } finally {
+      this.stopped = false; // a later start()
+    }
+  }
+
+  private local(spec: JobSpec): Local {
+    let l = this.jobs.get(spec.name);
+    if (!l) {
+      l = {
+        spec,
+        held: 0,
+        reserved: 0,
+        launched: 0,
+        unused: [],
+        stored: 0,
+        storedUntil: 0,
+        chain: Promise.resolve(),
+        cancelTimer: undefined,
+      };
+      this.jobs.set(spec.name, l);
+    }
+    // define() again with other limits: the newest spec rules.
+    l.spec = spec;
+    return l;
+  }
+
+  private serial<T>(l: Local, fn: () => Promise<T>): Promise<T> {
+    const next = l.chain.then(fn, fn);
+    l.chain = next.catch(() => {});
+    return next;
+  }
+
+  /**
+   * Returns what is stored but no longer in use (RETURN_AFTER_MS from now), or refreshes the
+   * entry before it stops counting while runs go on (half a lease ahead).
+   */
+  private soon(l: Local): void {
+    if (this.stopped) return;
+    const count = l.held + l.reserved;
+    let inMs: number;
+    if (count < l.stored || l.unused.length > 0) inMs = RETURN_AFTER_MS;
+    else if (count > 0)
+      inMs = Math.max(
+        RETURN_AFTER_MS,
+        l.storedUntil - this.storeClock.estimate() - l.spec.lockAtMostForMs / 2,
+      );
+    else return;
+    l.cancelTimer?.();
+    l.cancelTimer = startTimer(this.clock, inMs, () => {
+      l.cancelTimer = undefined;
+      void this.serial(l, async () => {
+        if (!(await this.write(l, () => ({ count: l.held + l.reserved, granted: 0 })))) this.soon(l);
+      }).then(() => this.soon(l));
+    });
+  }
+
+  /**
+   * One compare-and-move of the job's record: `update` says what this node's entry becomes
+   * (reading the record as it is) and how many starts it granted; retried on a lost race.
+   * Returns whether it was stored (or needed no write).
+   */
+  private async write(
+    l: Local,
+    update: (rec: LimitRecord, now: number) => { count: number; granted: number },
+  ): Promise<boolean> {
+    const prefix = `lim|${esc(l.spec.name)}|`;
+    const leaseMs = l.spec.lockAtMostForMs;
+    try {
+      for (let tries = 0; tries < MAX_TRIES; tries++) {
+        const [cur] = await this.store.scan(prefix, { limit: 1, reverse: true });
+        const now = this.storeClock.estimate();
+        const rec: LimitRecord = cur ? (JSON.parse(cur.value) as LimitRecord) : { n: {} };
+        const unused = l.unused;
+        giveBack(rec, unused);
+        const { count, granted } = update(rec, now);
+        // Nothing to store — this node's entry is as it should be and counts long enough, no
+        // start granted or given back — costs no write: a node waiting for permits reads only.
+        const entry = rec.n[this.node];
+        const same =
+          count === 0 ? entry === undefined : entry?.[0] === count && entry[1] - now >= leaseMs / 2;
+        if (same && unused.length === 0 && granted === 0) {
+          l.stored = count;
+          l.storedUntil = entry?.[1] ?? 0;
+          return true;
+        }
+        const until = now + leaseMs;
+        if (count > 0) rec.n[this.node] = [count, until];
+        else delete rec.n[this.node];
+        const seq = cur ? Number(cur.key.slice(prefix.length)) + 1 : 0;
+        const to = prefix + String(seq).padStart(15, '0');
+        // The first record is created empty-handed and then moved like any other: a create racing
+        // a move of the same key would otherwise bring back a record the fleet had moved on from.
+        const op = cur
+          ? { op: 'move' as const, from: cur.key, to, value: JSON.stringify(rec) }
+          : { op: 'create' as const, key: to, value: JSON.stringify({ n: {} }) };
+        // The lease only carries the batch (each node its own, for 1 ms): the move decides.
+        const claim = await this.store.claimPage(
+          { key: `limcas|${esc(l.spec.name)}|${esc(this.node)}`, owner: this.node, leaseMs: 1 },
+          [op],
+        );
+        if (cur && claim.lease && claim.results[0] === true) {
+          // Taken out now; any added meanwhile (an await above) wait for the next write.
+          l.unused = l.unused.filter((u) => !unused.includes(u));
+          l.stored = count;
+          l.storedUntil = until;
+          return true;
+        }
+        // Lost the race (or only created the record): read again, after a short random wait when lost.
+        if (cur || !claim.lease) await this.clock.sleep(1 + Math.floor(this.random() * 4 * (tries + 1)));
+      }
+    } catch (err) {
+      this.onError(err, `the fleet limits of ${l.spec.name}`);
+    }
+    return false;
+  }
+}

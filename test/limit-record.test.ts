@@ -1,0 +1,57 @@
+/**
+ * The arithmetic of a limited job's record (src/scheduler/run/limit-record.ts): what a
+ * reservation may take given the other nodes' permits and the starts of the last window.
+ */
+import { describe, expect, it } from 'vitest';
+import { type LimitRecord, reserveIn } from '../src/scheduler/run/limit-record.js';
+
+const conc = (n: number) => ({ maxConcurrency: n, rate: undefined });
+const rate = (max: number, perMs: number) => ({ maxConcurrency: undefined, rate: { max, perMs } });
+
+describe('fleet limit record', () => {
+  it('grants what the other live nodes leave of maxConcurrency; a lapsed entry counts no more', () => {
+    const rec: LimitRecord = { n: { a: [3, 2_000], b: [4, 900], me: [1, 5_000] } };
+    // b lapsed at 900: only a's 3 and my 2 count.
+    expect(reserveIn(rec, 1_000, 'me', conc(10), 2, 9)).toEqual({ granted: 5, retryAt: undefined });
+    expect(rec.n.b).toBeUndefined();
+    expect(reserveIn({ n: { a: [10, 2_000] } }, 1_000, 'me', conc(10), 0, 3).granted).toBe(0);
+    // More in use than allowed (a recovery ran beside): nothing, never a negative grant.
+    expect(reserveIn({ n: { a: [12, 2_000] } }, 1_000, 'me', conc(10), 0, 3).granted).toBe(0);
+  });
+
+  it('rate: at most max grants in any window of per, then room as the oldest leave it', () => {
+    const rec: LimitRecord = { n: {} };
+    const r = rate(5, 1_000);
+    expect(reserveIn(rec, 0, 'me', r, 0, 3).granted).toBe(3);
+    expect(reserveIn(rec, 400, 'me', r, 0, 3)).toEqual({ granted: 2, retryAt: 1_000 });
+    expect(reserveIn(rec, 999, 'me', r, 0, 1)).toEqual({ granted: 0, retryAt: 1_000 });
+    // At 1,000 the three of 0 left the window; the two of 400 are still in it.
+    expect(reserveIn(rec, 1_000, 'me', r, 0, 10)).toEqual({ granted: 3, retryAt: 1_400 });
+    expect(rec.s).toEqual([
+      [400, 2],
+      [1_000, 3],
+    ]);
+  });
+
+  it('rate: merged buckets keep every start counted at least until its window ends', () => {
+    const rec: LimitRecord = { n: {} };
+    const r = rate(1_000, 10_000);
+    // 100 grants of one, 10 ms apart: more than the 64 buckets kept.
+    for (let t = 0; t < 1_000; t += 10) expect(reserveIn(rec, t, 'me', r, 0, 1).granted).toBe(1);
+    expect(rec.s!.length).toBeLessThanOrEqual(64);
+    expect(rec.s!.reduce((n, [, c]) => n + c, 0)).toBe(100);
+    // Never fewer than the true count in any later window (merging only moves a start later).
+    for (const now of [5_000, 9_995, 10_005, 10_500]) {
+      const truth = Array.from({ length: 100 }, (_, i) => i * 10).filter((t) => t > now - 10_000).length;
+      const kept = rec.s!.filter(([at]) => at > now - 10_000).reduce((n, [, c]) => n + c, 0);
+      expect(kept).toBeGreaterThanOrEqual(truth);
+    }
+  });
+
+  it('both limits: the tighter one holds', () => {
+    const rec: LimitRecord = { n: { a: [1, 9_999] } };
+    const both = { maxConcurrency: 3, rate: { max: 10, perMs: 1_000 } };
+    expect(reserveIn(rec, 0, 'me', both, 0, 5).granted).toBe(2);
+    expect(rec.s).toEqual([[0, 2]]);
+  });
+});
