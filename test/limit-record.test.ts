@@ -12,7 +12,7 @@ describe('fleet limit record', () => {
   it('grants what the other live nodes leave of maxConcurrency; a lapsed entry counts no more', () => {
     const rec: LimitRecord = { n: { a: [3, 2_000], b: [4, 900], me: [1, 5_000] } };
     // b lapsed at 900: only a's 3 and my 2 count.
-    expect(reserveIn(rec, 1_000, 'me', conc(10), 2, 9)).toEqual({ granted: 5, retryAt: undefined });
+    expect(reserveIn(rec, 1_000, 'me', conc(10), 2, 9)).toMatchObject({ granted: 5, retryAt: undefined });
     expect(rec.n.b).toBeUndefined();
     expect(reserveIn({ n: { a: [10, 2_000] } }, 1_000, 'me', conc(10), 0, 3).granted).toBe(0);
     // More in use than allowed (a recovery ran beside): nothing, never a negative grant.
@@ -23,10 +23,10 @@ describe('fleet limit record', () => {
     const rec: LimitRecord = { n: {} };
     const r = rate(5, 1_000);
     expect(reserveIn(rec, 0, 'me', r, 0, 3).granted).toBe(3);
-    expect(reserveIn(rec, 400, 'me', r, 0, 3)).toEqual({ granted: 2, retryAt: 1_000 });
-    expect(reserveIn(rec, 999, 'me', r, 0, 1)).toEqual({ granted: 0, retryAt: 1_000 });
+    expect(reserveIn(rec, 400, 'me', r, 0, 3)).toMatchObject({ granted: 2, retryAt: 1_000 });
+    expect(reserveIn(rec, 999, 'me', r, 0, 1)).toMatchObject({ granted: 0, retryAt: 1_000 });
     // At 1,000 the three of 0 left the window; the two of 400 are still in it.
-    expect(reserveIn(rec, 1_000, 'me', r, 0, 10)).toEqual({ granted: 3, retryAt: 1_400 });
+    expect(reserveIn(rec, 1_000, 'me', r, 0, 10)).toMatchObject({ granted: 3, retryAt: 1_400 });
     expect(rec.s).toEqual([
       [400, 2],
       [1_000, 3],
@@ -46,6 +46,17 @@ describe('fleet limit record', () => {
       const kept = rec.s!.filter(([at]) => at > now - 10_000).reduce((n, [, c]) => n + c, 0);
       expect(kept).toBeGreaterThanOrEqual(truth);
     }
+  });
+
+  it('rate across nodes whose clock estimates differ by their error bounds: a start counts a whole window of true time', () => {
+    const rec: LimitRecord = { n: {} };
+    const r = rate(1, 1_000);
+    // Node a at true time 0, its estimate 100 behind (bound 100): stamped with the latest, 0.
+    expect(reserveIn(rec, -100, 'a', r, 0, 1, 100)).toMatchObject({ granted: 1, at: 0 });
+    // Node b 100 ahead (bound 100): at true time 900 it reads 1,000 — still in a's window.
+    expect(reserveIn(rec, 1_000, 'b', r, 0, 1, 100)).toMatchObject({ granted: 0, retryAt: 1_200 });
+    // At true time 1,000 (b reads 1,100) a's start has left the window.
+    expect(reserveIn(rec, 1_100, 'b', r, 0, 1, 100).granted).toBe(1);
   });
 
   it('both limits: the tighter one holds', () => {

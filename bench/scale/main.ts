@@ -86,6 +86,8 @@ interface Options {
   seedTimeoutS: number;
   idleS: number;
   quick: boolean;
+  /** oncely's schedules or job changed for issue 32's checks (ChildConfig.variant). */
+  variant?: 'jitter' | 'rate';
   /** --due, --other or --nodes was given (a quick run so changed is not the quick profile). */
   resized: boolean;
   verbose: boolean;
@@ -329,6 +331,7 @@ async function runOne(
     node,
     concurrency: o.concurrency,
     seedDeadline: Date.now() + o.seedTimeoutS * 1000,
+    ...(o.variant !== undefined && { variant: o.variant }),
   });
   const env = { ...process.env };
   try {
@@ -728,6 +731,7 @@ function options(): Options {
       'seed-timeout': { type: 'string' },
       idle: { type: 'string' },
       quick: { type: 'boolean', default: false },
+      variant: { type: 'string' },
       verbose: { type: 'boolean', default: false },
     },
   });
@@ -751,9 +755,21 @@ function options(): Options {
     seedTimeoutS: num(values['seed-timeout'], 300, 3600),
     idleS: num(values.idle, 10, 60),
     quick: q,
-    resized: values.due !== undefined || values.other !== undefined || values.nodes !== undefined,
+    // --variant jitter|rate (issue 32): oncely's schedules with jitter '5m', or its job with a
+    // rateLimit; a run so changed is printed only, as a resized one is.
+    ...(values.variant !== undefined && { variant: variantOf(values.variant) }),
+    resized:
+      values.due !== undefined ||
+      values.other !== undefined ||
+      values.nodes !== undefined ||
+      values.variant !== undefined,
     verbose: values.verbose,
   };
+}
+
+function variantOf(v: string): 'jitter' | 'rate' {
+  if (v === 'jitter' || v === 'rate') return v;
+  throw new Error(`--variant takes jitter or rate; got ${v}`);
 }
 
 async function main(): Promise<void> {

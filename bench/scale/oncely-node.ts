@@ -15,13 +15,21 @@ import { createScheduler } from '../../dist/scheduler/index.js';
 import type { StoredSchedule } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { inFlight, serveChild } from './child.js';
+import type { ChildConfig } from './protocol.js';
 import type { UserSchedule } from './workload.js';
 
 const JOB = 'scale-user';
 const IN_FLIGHT = 64;
 
-function stored(s: UserSchedule): StoredSchedule {
-  return { id: s.id, job: JOB, cron: s.cron, timezone: s.tz, data: { user: s.id } };
+function stored(s: UserSchedule, variant: ChildConfig['variant']): StoredSchedule {
+  return {
+    id: s.id,
+    job: JOB,
+    cron: s.cron,
+    timezone: s.tz,
+    data: { user: s.id },
+    ...(variant === 'jitter' && { jitter: '5m' }),
+  };
 }
 
 /** `store` with every Store call counted, and the records `scan` and `get` return. */
@@ -63,7 +71,7 @@ serveChild({
           : `\`schedules.upsert(one)\`, ${IN_FLIGHT} in flight (no bulk upsert)`;
       },
       async upsert(batch) {
-        const specs = batch.map(stored);
+        const specs = batch.map((b) => stored(b, config.variant));
         if (bulk === undefined) {
           // Probe with a one-element array: today's upsert rejects it as a schedule without an id.
           try {
@@ -89,7 +97,8 @@ serveChild({
       node: `node-${config.node}`,
       concurrency: config.concurrency,
     });
-    scheduler.define(JOB, {}, (ctx) => {
+    const options = config.variant === 'rate' ? { rateLimit: { max: 100_000, per: '1s' } } : {};
+    scheduler.define(JOB, options, (ctx) => {
       started(ctx.scheduleId ?? '?', ctx.fireTime.getTime());
     });
     // A failing store call shows up here, not as a missing start: the first ones are printed (the
@@ -101,7 +110,7 @@ serveChild({
     });
     await scheduler.start();
     return {
-      info: `concurrency ${config.concurrency}, other options default (poll 1 s, misfire run-once after 1 s)`,
+      info: `concurrency ${config.concurrency}, other options default (poll 1 s, misfire run-once after 1 s)${config.variant === 'jitter' ? `; each schedule jitter '5m'` : config.variant === 'rate' ? '; rateLimit 100,000 per second' : ''}`,
       storeCounts: () => ({ ...counts }),
       async stop() {
         await scheduler.stop();

@@ -21,6 +21,12 @@ export interface ChildConfig {
   concurrency: number;
   /** Seeding stops starting new chunks at this wall-clock time. */
   seedDeadline: number;
+  /**
+   * oncely only (issue 32): `jitter` gives each stored schedule `jitter: '5m'`; `rate` gives the
+   * job a fleet `rateLimit` of 100,000 a second (above what the fan-out reaches: its cost, not
+   * its pace). Absent: plain.
+   */
+  variant?: 'jitter' | 'rate';
 }
 
 export type ToChild =

@@ -81,8 +81,9 @@ export class FleetLimits {
       if (want <= 0 || this.stopped) return { granted: 0, retryAt: undefined, at: 0, launched: 0 };
       let grant: Reservation = { granted: 0, retryAt: undefined, at: 0, launched: 0 };
       const wrote = await this.write(l, (rec, now) => {
-        const free = reserveIn(rec, now, this.node, spec.limits!, l.held + l.reserved, want);
-        grant = { ...free, at: now, launched: l.launched };
+        const margin = this.storeClock.errorBound();
+        const free = reserveIn(rec, now, this.node, spec.limits!, l.held + l.reserved, want, margin);
+        grant = { ...free, launched: l.launched };
         return { count: l.held + l.reserved + free.granted, granted: free.granted };
       });
       if (!wrote) return { granted: 0, retryAt: this.storeClock.estimate() + 50, at: 0, launched: 0 };

@@ -16,7 +16,7 @@ export interface LimitRecord {
 const MAX_BUCKETS = 64;
 
 /**
- * How many of `want` new starts the fleet allows now (store time `now`), with this node's entry
+ * How many of `want` new starts the fleet allows now (store time `now` ± `margin`), with this node's entry
  * counting `mine` permits in use; the record is pruned (entries past `until`, starts out of the
  * window) and, for a rate limit, the grant's starts added to it. `retryAt`: when the rest may be
  * asked for again — the oldest start's window end for a rate limit; `undefined` when only the
@@ -32,11 +32,18 @@ export function reserveIn(
   limits: FleetLimitSpec,
   mine: number,
   want: number,
-): { granted: number; retryAt: number | undefined } {
+  margin = 0,
+): { granted: number; retryAt: number | undefined; at: number } {
+  // `now` is this node's estimate of the store's clock, within ± `margin`: what ends is judged
+  // by the earliest the true time can be, a start is stamped with the latest. Each node's
+  // estimate differs (by its last sample's round trip, hundreds of ms on a loaded machine): so
+  // a start counts at least `per` of true time, whoever judges it.
+  const early = now - margin;
+  const stamp = now + margin;
   let inUse = mine;
   for (const [name, [count, until]] of Object.entries(rec.n)) {
     if (name === node) continue;
-    if (until <= now) delete rec.n[name];
+    if (until <= early) delete rec.n[name];
     else inUse += count;
   }
   let granted = want;
@@ -45,7 +52,7 @@ export function reserveIn(
     granted = Math.min(granted, Math.max(0, limits.maxConcurrency - inUse));
   const rate = limits.rate;
   if (rate) {
-    const starts = (rec.s ?? []).filter(([at]) => at > now - rate.perMs);
+    const starts = (rec.s ?? []).filter(([at]) => at > early - rate.perMs);
     let inWindow = 0;
     for (const [, count] of starts) inWindow += count;
     const room = Math.max(0, rate.max - inWindow);
@@ -56,15 +63,15 @@ export function reserveIn(
       for (const [at, count] of starts) {
         freed += count;
         if (rate.max - inWindow + freed > 0) {
-          retryAt = at + rate.perMs;
+          retryAt = at + rate.perMs + 2 * margin;
           break;
         }
       }
     }
     if (granted > 0) {
       const last = starts.at(-1);
-      if (last && last[0] === now) last[1] += granted;
-      else starts.push([now, granted]);
+      if (last && last[0] === stamp) last[1] += granted;
+      else starts.push([stamp, granted]);
     }
     while (starts.length > MAX_BUCKETS) {
       const [a, b] = [starts[0]!, starts[1]!];
@@ -72,7 +79,7 @@ export function reserveIn(
     }
     rec.s = starts;
   }
-  return { granted, retryAt };
+  return { granted, retryAt, at: stamp };
 }
 
 /**
