@@ -20,6 +20,8 @@ const PAGE = 1000;
 const MAX_PAGES = 8;
 /** The due index is read at least this often, whatever else happens (a safety net). */
 const SAFETY_MS = 10_000;
+/** Reads of the due index follow one another at least this far apart (see `refresh`). */
+const READ_GAP_MS = 100;
 /** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
 const EXPECT_TRIES = 3;
 /** Moves further ahead than this are not expected (see `offeredInFull`): six safety reads come first. */
@@ -125,8 +127,14 @@ export class DueIndex {
     if (metAgain) next = Math.min(next, now + this.retryMs);
     // Stopped for want of slots: go on (after the last key read) as soon as slots are free; stopped
     // after MAX_PAGES of entries passed over: at the next poll.
-    if (truncated === 'full') next = now;
     if (truncated === 'pages') next = Math.min(next, now + s.pollMs);
+    // Entries that come due one by one (jitter spreads a fleet's 09:00 over minutes) are read
+    // together, READ_GAP_MS at a time, not each by a read, a page claim and a finish of its own:
+    // 100,000 spread over 5 minutes on 4 nodes cost 6.3 store calls and 1.7 ms of node CPU per
+    // occurrence, against 0.02 and 0.12 ms when due at once (bench:scale --variant jitter). An
+    // entry starts at most that much later; the misfire threshold (1 s by default) is far off.
+    next = Math.max(next, now + READ_GAP_MS);
+    if (truncated === 'full') next = now;
     this.nextReadAt = next;
     for (const [id, x] of this.expected) {
       if (seen.has(id) || (x.at <= now && ++x.tries > EXPECT_TRIES)) this.expected.delete(id);

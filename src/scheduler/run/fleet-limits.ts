@@ -8,6 +8,8 @@ import { giveBack, type LimitRecord, reserveIn } from './limit-record.js';
 const MAX_TRIES = 4;
 /** After runs ended here, their permits go back to the fleet within this long (one write for all). */
 const RETURN_AFTER_MS = 15;
+/** A write that failed (the store away) is tried again after this long. */
+const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /** What one reservation got: `granted` starts now; the rest waits until `retryAt` (store time). */
 export interface Reservation {
@@ -35,6 +37,16 @@ interface Local {
   /** One write at a time per job: reservations and returns queue behind each other. */
   chain: Promise<unknown>;
   cancelTimer: (() => void) | undefined;
+  /** Local monotonic time the armed timer fires at. */
+  timerAt: number;
+}
+
+/**
+ * The permits this node's entry counts: runs going and starts granted, for a concurrency limit;
+ * none for a rate limit alone (its record counts starts, not runs: a run's end writes nothing).
+ */
+function inUse(l: Local): number {
+  return l.spec.limits?.maxConcurrency === undefined ? 0 : l.held + l.reserved;
 }
 
 /**
@@ -82,9 +94,10 @@ export class FleetLimits {
       let grant: Reservation = { granted: 0, retryAt: undefined, at: 0, launched: 0 };
       const wrote = await this.write(l, (rec, now) => {
         const margin = this.storeClock.errorBound();
-        const free = reserveIn(rec, now, this.node, spec.limits!, l.held + l.reserved, want, margin);
+        const free = reserveIn(rec, now, this.node, spec.limits!, inUse(l), want, margin);
         grant = { ...free, launched: l.launched };
-        return { count: l.held + l.reserved + free.granted, granted: free.granted };
+        const counts = spec.limits!.maxConcurrency !== undefined;
+        return { count: counts ? inUse(l) + free.granted : 0, granted: free.granted };
       });
       if (!wrote) return { granted: 0, retryAt: this.storeClock.estimate() + 50, at: 0, launched: 0 };
       l.reserved += grant.granted;
@@ -129,7 +142,7 @@ export class FleetLimits {
           l.cancelTimer?.();
           l.cancelTimer = undefined;
           return l.stored > 0
-            ? this.serial(l, () => this.write(l, () => ({ count: l.held + l.reserved, granted: 0 })))
+            ? this.serial(l, () => this.write(l, () => ({ count: inUse(l), granted: 0 })))
             : undefined;
         }),
       );
@@ -151,6 +164,7 @@ export class FleetLimits {
         storedUntil: 0,
         chain: Promise.resolve(),
         cancelTimer: undefined,
+        timerAt: 0,
       };
       this.jobs.set(spec.name, l);
     }
@@ -169,23 +183,28 @@ export class FleetLimits {
    * Returns what is stored but no longer in use (RETURN_AFTER_MS from now), or refreshes the
    * entry before it stops counting while runs go on (half a lease ahead).
    */
-  private soon(l: Local): void {
+  private soon(l: Local, afterMs?: number): void {
     if (this.stopped) return;
-    const count = l.held + l.reserved;
+    const count = inUse(l);
     let inMs: number;
-    if (count < l.stored || l.unused.length > 0) inMs = RETURN_AFTER_MS;
+    if (afterMs !== undefined) inMs = afterMs;
+    else if (count < l.stored || l.unused.length > 0) inMs = RETURN_AFTER_MS;
     else if (count > 0)
       inMs = Math.max(
         RETURN_AFTER_MS,
         l.storedUntil - this.storeClock.estimate() - l.spec.lockAtMostForMs / 2,
       );
     else return;
+    // One timer per job: a write armed sooner stores this too (a run's end must not cost a timer).
+    const at = this.clock.monotonic() + inMs;
+    if (l.cancelTimer && l.timerAt <= at) return;
     l.cancelTimer?.();
+    l.timerAt = at;
     l.cancelTimer = startTimer(this.clock, inMs, () => {
       l.cancelTimer = undefined;
-      void this.serial(l, async () => {
-        if (!(await this.write(l, () => ({ count: l.held + l.reserved, granted: 0 })))) this.soon(l);
-      }).then(() => this.soon(l));
+      void this.serial(l, () => this.write(l, () => ({ count: inUse(l), granted: 0 }))).then((ok) =>
+        this.soon(l, ok ? undefined : RETRY_AFTER_FAILURE_MS),
+      );
     });
   }
 
