@@ -7,11 +7,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { randomId } from '../../src/core/ids.js';
-import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere, expectInvalid } from './suite-kit.js';
+import { definedWhere, expectInvalid, openFleet } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -40,13 +39,7 @@ async function untilStoreTime(store: Store, t: number): Promise<void> {
 export function describeBounds(name: string, open: OpenStore, options: BoundsSuiteOptions = {}): void {
   describe.skipIf(options.skip !== undefined)(`bounds: ${name}`, () => {
     async function fleet(count: number) {
-      const stores: Store[] = [];
-      const nodes: Scheduler[] = [];
-      for (let i = 0; i < count; i++) {
-        const store = await open();
-        stores.push(store);
-        nodes.push(createScheduler({ store, node: `n${i}`, pollInterval: '100ms', logger: false }));
-      }
+      const { stores, nodes, stop } = await openFleet(open, count);
       const starts: Start[] = [];
       const handler = async (ctx: JobContext) => {
         starts.push({
@@ -55,10 +48,6 @@ export function describeBounds(name: string, open: OpenStore, options: BoundsSui
           scheduleId: ctx.scheduleId,
           fireTime: ctx.fireTime.getTime(),
         });
-      };
-      const stop = async () => {
-        await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
-        await Promise.all(stores.map((s) => s.close().catch(() => {})));
       };
       return { stores, nodes, starts, handler, stop };
     }

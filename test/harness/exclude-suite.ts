@@ -10,12 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
 import { randomId } from '../../src/core/ids.js';
 import { dateIn, type Exclusion } from '../../src/schedule/exclude.js';
-import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import type { HistoryEntry, JobContext, SchedulerEvents } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { checkHistory, type RunRecord, type SkipRecord } from '../../src/testing/history-check.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere, expectInvalid } from './suite-kit.js';
+import { definedWhere, expectInvalid, openFleet } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -37,15 +36,7 @@ interface Start {
 export function describeExclude(name: string, open: OpenStore, options: ExcludeSuiteOptions = {}): void {
   describe.skipIf(options.skip !== undefined)(`exclude and calendars: ${name}`, () => {
     async function fleet(count: number) {
-      const stores: Store[] = [];
-      const nodes: Scheduler[] = [];
-      for (let i = 0; i < count; i++) {
-        const store = await open();
-        stores.push(store);
-        nodes.push(
-          createScheduler({ store, node: `x${i}-${randomId(3)}`, pollInterval: '100ms', logger: false }),
-        );
-      }
+      const { stores, nodes, halt, stop } = await openFleet(open, count, (i) => `x${i}-${randomId(3)}`);
       const starts: Start[] = [];
       const skipped: SchedulerEvents['skipped'][] = [];
       for (const n of nodes) n.on('skipped', (e) => skipped.push(e));
@@ -57,13 +48,6 @@ export function describeExclude(name: string, open: OpenStore, options: ExcludeS
           fireTime: ctx.fireTime.getTime(),
           at: await stores[i]!.now(),
         });
-      };
-      const halt = async () => {
-        await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
-      };
-      const stop = async () => {
-        await halt();
-        await Promise.all(stores.map((s) => s.close().catch(() => {})));
       };
       return { stores, nodes, starts, skipped, handler, halt, stop };
     }

@@ -8,11 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import { randomId } from '../../src/core/ids.js';
 import { compileJitter, type Jitter, jitterOffset } from '../../src/schedule/jitter.js';
-import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere, expectInvalid } from './suite-kit.js';
+import { definedWhere, expectInvalid, openFleet } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -50,13 +49,7 @@ function expectedAt(
 export function describeJitter(name: string, open: OpenStore, options: JitterSuiteOptions = {}): void {
   describe.skipIf(options.skip !== undefined)(`jitter: ${name}`, () => {
     async function fleet(count: number) {
-      const stores: Store[] = [];
-      const nodes: Scheduler[] = [];
-      for (let i = 0; i < count; i++) {
-        const store = await open();
-        stores.push(store);
-        nodes.push(createScheduler({ store, node: `n${i}`, pollInterval: '100ms', logger: false }));
-      }
+      const { stores, nodes, halt, stop } = await openFleet(open, count);
       const starts: Start[] = [];
       const handler = (i: number) => async (ctx: JobContext) => {
         const storeNow = await stores[i]!.now();
@@ -68,14 +61,6 @@ export function describeJitter(name: string, open: OpenStore, options: JitterSui
           scheduledAt: ctx.scheduledAt.getTime(),
           storeNow,
         });
-      };
-      /** Stops the schedulers (their stores stay open for history()). */
-      const halt = async () => {
-        await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
-      };
-      const stop = async () => {
-        await halt();
-        await Promise.all(stores.map((s) => s.close().catch(() => {})));
       };
       return { stores, nodes, starts, handler, halt, stop };
     }

@@ -9,11 +9,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect } from 'vitest';
 import { randomId } from '../../src/core/ids.js';
-import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
+import { createScheduler } from '../../src/scheduler/index.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere, expectInvalid } from './suite-kit.js';
+import { definedWhere, expectInvalid, openFleet } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -26,20 +26,7 @@ export interface LimitsSuiteOptions {
 
 export function describeLimits(name: string, open: OpenStore, options: LimitsSuiteOptions = {}): void {
   describe.skipIf(options.skip !== undefined)(`fleet limits: ${name}`, () => {
-    async function fleet(count: number) {
-      const stores: Store[] = [];
-      const nodes: Scheduler[] = [];
-      for (let i = 0; i < count; i++) {
-        const store = await open();
-        stores.push(store);
-        nodes.push(createScheduler({ store, node: `n${i}`, pollInterval: '100ms', logger: false }));
-      }
-      const stop = async () => {
-        await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
-        await Promise.all(stores.map((s) => s.close().catch(() => {})));
-      };
-      return { stores, nodes, stop };
-    }
+    const fleet = (count: number) => openFleet(open, count);
 
     definedWhere(true)(
       'maxConcurrency 2 over a sharded job (its own trigger and 8 stored schedules), three nodes: never three at once, each occurrence once',

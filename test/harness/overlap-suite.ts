@@ -12,11 +12,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
 import { randomId } from '../../src/core/ids.js';
-import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import { keys } from '../../src/scheduler/keys.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
+import { openFleet } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -38,20 +38,7 @@ const RUN_MS = 1_250;
 
 export function describeOverlap(name: string, open: OpenStore, options: OverlapSuiteOptions = {}): void {
   describe.skipIf(options.skip !== undefined)(`overlap: ${name}`, () => {
-    async function fleet(count: number) {
-      const stores: Store[] = [];
-      const nodes: Scheduler[] = [];
-      for (let i = 0; i < count; i++) {
-        const store = await open();
-        stores.push(store);
-        nodes.push(createScheduler({ store, node: `n${i}`, pollInterval: '100ms', logger: false }));
-      }
-      const stop = async () => {
-        await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
-        await Promise.all(stores.map((s) => s.close().catch(() => {})));
-      };
-      return { stores, nodes, stop };
-    }
+    const fleet = (count: number) => openFleet(open, count);
 
     it('queue-all: every fire time that falls due during a run runs after it, in order, once, never two at once, none superseded (own trigger and a stored schedule, two nodes)', async () => {
       const f = await fleet(2);

@@ -1,9 +1,12 @@
 /**
  * What the per-feature suites (test/harness/*-suite.ts, wired into every backend's test files)
- * share: defining a test only where it applies, and checking a refusal of bad input.
+ * share: defining a test only where it applies, checking a refusal of bad input, and a fleet of
+ * scheduler nodes in this process.
  */
 import { expect, it } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
+import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
+import type { Store } from '../../src/store/types.js';
 
 /** The test where asked (bad input is checked on one backend), and no test at all elsewhere: not one skipped. */
 export const definedWhere = (yes: boolean | undefined): typeof it =>
@@ -20,4 +23,37 @@ export function expectInvalid(fn: () => unknown, pattern: RegExp): void {
   expect(error).toBeInstanceOf(OncelyError);
   expect((error as OncelyError).code).toBe('INVALID_ARGUMENT');
   expect((error as OncelyError).message).toMatch(pattern);
+}
+
+/** Nodes of one test, each on a store of its own from `open` (the same space), polling every 100 ms. */
+export interface Fleet {
+  stores: Store[];
+  nodes: Scheduler[];
+  /** Stops the schedulers (their stores stay open, e.g. for history()). */
+  halt: () => Promise<void>;
+  /** Stops the schedulers and closes their stores. */
+  stop: () => Promise<void>;
+}
+
+/** `count` nodes named by `name(i)` (default `n0`, `n1`, …); see {@link Fleet}. */
+export async function openFleet(
+  open: () => Promise<Store>,
+  count: number,
+  name: (i: number) => string = (i) => `n${i}`,
+): Promise<Fleet> {
+  const stores: Store[] = [];
+  const nodes: Scheduler[] = [];
+  for (let i = 0; i < count; i++) {
+    const store = await open();
+    stores.push(store);
+    nodes.push(createScheduler({ store, node: name(i), pollInterval: '100ms', logger: false }));
+  }
+  const halt = async () => {
+    await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
+  };
+  const stop = async () => {
+    await halt();
+    await Promise.all(stores.map((s) => s.close().catch(() => {})));
+  };
+  return { stores, nodes, halt, stop };
 }
