@@ -80,7 +80,7 @@ export class FleetLimits {
 
   /** Whether the job has a fleet limit (reservations needed before its claims). */
   limited(spec: JobSpec): boolean {
-    return !process.env.NOLIM && spec.limits !== undefined && this.store.capabilities.pages;
+    return spec.limits !== undefined && this.store.capabilities.pages;
   }
 
   /**
