@@ -1,4 +1,5 @@
 import type { Candidate } from '../internal-types.js';
+import type { JobSpec } from '../job-options.js';
 import type { NodeState } from '../node-state.js';
 import type { Reservation } from '../run/fleet-limits.js';
 
@@ -27,34 +28,29 @@ async function admit(
   s: NodeState,
   candidates: Candidate[],
 ): Promise<{ fitting: Candidate[]; settled: () => void } | undefined> {
-  const byJob = new Map<string, Candidate[]>();
+  const byJob = new Map<JobSpec, Candidate[]>();
   for (const c of candidates) {
-    const job = s.defined.get(c.occ.job);
-    if (!job || !s.limits.limited(job.spec)) continue;
-    const list = byJob.get(c.occ.job);
+    const spec = s.defined.get(c.occ.job)?.spec;
+    if (!spec || !s.limits.limited(spec)) continue;
+    const list = byJob.get(spec);
     if (list) list.push(c);
-    else byJob.set(c.occ.job, [c]);
+    else byJob.set(spec, [c]);
   }
   if (byJob.size === 0) return undefined;
   const refused = new Set<Candidate>();
-  const grants: { name: string; r: Reservation }[] = [];
+  const grants: { spec: JobSpec; r: Reservation }[] = [];
   await Promise.all(
-    [...byJob].map(async ([name, cs]) => {
-      const spec = s.defined.get(name)!.spec;
+    [...byJob].map(async ([spec, cs]) => {
       const r = await s.limits.reserve(spec, cs.length);
-      const granted = r.granted;
-      grants.push({ name, r });
+      grants.push({ spec, r });
       cs.sort((a, b) => (a.scheduledAt ?? a.occ.fireTime) - (b.scheduledAt ?? b.occ.fireTime));
-      for (const c of cs.slice(granted)) refused.add(c);
+      for (const c of cs.slice(r.granted)) refused.add(c);
     }),
   );
   return {
     fitting: refused.size === 0 ? candidates : candidates.filter((c) => !refused.has(c)),
     settled: () => {
-      for (const g of grants) {
-        const job = s.defined.get(g.name);
-        if (job) s.limits.settled(job.spec, g.r);
-      }
+      for (const g of grants) s.limits.settled(g.spec, g.r);
     },
   };
 }

@@ -46,7 +46,12 @@ interface Local {
  * none for a rate limit alone (its record counts starts, not runs: a run's end writes nothing).
  */
 function inUse(l: Local): number {
-  return l.spec.limits?.maxConcurrency === undefined ? 0 : l.held + l.reserved;
+  return countsRuns(l.spec) ? l.held + l.reserved : 0;
+}
+
+/** Whether the job's entry counts its runs: it has a concurrency limit. */
+function countsRuns(spec: JobSpec): boolean {
+  return spec.limits?.maxConcurrency !== undefined;
 }
 
 /**
@@ -78,9 +83,12 @@ export class FleetLimits {
     private readonly onError: (err: unknown, during: string) => void,
   ) {}
 
-  /** Whether the job has a fleet limit (reservations needed before its claims). */
+  /**
+   * Whether the job has a fleet limit (reservations needed before its claims, a permit per run).
+   * `define()` refuses limits on a store without pages (fleet-limit-spec.ts).
+   */
   limited(spec: JobSpec): boolean {
-    return spec.limits !== undefined && this.store.capabilities.pages;
+    return spec.limits !== undefined;
   }
 
   /**
@@ -96,8 +104,7 @@ export class FleetLimits {
         const margin = this.storeClock.errorBound();
         const free = reserveIn(rec, now, this.node, spec.limits!, inUse(l), want, margin);
         grant = { ...free, launched: l.launched };
-        const counts = spec.limits!.maxConcurrency !== undefined;
-        return { count: counts ? inUse(l) + free.granted : 0, granted: free.granted };
+        return { count: inUse(l) + (countsRuns(spec) ? free.granted : 0), granted: free.granted };
       });
       if (!wrote) return { granted: 0, retryAt: this.storeClock.estimate() + 50, at: 0, launched: 0 };
       l.reserved += grant.granted;

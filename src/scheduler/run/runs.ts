@@ -92,7 +92,7 @@ export class Runs {
     s.handlers++;
     s.telemetry.metrics.running.inc();
     // A run of a limited job holds one of its fleet permits until its handler ends (fleet-limits.ts).
-    const limited = job.spec.limits !== undefined;
+    const limited = s.limits.limited(job.spec);
     if (limited) s.limits.started(job.spec);
     let ended = false;
     const handlerEnded = () => {
