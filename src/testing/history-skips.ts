@@ -137,10 +137,11 @@ const PAUSE_SLACK_MS = 15_000;
 /**
  * Whether an expected occurrence's fire time fell in a pause of its job or of its stored schedule
  * (input.pauses), give or take its misfire threshold (a fire time just before the pause not claimed
- * yet) and, after the resume, PAUSE_SLACK_MS.
+ * yet) and, after the resume, PAUSE_SLACK_MS. The simulator's checker judges its `paused` skips
+ * with it too (simulate/sim-pauses.ts).
  */
-function pausesOf(
-  input: CheckInput,
+export function pausesOf(
+  input: Pick<CheckInput, 'pauses'>,
   tolerance: number,
 ): (e: ExpectedOccurrence, thresholdMs: number) => boolean {
   const pauses = input.pauses ?? [];

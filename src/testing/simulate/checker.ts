@@ -1,57 +1,10 @@
 import { gateScope, keys } from '../../scheduler/keys.js';
+import { checkBackfillLiveness, checkBackfillRuns } from './checker-backfills.js';
+import { type CheckedJob, streamOf, type Violation } from './checker-types.js';
 import { type History, type Invocation, occKey, type StoredRun } from './history.js';
 import { EPOCH } from './sim-store.js';
-import type { CheckedSchedule } from './stored.js';
 
-/**
- * A guarantee the simulation found broken: `overlap` (a second run of an occurrence while the
- * first was still going), `rerun-after-success`, `token-order` (tokens went down), `attempt-order`,
- * `lost-fire-time` (nobody handled a fire time), `unfinished` (a started occurrence never
- * succeeded), `unjustified-skip` (a skip for overlap with no run to overlap),
- * `unexpected-fire-time` (a stored schedule ran at a time it does not fire), `stuck` (virtual
- * time stopped advancing: a busy loop; see MAX_TIMERS_AT_ONE_INSTANT). See `check`.
- */
-export type ViolationKind =
-  | 'overlap'
-  | 'rerun-after-success'
-  | 'token-order'
-  | 'attempt-order'
-  | 'lost-fire-time'
-  | 'unfinished'
-  | 'unjustified-skip'
-  | 'unexpected-fire-time'
-  | 'too-many-runs'
-  | 'stuck';
-
-export interface Violation {
-  kind: ViolationKind;
-  /** The occurrence (`job@+12.000s#shard`) or job concerned. */
-  occ: string;
-  message: string;
-}
-
-/** What the checker needs to know about a job to judge "lost" and "unfinished". */
-export interface CheckedJob {
-  name: string;
-  /** Fire times of the job's own trigger inside the checked window (store ms). */
-  fireTimes: number[];
-  /** The job's stored schedules: what each must run, and may run (stored.ts). */
-  schedules?: readonly CheckedSchedule[];
-  shards: (number | undefined)[];
-  /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
-  mustFinish: boolean;
-  /**
-   * Whether its trigger (the job's own: no `scheduleId`) excludes `fireTime` (store ms): an
-   * `excluded` skip is borne out only then. Absent: no exclusions.
-   */
-  excluded?: (scheduleId: string | undefined, fireTime: number) => boolean;
-  /**
-   * (Virtual ms) with `mustFinish`, an occurrence whose first run started after this has no time
-   * left to finish before the end and is not judged `unfinished`: a fire time that waited behind
-   * its gate (a claim that never started held it) runs late, after the other waiting ones.
-   */
-  finishBy?: number;
-}
+export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './checker-types.js';
 
 /**
  * The guarantees, judged on the history of one simulation.
@@ -72,9 +25,16 @@ export interface CheckedJob {
  *   before the skip, that started at or before the fire time and was not yet deleted at it (a
  *   claim that had not started held the gate); or recorded skipped with no reason. A page's run
  *   counts as a run of its stored schedule's gate from its page's start record (`ctl|page|…`,
- *   `started`) until its outcome under the page's token, or the record's delete, is applied.
+ *   `started`) until its outcome under the page's token, or the record's delete, is applied. An
+ *   `excluded` skip needs its trigger's exclude list to match (`CheckedJob.excluded`); a `paused`
+ *   skip (one entry per pause: fire times `fireTime` to its span's last) needs a pause of its job
+ *   or schedule covering its first and its last fire time (`CheckedJob.paused`: the public
+ *   checker's rule, history-skips.ts).
  * - `unexpected-fire-time`: a run of a stored schedule at a fire time that none of its versions
- *   has while it is in the store (see `CheckedSchedule.allowed`).
+ *   has while it is in the store (see `CheckedSchedule.allowed`), or a backfill run at a fire
+ *   time no backfill call covers.
+ * - `backfill-rerun`, `setup-failed`: see checker-backfills.ts; a pause, resume or backfill call
+ *   of the options that failed (controls.ts).
  * The same judgements hold for a stored schedule's occurrences (`job/id@fire time`) whether they are
  * claimed one by one or in pages; a success stored under a page's token after that page's lease
  * had lapsed (the store's view) excuses a recovery, as a refused release does for a run's own lease.
@@ -84,12 +44,17 @@ export interface CheckedJob {
  *   `skipped` event or `skipped` history record applied by the store (its node may have crashed
  *   before it heard back), and no misfire `skipped` span (of the job, or of the stored schedule)
  *   covering it, or moved on as missed-and-skipped (`settle`) by a page claim the store applied
- *   (its claimant may have died, or lost the reply, before it reported the span). A stored
+ *   (its claimant may have died, or lost the reply, before it reported the span), and no `paused`
+ *   span on record covering it (of its stream and shard). A fire time in a pause not resumed by
+ *   the end of the window is not required (`CheckedJob.pausedToEnd`: its span is written only
+ *   after the resume). A stored
  *   schedule's fire times are those of `CheckedSchedule.required`. (A misfire `run` announcement
  *   does not count: the replay itself must start. Run-once skipping older missed fire times in
  *   favour of the latest is a `skipped` span, so it is not "lost".)
  * - `unfinished`: (jobs with `mustFinish`) an occurrence that started (by `finishBy`) but was never
  *   recorded as succeeded by the end.
+ * - the same two for each fire time a judged backfill call covers (checker-backfills.ts): it has
+ *   run by the end, whether it had run before the call or the backfill ran it.
  */
 export function check(history: History, jobs: CheckedJob[], checkLiveness: boolean): Violation[] {
   const violations: Violation[] = [];
@@ -120,6 +85,15 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
     spans.push([o.from, o.to]);
     misfireSpans.set(stream, spans);
   }
+  // A `paused` skip on record stands for every fire time of its span (of its stream and shard).
+  const pausedSpans = new Map<string, [number, number][]>();
+  for (const s of history.skips) {
+    if (s.reason !== 'paused') continue;
+    const key = `${streamOf(s.job, s.scheduleId)}#${s.shard ?? ''}`;
+    pausedSpans.set(key, [...(pausedSpans.get(key) ?? []), [s.fireTime, s.spanLast ?? s.fireTime]]);
+  }
+  for (const failure of history.setupFailures)
+    violations.push({ kind: 'setup-failed', occ: '(setup)', message: failure });
   const at = (ms: number) => `${(ms / 1000).toFixed(3)}s`;
   for (const [occ, runs] of byOcc) {
     runs.sort((a, b) => a.startedAt - b.startedAt);
@@ -177,23 +151,33 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
   checkSkips(history, jobs, violations);
   checkFireTimes(history, jobs, violations);
   checkMaxRuns(history, jobs, violations);
+  checkBackfillRuns(history, jobs, byOcc, violations);
   if (!checkLiveness) return violations;
   const streams = jobs.flatMap((job) => [
     { job, scheduleId: undefined as string | undefined, fireTimes: job.fireTimes },
     ...(job.schedules ?? []).map((s) => ({ job, scheduleId: s.id, fireTimes: s.required })),
   ]);
   for (const { job, scheduleId, fireTimes } of streams) {
-    const spans = misfireSpans.get(streamOf(job.name, scheduleId)) ?? [];
+    const stream = streamOf(job.name, scheduleId);
+    const spans = misfireSpans.get(stream) ?? [];
     for (const fireTime of fireTimes) {
       for (const shard of job.shards) {
         const occ = occKey(job.name, fireTime, shard, scheduleId);
         const ran = byOcc.has(occ);
-        const handled = ran || skipped.has(occ) || spans.some(([a, b]) => fireTime >= a && fireTime <= b);
+        const inSpan = ([a, b]: [number, number]) => fireTime >= a && fireTime <= b;
+        const handled =
+          ran ||
+          skipped.has(occ) ||
+          spans.some(inSpan) ||
+          (pausedSpans.get(`${stream}#${shard ?? ''}`) ?? []).some(inSpan);
         if (!handled) {
+          // In a pause not resumed by the end of the window: its span is not on record yet.
+          if (job.pausedToEnd?.(scheduleId, fireTime)) continue;
           violations.push({
             kind: 'lost-fire-time',
             occ,
-            message: 'no node ran it, skipped it for overlap, or reported it as a skipped misfire',
+            message:
+              'no node ran it, skipped it on record (overlap, excluded, a paused span), or reported it as a skipped misfire',
           });
         } else if (
           ran &&
@@ -211,12 +195,8 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
       }
     }
   }
+  checkBackfillLiveness(history, jobs, byOcc, violations);
   return violations;
-}
-
-/** The misfire spans' key: a job's own trigger, or one of its stored schedules. */
-function streamOf(job: string, scheduleId: string | undefined): string {
-  return scheduleId === undefined ? job : `${job}/${scheduleId}`;
 }
 
 /**
@@ -291,6 +271,18 @@ function checkSkips(history: History, jobs: readonly CheckedJob[], violations: V
           occ: skip.occ,
           message:
             "recorded skipped as excluded, but the fire time matches no entry of its trigger's exclude list",
+        });
+      continue;
+    }
+    if (skip.reason === 'paused') {
+      // One entry per pause: fire times `fireTime`..`spanLast`, each borne out by a pause.
+      const paused = jobOf.get(skip.job)?.paused;
+      const last = skip.spanLast ?? skip.fireTime;
+      if (paused?.(skip.scheduleId, skip.fireTime) !== true || !paused(skip.scheduleId, last))
+        violations.push({
+          kind: 'unjustified-skip',
+          occ: skip.occ,
+          message: `recorded skipped as paused (fire times ${at(skip.fireTime)} to ${at(last)}), but no pause of its job or schedule covers them`,
         });
       continue;
     }

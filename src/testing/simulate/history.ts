@@ -47,6 +47,8 @@ export interface StoredSkip {
   at: number;
   reason: string;
   byFireTime?: number;
+  /** A `paused` skip's span: its last fire time (store ms; `fireTime` is its first). */
+  spanLast?: number;
 }
 
 /**
@@ -135,6 +137,10 @@ export class History {
    * lapsed before the outcome was stored, so a recovery may legitimately run the occurrence again.
    */
   readonly lapsed = new Set<number>();
+  /** Attempts the store holds an `abandoned` history record of, as `<occ>|<attempt>`: not a run of the fire time. */
+  readonly abandoned = new Set<string>();
+  /** Setup calls of the options (a pause, resume or backfill) that failed, each as a sentence. */
+  readonly setupFailures: string[] = [];
   /** Page tokens (of a page claim, or of a page taken over by recovery), with their page's lease key. */
   readonly pageTokens = new Map<number, string>();
   /**
@@ -248,13 +254,16 @@ export class History {
             at: this.now(),
             reason: entry.reason ?? '?',
             ...(entry.by !== undefined && { byFireTime: entry.by.fireTime.getTime() }),
+            ...(entry.span !== undefined && { spanLast: entry.span.last.getTime() }),
           });
           const by = entry.by ? ` by=${fireLabel(entry.by.fireTime.getTime())}` : '';
+          const span = entry.span ? ` last=${fireLabel(entry.span.last.getTime())}` : '';
           this.line(
             node,
-            `stored   ${occ} skipped (${entry.reason ?? 'no reason'}${by}) token=${entry.token}`,
+            `stored   ${occ} skipped (${entry.reason ?? 'no reason'}${by}${span}) token=${entry.token}`,
           );
         }
+        if (entry.status === 'abandoned') this.abandoned.add(`${occ}|${entry.attempt}`);
         if (entry.status !== 'succeeded') return;
         const lapsed = notHeld.has(entry.token);
         const list = this.stored.get(occ) ?? [];

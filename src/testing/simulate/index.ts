@@ -3,10 +3,12 @@ export { type ExploreOptions, type ExploreResult, explore } from './explore.js';
 export type { Invocation } from './history.js';
 export type {
   FaultPlan,
+  SimBackfill,
   SimCalendar,
   SimContext,
   SimFaults,
   SimJob,
+  SimPause,
   SimSchedule,
   SimulateOptions,
 } from './options.js';

@@ -39,6 +39,59 @@ export interface SimJob {
    * it judges the job's own: each run once, never twice at once, none lost.
    */
   schedules?: SimSchedule[];
+  /**
+   * Pauses of this job (`scheduler.pause(job)`) or of one of its stored schedules
+   * (`scheduler.schedules.pause(id)`), and their resumes, called on the store server itself (no
+   * network faults) through the real API. The checker bears every `paused` skip out against them.
+   */
+  pauses?: SimPause[];
+  /**
+   * `scheduler.backfill()` calls for this job's own trigger or one of its stored schedules, made
+   * on the store server itself through the real API. The checker holds each to its promise: every
+   * fire time in the range that had not run runs once, none runs twice.
+   */
+  backfills?: SimBackfill[];
+}
+
+/**
+ * A pause of a simulated job, or of one of its stored schedules, from `at` until `resumeAt`
+ * (virtual ms). Pauses of one target (the job, or one schedule) may not overlap; a paused stored
+ * schedule must stay in the store until it is resumed (a removal ends a pause).
+ *
+ * @example
+ * { at: 10_000, resumeAt: 16_000, note: 'mail provider down' }      // the whole job: scheduler.pause(job)
+ * { scheduleId: 'user-42', at: 8_000, resumeAt: 14_000 }             // one schedule: schedules.pause(id)
+ */
+export interface SimPause {
+  /** One of the job's stored schedules (its `id` in `schedules`); absent: the whole job. */
+  scheduleId?: string;
+  /** Virtual ms at which it is paused. */
+  at: number;
+  /** Virtual ms at which it is resumed (after `at`); default: never. */
+  resumeAt?: number;
+  /** The pause's note (at most 1,000 characters). */
+  note?: string;
+}
+
+/**
+ * A `scheduler.backfill({ job, scheduleId?, from, to })` call of a simulated job, made at virtual
+ * ms `at` (from 2,000, once the nodes have recorded their jobs). `from` and `to` are on the
+ * simulated store's clock, as `startAt`/`endAt` are (virtual 0 is epoch ms 1,900,000,000,000);
+ * `to` may not be after the store's clock at `at`.
+ *
+ * @example
+ * // The job's own fire times from virtual 5 s to 12 s, backfilled at 20 s:
+ * { from: 1_900_000_005_000, to: 1_900_000_012_000, at: 20_000 }
+ */
+export interface SimBackfill {
+  /** One of the job's stored schedules (in the store at `at`); absent: the job's own trigger. */
+  scheduleId?: string;
+  /** The range's start, inclusive: a `Date`, an ISO-8601 string or epoch ms. */
+  from: Date | string | number;
+  /** The range's end, exclusive. */
+  to: Date | string | number;
+  /** Virtual ms at which `backfill()` is called. */
+  at: number;
 }
 
 /**
@@ -97,6 +150,9 @@ export interface SimCalendar {
 
 /** Stored schedules per simulation at most (all jobs together, every version counted). */
 export const MAX_SIM_SCHEDULES = 10_000;
+
+/** Virtual ms before the checked window: the nodes start within the first 500 ms and record their jobs. */
+export const WARMUP_MS = 2_000;
 
 /** Which faults to draw from the seed, and how often; every field is optional (default: none but latency). */
 export interface SimFaults {

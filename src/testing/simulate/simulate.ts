@@ -3,10 +3,20 @@ import { invalidArgument } from '../../core/errors.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { jobSpec } from '../../scheduler/job-options.js';
 import { type CheckedJob, check, type Violation } from './checker.js';
+import { writeControls } from './controls.js';
 import { History } from './history.js';
 import { type NodeCounters, SimNode, type World } from './node.js';
-import { checkRange, checkRate, drawPlan, type FaultPlan, type SimulateOptions } from './options.js';
+import {
+  checkRange,
+  checkRate,
+  drawPlan,
+  type FaultPlan,
+  type SimulateOptions,
+  WARMUP_MS,
+} from './options.js';
+import { checkBackfills, expectBackfills } from './sim-backfills.js';
 import { checkCalendars, excludedBy, writeCalendars } from './sim-calendars.js';
+import { checkPauses, pausedAfter, pauseJudges } from './sim-pauses.js';
 import { EPOCH, simServer, storeClock } from './sim-store.js';
 import { checkSchedules, expectSchedules, writeSchedules } from './stored.js';
 import { MAX_TIMERS_AT_ONE_INSTANT, VirtualTime } from './virtual-time.js';
@@ -61,9 +71,6 @@ export interface SimulationResult {
   plan: FaultPlan;
 }
 
-/** Warm-up before the checked window: nodes start within the first 500 ms. */
-const WARMUP_MS = 2_000;
-
 /**
  * Runs the real scheduler code — `createScheduler`, its loop, claims, keep-alives, recovery — on N
  * nodes in this process, on virtual time, against one simulated store server (a real
@@ -103,6 +110,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
     return jobSpec(j.name, j.options);
   });
   const versions = await checkSchedules(options.jobs, durationMs);
+  const pauses = checkPauses(options.jobs, versions, durationMs);
+  const backfills = checkBackfills(options.jobs, specs, versions, durationMs);
   const calendars = checkCalendars(options.calendars);
   // Every calendar an exclusion names must be given (as upsert and start() require).
   for (const x of [...specs.map((s) => s.exclude), ...versions.map((v) => v.exclude)])
@@ -133,6 +142,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   // before the nodes boot (schedules: or at their upsertAt / removeAt).
   await writeCalendars(options.calendars, world.server, time, history);
   await writeSchedules(versions, world.server, time, seed, history);
+  // Pauses, resumes and backfills at their virtual time (after the upserts of the same instant).
+  writeControls(pauses, backfills, world.server, time, seed, history);
   const counters: NodeCounters = { storeCalls: 0, lostRequests: 0, lostReplies: 0, schedulerErrors: 0 };
   const lostRequestRate = checkRate(faults.lostRequestRate, 'faults.lostRequestRate');
   const lostReplyRate = checkRate(faults.lostReplyRate, 'faults.lostReplyRate');
@@ -175,8 +186,22 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
 
   // A fire time this close to its schedule's removal (or re-upsert) may be claimed or not.
   const schedules = expectSchedules(versions, [WARMUP_MS, faultsUntil], durationMs, 2 * pollMs + 2_000);
+  // A backfill may run a schedule's fire times from before its upsert (checker-backfills.ts judges them).
+  for (const b of backfills)
+    for (const f of b.fireTimes) schedules.find((s) => s.id === b.scheduleId)?.allowed.add(f);
+  // A schedule removed after a backfill drops its queued runs: its fire times may not run.
+  const removedAfter = (id: string, t: number) =>
+    versions.some((v) => v.input.id === id && v.removed && v.to > t);
   const checked: CheckedJob[] = options.jobs.map((job, i) => {
     const spec = specs[i]!;
+    const jobBackfills = expectBackfills(
+      backfills,
+      job.name,
+      (b) =>
+        b.at <= faultsUntil &&
+        !pausedAfter(pauses, job.name, b.scheduleId, faultsUntil) &&
+        (b.scheduleId === undefined || !removedAfter(b.scheduleId, b.at)),
+    );
     const fireTimes: number[] = [];
     for (let after = EPOCH + WARMUP_MS - 1; spec.trigger; ) {
       const next = nextFireTimes(spec.trigger, after, 100).filter((t) => t <= EPOCH + faultsUntil);
@@ -189,6 +214,8 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       fireTimes,
       shards: spec.shards ? Array.from({ length: spec.shards.count }, (_, s) => s) : [undefined],
       schedules: schedules.filter((s) => s.job === job.name),
+      ...pauseJudges(pauses, job.name, spec.misfireThresholdMs, faultsUntil),
+      backfills: jobBackfills,
       // An `excluded` skip of the job's own trigger or of a schedule is borne out by its list.
       excluded: (scheduleId: string | undefined, fireTime: number) => {
         const lists =
