@@ -1,4 +1,4 @@
-import { type Clock, deferOn } from '../../core/clock.js';
+import { type Clock, deferOn, startTimer } from '../../core/clock.js';
 import { INTERNAL_ABORT } from '../../core/signals.js';
 import type { Store, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
@@ -52,9 +52,31 @@ export class WriteBatcher {
     private readonly clock: Clock,
   ) {}
 
-  submit(ops: WriteOp[]): Promise<boolean[]> {
+  /** Groups that may wait up to their linger for company (`submit`'s `lingerMs`), oldest first. */
+  private lingering: Group[] = [];
+  /** A timer is set to send the lingering groups. */
+  private lingerArmed = false;
+
+  /**
+   * Queues `ops` as one group. `lingerMs`: the group may wait that long for others to share its
+   * call — writes that come one by one (runs of a jittered stretch, each ending on its own) then
+   * go in one call per linger instead of one each — and goes earlier with any call made meanwhile.
+   */
+  submit(ops: WriteOp[], lingerMs = 0): Promise<boolean[]> {
     if (ops.length === 0) return Promise.resolve([]);
+    if (lingerMs > 0)
+      return new Promise<boolean[]>((resolve, reject) => {
+        this.lingering.push({ ops, resolve, reject });
+        if (this.lingerArmed) return;
+        this.lingerArmed = true;
+        startTimer(this.clock, lingerMs, () => {
+          this.lingerArmed = false;
+          this.takeLingering();
+          if (this.inFlight < MAX_IN_FLIGHT) this.flush();
+        });
+      });
     return new Promise<boolean[]>((resolve, reject) => {
+      this.takeLingering();
       this.queue.push({ ops, resolve, reject });
       this.queued += ops.length;
       if (this.inFlight >= MAX_IN_FLIGHT) return; // a returning call flushes
@@ -69,6 +91,16 @@ export class WriteBatcher {
         });
       }
     });
+  }
+
+  /** Moves the lingering groups into the queue (they go with the next call). */
+  private takeLingering(): void {
+    if (this.lingering.length === 0) return;
+    for (const g of this.lingering) {
+      this.queue.push(g);
+      this.queued += g.ops.length;
+    }
+    this.lingering = [];
   }
 
   /** Sends queued groups, MAX_BATCH ops per call (never splitting a group), while calls are free. */

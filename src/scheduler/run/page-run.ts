@@ -25,6 +25,8 @@ export class PageRun {
   private readonly keeper: KeepAlive;
   private readonly leases: RunLeases;
   private readonly margin: number;
+  /** How long each run's history write may wait for others' (its book's `finishLingerMs`). */
+  lingerMs = 0;
 
   constructor(
     private readonly state: NodeState,
@@ -63,6 +65,7 @@ export class PageRun {
     let hook: ((reason: unknown) => void) | undefined;
     return {
       wantsInflight: false,
+      finishLingerMs: this.lingerMs,
       keep: (onLost) => {
         if (this.lostReason !== undefined) onLost(this.lostReason);
         else {

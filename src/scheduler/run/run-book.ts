@@ -33,6 +33,8 @@ export interface RunBook {
     history: WriteOp | undefined,
     inflightValue: string | undefined,
   ): { ops: WriteOp[]; lapse?: number };
+  /** How long the finishing batch may wait for other runs' to share a store call (WriteBatcher.submit). */
+  readonly finishLingerMs?: number;
   /**
    * Asked once the outcome is stored, when `finishOps` names no `lapse` op: whether the claim may
    * have lapsed before it was (the at-least-once case, marked `leaseLapsed` in the history).

@@ -343,7 +343,7 @@ export async function executeRun(
         deps,
         `finish of ${claim.occ.job}`,
         async () => {
-          results = await writes.submit(ops);
+          results = await writes.submit(ops, book.finishLingerMs);
         },
         deps.stopSignal,
       );
