@@ -5,6 +5,7 @@ import { occFields } from '../finish/history.js';
 import type { Candidate, Job } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
+import { launchAtStarts } from '../run/page-starts.js';
 import type { Runs } from '../run/runs.js';
 import type { SkipCause } from '../types.js';
 import { countedMove } from './counted-page.js';
@@ -125,6 +126,7 @@ export class PageClaims {
       { key: leaseKey, owner: s.node, leaseMs: job.spec.lockAtMostForMs },
       ops,
     );
+    const repliedAt = s.clock.monotonic();
     const lease = claimed.lease;
     if (!lease) throw new OncelyError('INTERNAL', `the new page lease ${leaseKey} was refused`);
     const won: number[] = [];
@@ -167,25 +169,36 @@ export class PageClaims {
     }
     const runs = won.filter((i) => items[i]!.kind === 'run');
     const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);
-    for (const i of runs) {
-      const c = cs[i]!;
-      this.runs.launch(
-        job,
-        {
-          occ: c.occ,
-          lease,
-          gate: undefined,
-          sentAt,
-          attempt: 1,
-          source: c.source,
-          ...(c.source === 'misfire' && { replay: true as const }),
-          ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
-          startedAt,
-          data: c.data,
-        },
-        undefined,
-        pageRun.book(),
-      );
-    }
+    launchAtStarts(
+      s,
+      pageRun,
+      lease,
+      repliedAt,
+      runs.map((i) => {
+        const c = cs[i]!;
+        return {
+          start: c.scheduledAt ?? c.occ.fireTime,
+          launch: (waited) =>
+            this.runs.launch(
+              job,
+              {
+                occ: c.occ,
+                lease,
+                gate: undefined,
+                sentAt,
+                attempt: 1,
+                source: c.source,
+                ...(c.source === 'misfire' && { replay: true as const }),
+                ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
+                // A run that waited for its start (claimed ahead) started then, others with the page.
+                ...(!waited && { startedAt }),
+                data: c.data,
+              },
+              undefined,
+              pageRun.book(),
+            ),
+        };
+      }),
+    );
   }
 }

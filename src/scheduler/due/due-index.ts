@@ -7,17 +7,11 @@ import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import type { DueValue } from '../claim/page-record.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
-import { SPREAD_GRACE_MS } from '../control/spread.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import type { DueEntry } from './due-entry.js';
+import { claimableAhead, type DueEntry } from './due-entry.js';
+import { scanDue } from './due-scan.js';
 
-/** The first page of a due scan: enough to find the next due time when nothing is due. */
-const FIRST_PAGE = 64;
-/** Further pages, read only while their entries are due. */
-const PAGE = 1000;
-/** Pages per read at most: entries passed over (paused jobs, jobs not defined here) cost bounded reads per poll. */
-const MAX_PAGES = 8;
 /** The due index is read at least this often, whatever else happens (a safety net). */
 const SAFETY_MS = 10_000;
 /** Reads of the due index follow one another at least this far apart (see `refresh`). */
@@ -114,16 +108,52 @@ export class DueIndex {
     s.dueWakeAt = Number.POSITIVE_INFINITY;
     this.entries = [];
     this.offeredNow.clear();
-    const { due, notDueAt, truncated } = await this.scan(now, s.freeSlots());
-    const fresh = await this.fresh(due, now);
-    const seen = new Set(fresh.map((e) => e.schedule.id));
+    const { due, notDueAt, heldUntil, truncated, resumeAfter } = await scanDue(
+      s,
+      now,
+      s.freeSlots(),
+      this.resumeAfter,
+    );
+    this.resumeAfter = resumeAfter;
+    const read = await this.fresh(due, now);
+    const seen = new Set(read.map((e) => e.schedule.id));
+    // Read ahead of its start but not to be claimed ahead (its previous fire time's page still in
+    // flight, a job with fleet limits): not held — held entries would keep the next read waiting
+    // (`wakeAt`) — but read again at its start, from the first key.
+    let notAhead: number | undefined;
+    const fresh = read.filter((e) => {
+      if (e.at <= now || claimableAhead(s, e)) return true;
+      notAhead = Math.min(notAhead ?? Number.POSITIVE_INFINITY, e.at);
+      return false;
+    });
+    if (notAhead !== undefined) this.resumeAfter = undefined;
+    if (process.env['DBG'])
+      console.log(
+        'read',
+        s.node,
+        now % 100000,
+        due.length,
+        read.length,
+        fresh.length,
+        read.filter((e) => e.at > now).length,
+        read
+          .slice(0, 1)
+          .map((e) =>
+            JSON.stringify({ at: e.at % 100000, j: e.jitter !== undefined, p: e.prevLive, m: e.movedByLive }),
+          ),
+      );
     let metAgain = false;
     for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
     this.offered = new Set(fresh.map((e) => e.key));
     this.entries = fresh;
     // Held elsewhere (claimed, not started yet): look again, less often each time.
     this.retryMs = metAgain ? Math.min(SAFETY_MS, this.retryMs * 2) : s.pollMs;
-    let next = Math.min(notDueAt ?? Number.POSITIVE_INFINITY, now + SAFETY_MS);
+    let next = Math.min(
+      notDueAt ?? Number.POSITIVE_INFINITY,
+      heldUntil ?? Number.POSITIVE_INFINITY,
+      now + SAFETY_MS,
+    );
+    if (notAhead !== undefined) next = Math.min(next, notAhead);
     if (metAgain) next = Math.min(next, now + this.retryMs);
     // Stopped for want of slots: go on (after the last key read) as soon as slots are free; stopped
     // after MAX_PAGES of entries passed over: at the next poll.
@@ -156,68 +186,6 @@ export class DueIndex {
     const at = e.nextAt ?? e.next;
     if (at !== undefined && at <= e.readAt + EXPECT_HORIZON_MS)
       this.expected.set(e.schedule.id, { at, tries: 0 });
-  }
-
-  /**
-   * Due entries of jobs this node runs and that are not paused, at most `want` (entries passed
-   * over do not count), and the fire time of the first entry not due yet, if it was reached.
-   */
-  private async scan(
-    now: number,
-    want: number,
-  ): Promise<{ due: StoredRecord[]; notDueAt: number | undefined; truncated?: 'full' | 'pages' }> {
-    const s = this.state;
-    const due: StoredRecord[] = [];
-    // Past the grace, entries another live node goes first for (see the comment at the loop).
-    const others: StoredRecord[] = [];
-    let heldUntil: number | undefined;
-    const notDue = (at: number | undefined) =>
-      heldUntil === undefined ? at : Math.min(at ?? Number.POSITIVE_INFINITY, heldUntil);
-    let after = this.resumeAfter;
-    this.resumeAfter = undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const limit = page === 0 ? FIRST_PAGE : PAGE;
-      const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
-      for (const r of records) {
-        // The key's time is when the occurrence is to start (its fire time plus jitter): the scan
-        // stops at the first entry not due.
-        const at = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
-        // Past the last due entry: what others go first for is offered here too (steal). Returned
-        // without it, a dead node's share waited until its heartbeat went stale (up to ~16 s)
-        // whenever a later entry existed — nearly always: every stored schedule keeps one (the
-        // simulator: 140 schedules on a 4 s and a 5 s grid and a node killed, its share 12 s
-        // late, past the end of the run).
-        if (at > now) return { due: steal(due, others, want), notDueAt: notDue(at) };
-        const job = (JSON.parse(r.value) as { job: string }).job;
-        const defined = s.defined.get(job);
-        if (!defined || s.paused.has(job)) continue;
-        const { id, fireTime } = parseDueEntry(r.key);
-        // A paused stored schedule (control/schedule-pause.ts): passed over, as a paused job's
-        // entries are; it sets no wake-up (not `notDueAt`), so it is met again only by a read that
-        // something else asked for, and costs its key in that read.
-        if (s.pausedSchedules.has(id)) continue;
-        // Another node goes first for all of it (spread.ts): within the grace, read again when it
-        // is over (by then it has usually moved on); past the grace it is taken over only with
-        // slots this node's own share leaves free (work stealing, see `steal`). Either way not
-        // counted against `want`: each node reads its own share first, so that nodes working
-        // through tens of thousands due at once do not all claim the same entries in key order.
-        if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
-          if (at + SPREAD_GRACE_MS > now) {
-            heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
-          } else if (others.length < want) others.push(r);
-          continue;
-        }
-        due.push(r);
-        if (due.length >= want) {
-          this.resumeAfter = r.key;
-          return { due, notDueAt: notDue(undefined), truncated: 'full' };
-        }
-      }
-      if (records.length < limit) return { due: steal(due, others, want), notDueAt: notDue(undefined) };
-      after = records.at(-1)!.key;
-    }
-    this.resumeAfter = after;
-    return { due: steal(due, others, want), notDueAt: notDue(undefined), truncated: 'pages' };
   }
 
   /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
@@ -332,17 +300,4 @@ export class DueIndex {
       });
     }
   }
-}
-
-/**
- * This node's own due entries, then — with the slots they leave — entries past their grace that
- * other live nodes go first for, taken from the far end of what was read: their preferred nodes
- * work through them from the near end (key order), so a node that ran out of its own work helps
- * with the others' without claiming the same entries they are claiming at the same moment. What
- * is not taken is read again later (the preferred node has usually run it by then).
- */
-function steal(own: StoredRecord[], others: StoredRecord[], want: number): StoredRecord[] {
-  const room = want - own.length;
-  if (room <= 0 || others.length === 0) return own;
-  return [...own, ...others.slice(-room)];
 }

@@ -14,6 +14,7 @@ import type { Job } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
+import { launchAtStarts } from '../run/page-starts.js';
 import type { Runs } from '../run/runs.js';
 import type { HistoryEntry } from '../types.js';
 
@@ -85,6 +86,7 @@ export class PageRecovery {
     const [lease] = await s.store.acquire([
       { key: leaseKey, owner: s.node, leaseMs: job.spec.lockAtMostForMs },
     ]);
+    const repliedAt = s.clock.monotonic();
     if (!lease) return;
     const release: WriteOp = { op: 'release', key: leaseKey, token: lease.token };
     // The record as it is now that this node holds the page. The poll's read may be older: its
@@ -150,25 +152,36 @@ export class PageRecovery {
     const value = JSON.stringify(next);
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
     const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
-    for (const i of toRun) {
-      const item = items[i]!;
-      this.runs.launch(
-        job,
-        {
-          occ: itemOcc(name, item),
-          lease,
-          gate: undefined,
-          sentAt,
-          attempt: item.attempt!,
-          source: 'recover',
-          startedAt: at,
-          ...(item.at !== undefined && { scheduledAt: item.at }),
-          data: data.get(`${item.id}|${item.v}`),
-        },
-        undefined,
-        run.book(),
-      );
-    }
+    // A run claimed ahead of its start (jitter) whose node died before it: not started before it.
+    launchAtStarts(
+      s,
+      run,
+      lease,
+      repliedAt,
+      toRun.map((i) => {
+        const item = items[i]!;
+        return {
+          start: item.at ?? item.fireTime,
+          launch: (waited) =>
+            this.runs.launch(
+              job,
+              {
+                occ: itemOcc(name, item),
+                lease,
+                gate: undefined,
+                sentAt,
+                attempt: item.attempt!,
+                source: 'recover',
+                ...(!waited && { startedAt: at }),
+                ...(item.at !== undefined && { scheduledAt: item.at }),
+                data: data.get(`${item.id}|${item.v}`),
+              },
+              undefined,
+              run.book(),
+            ),
+        };
+      }),
+    );
   }
 
   /** The items a page that never wrote its start won: the entries its claim moved name it. */

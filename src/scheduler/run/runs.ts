@@ -85,7 +85,7 @@ export class Runs {
    * before the lease ended (nothing of it is on record, and every other node was refused it).
    * `book`: how the run keeps its claim and records itself (a page's run: the page's).
    */
-  launch(job: Job, claim: Claim, notStarted?: () => void, book?: RunBook): void {
+  launch(job: Job, claim: Claim, notStarted?: () => void, book?: RunBook): Promise<void> {
     const s = this.state;
     const occKey = keys.occurrence(claim.occ);
     s.runningHere.add(occKey);
@@ -129,5 +129,6 @@ export class Runs {
       s.poke();
     });
     s.running.add(run);
+    return run;
   }
 }

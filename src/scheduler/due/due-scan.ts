@@ -1,0 +1,132 @@
+import type { StoredRecord } from '../../store/types.js';
+import { SPREAD_GRACE_MS } from '../control/spread.js';
+import { keys, parseDueEntry } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+
+/** The first page of a due scan: enough to find the next due time when nothing is due. */
+const FIRST_PAGE = 64;
+/** Further pages, read only while their entries are due. */
+const PAGE = 1000;
+/** Pages per read at most: entries passed over (paused jobs, jobs not defined here) cost bounded reads per poll. */
+const MAX_PAGES = 8;
+/**
+ * Entries due this far ahead are read too (the key's time is the start, fire time plus jitter):
+ * a jittered schedule's entry is then claimed ahead of its start (CLAIM_AHEAD_MS, due-entry.ts)
+ * in a page with the others of that stretch. Reads of entries that come due one by one are then
+ * about half of it apart (due-index.ts).
+ */
+const READ_AHEAD_MS = 2_000;
+
+/**
+ * Due entries of jobs this node runs and that are not paused, at most `want` (entries passed
+ * over do not count), and the fire time of the first entry not due yet, if it was reached.
+ */
+export async function scanDue(
+  s: NodeState,
+  now: number,
+  want: number,
+  resumeAfter: string | undefined,
+): Promise<{
+  due: StoredRecord[];
+  notDueAt: number | undefined;
+  heldUntil: number | undefined;
+  truncated?: 'full' | 'pages';
+  /** Where the next read goes on (a read stopped for want of slots or after MAX_PAGES). */
+  resumeAfter?: string;
+}> {
+  const due: StoredRecord[] = [];
+  // Past the grace, entries another live node goes first for (see the comment at the loop).
+  const others: StoredRecord[] = [];
+  let heldUntil: number | undefined;
+  let after = resumeAfter;
+  /** Rows read, and the start times of the first and last read: how dense the index is here. */
+  let rows = 0;
+  let firstAt: number | undefined;
+  let lastAt: number | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const limit = page === 0 ? FIRST_PAGE : pageSize(rows, firstAt, lastAt, now + READ_AHEAD_MS);
+    const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
+    rows += records.length;
+    for (const r of records) {
+      // The key's time is when the occurrence is to start (its fire time plus jitter): the scan
+      // stops at the first entry not due.
+      const at = Number(r.key.slice(keys.duePrefix.length, keys.duePrefix.length + 15));
+      firstAt ??= at;
+      lastAt = at;
+      // Past the last due entry: what others go first for is offered here too (steal). Returned
+      // without it, a dead node's share waited until its heartbeat went stale (up to ~16 s)
+      // whenever a later entry existed — nearly always: every stored schedule keeps one (the
+      // simulator: 140 schedules on a 4 s and a 5 s grid and a node killed, its share 12 s
+      // late, past the end of the run).
+      // A jittered schedule's entry (its start is not its fire time) is read up to READ_AHEAD_MS
+      // before its start, to be claimed ahead (due-entry.ts, CLAIM_AHEAD_MS); the first other
+      // entry not due ends the read, as does the first jittered one past the read-ahead — read
+      // again once within half of it, so that such entries are read half a read-ahead at a time.
+      if (at > now + READ_AHEAD_MS)
+        return { due: steal(due, others, want), notDueAt: at - READ_AHEAD_MS / 2, heldUntil };
+      const { id, fireTime } = parseDueEntry(r.key);
+      if (at > now && at === fireTime) return { due: steal(due, others, want), notDueAt: at, heldUntil };
+      const job = (JSON.parse(r.value) as { job: string }).job;
+      const defined = s.defined.get(job);
+      if (!defined || s.paused.has(job)) continue;
+      // A paused stored schedule (control/schedule-pause.ts): passed over, as a paused job's
+      // entries are; it sets no wake-up (not `notDueAt`), so it is met again only by a read that
+      // something else asked for, and costs its key in that read.
+      if (s.pausedSchedules.has(id)) continue;
+      // Another node goes first for all of it (spread.ts): within the grace, read again when it
+      // is over (by then it has usually moved on); past the grace it is taken over only with
+      // slots this node's own share leaves free (work stealing, see `steal`). Either way not
+      // counted against `want`: each node reads its own share first, so that nodes working
+      // through tens of thousands due at once do not all claim the same entries in key order.
+      if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
+        if (at + SPREAD_GRACE_MS > now) {
+          heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
+        } else if (others.length < want) others.push(r);
+        continue;
+      }
+      due.push(r);
+      if (due.length >= want) {
+        return { due, notDueAt: undefined, heldUntil, truncated: 'full', resumeAfter: r.key };
+      }
+    }
+    if (records.length < limit) return { due: steal(due, others, want), notDueAt: undefined, heldUntil };
+    after = records.at(-1)!.key;
+  }
+  return {
+    due: steal(due, others, want),
+    notDueAt: undefined,
+    heldUntil,
+    truncated: 'pages',
+    ...(after !== undefined && { resumeAfter: after }),
+  };
+}
+
+/**
+ * The size of the next page of a read: PAGE, or — when the rows read so far are spread over time
+ * (jittered entries coming due one by one) — about as many as reach `horizon` at the density seen,
+ * with a margin: a read of a few hundred entries ahead does not fetch a thousand rows to keep them.
+ * Too few is one more page.
+ */
+function pageSize(
+  rows: number,
+  firstAt: number | undefined,
+  lastAt: number | undefined,
+  horizon: number,
+): number {
+  if (firstAt === undefined || lastAt === undefined || lastAt <= firstAt) return PAGE;
+  const more = (rows * (horizon - lastAt)) / (lastAt - firstAt);
+  return Math.max(FIRST_PAGE, Math.min(PAGE, Math.ceil(more * 1.25) + 16));
+}
+
+/**
+ * This node's own due entries, then — with the slots they leave — entries past their grace that
+ * other live nodes go first for, taken from the far end of what was read: their preferred nodes
+ * work through them from the near end (key order), so a node that ran out of its own work helps
+ * with the others' without claiming the same entries they are claiming at the same moment. What
+ * is not taken is read again later (the preferred node has usually run it by then).
+ */
+function steal(own: StoredRecord[], others: StoredRecord[], want: number): StoredRecord[] {
+  const room = want - own.length;
+  if (room <= 0 || others.length === 0) return own;
+  return [...own, ...others.slice(-room)];
+}

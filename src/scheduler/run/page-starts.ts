@@ -1,0 +1,98 @@
+import { startTimer } from '../../core/clock.js';
+import type { Lease } from '../../store/types.js';
+import type { NodeState } from '../node-state.js';
+import type { PageRun } from './page-run.js';
+
+/**
+ * How long the history write of a run that waited for its start waits for others to share its
+ * store call: such runs start one by one, so end one by one; a jittered fan-out then writes its
+ * history in a call per quarter second, not a call per run.
+ */
+const WAITED_FINISH_LINGER_MS = 250;
+/** Runs that wait for their starts are started in rounds this long (see `launchAtStarts`). */
+const START_ROUND_MS = 100;
+
+/** A run of a page: when it is to start (store time), and how to launch it (`waited`: it waited for that). */
+export interface PageStart {
+  start: number;
+  launch: (waited: boolean) => Promise<void>;
+}
+
+/**
+ * Launches the runs of a page whose lease `lease` was granted by the answer that came at local
+ * monotonic time `repliedAt`: each at its start, never before it on the store's clock — at once
+ * when that has passed, else `start − acquiredAt` after the reply at the earliest (the grant came
+ * before the reply), with a margin for this node's clock running fast against the store's (2 %,
+ * the simulator's worst drift). Runs wait when the page was claimed ahead of their starts
+ * (jittered schedules, due/due-entry.ts) or taken over by a recovery before them.
+ */
+export function launchAtStarts(
+  s: NodeState,
+  page: PageRun,
+  lease: Lease,
+  repliedAt: number,
+  runs: readonly PageStart[],
+): void {
+  const later: { at: number; launch: () => Promise<void> }[] = [];
+  for (const r of runs) {
+    const ahead = r.start - lease.acquiredAt;
+    if (ahead <= 0) void r.launch(false);
+    else later.push({ at: repliedAt + Math.ceil(ahead * 1.02) + 1, launch: () => r.launch(true) });
+  }
+  if (later.length === 0) return;
+  page.lingerMs = WAITED_FINISH_LINGER_MS;
+  // Started in rounds of START_ROUND_MS (each run at the end of its round, so at most that much
+  // after its start): one timer wake-up per round and page, not one per run with a sleep and an
+  // abort listener each — a page's runs are spread over a second or two.
+  const rounds = new Map<number, (() => Promise<void>)[]>();
+  for (const r of later) {
+    const at = Math.ceil(r.at / START_ROUND_MS) * START_ROUND_MS;
+    const round = rounds.get(at);
+    if (round) round.push(r.launch);
+    else rounds.set(at, [r.launch]);
+  }
+  const order = [...rounds.keys()].sort((a, b) => a - b);
+  // Meanwhile each holds its slot (counted as a handler: the node claims no more than it can
+  // start), and stop() waits for them, then for their runs. Stop giving up (`abandon`) before one
+  // started leaves it to recovery, as the page's other unfinished runs are: abandoned, the page's
+  // lease freed, its record kept.
+  s.handlers += later.length;
+  const abandon = s.abandon.signal;
+  const started: Promise<void>[] = [];
+  const waited = new Promise<void>((resolve) => {
+    let next = 0;
+    let cancel: (() => void) | undefined;
+    const end = () => {
+      abandon.removeEventListener('abort', onAbandon);
+      void Promise.allSettled(started).then(() => resolve());
+    };
+    const onAbandon = () => {
+      cancel?.();
+      for (; next < order.length; next++) {
+        const round = rounds.get(order[next]!)!;
+        s.handlers -= round.length;
+        for (const _ of round) started.push(page.book().ended?.(false) ?? Promise.resolve());
+      }
+      end();
+    };
+    const step = () => {
+      cancel = undefined;
+      if (abandon.aborted) return;
+      const now = s.clock.monotonic();
+      for (; next < order.length && order[next]! <= now; next++) {
+        const round = rounds.get(order[next]!)!;
+        s.handlers -= round.length;
+        for (const launch of round) started.push(launch());
+      }
+      if (next < order.length) cancel = startTimer(s.clock, order[next]! - now, step);
+      else end();
+    };
+    if (abandon.aborted) onAbandon();
+    else {
+      abandon.addEventListener('abort', onAbandon, { once: true });
+      step();
+    }
+  });
+  s.running.add(waited);
+  void waited.finally(() => s.running.delete(waited));
+}
