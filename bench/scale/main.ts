@@ -278,6 +278,8 @@ interface RunResult {
   nodeRssMiB?: number[];
   nodePeakRssMiB?: number[];
   serverCpuS?: number;
+  /** The fan-out window's length (T − 2 s to the end of the settling pause), s. */
+  windowS?: number;
   idle?: {
     roundTripsPerS: number;
     storeCallsPerS?: number;
@@ -503,6 +505,7 @@ async function runOne(
       (n) => (n.proc?.peakRssBytes ?? n.sample?.peakRssBytes ?? Number.NaN) / 2 ** 20,
     );
     result.serverCpuS = (b.serverCpuUs - a.serverCpuUs) / 1e6;
+    result.windowS = (b.at - a.at) / 1000;
 
     // 4. Idle (only when the fan-out is over: otherwise it is not idle).
     if (allStarted) {
@@ -589,10 +592,24 @@ function perOccUs(cpuS: number | undefined, started: number): string {
   return cpuS === undefined || started === 0 ? '—' : int((cpuS * 1e6) / started);
 }
 
+/**
+ * Node and server CPU per occurrence less what the same processes spend idle over as long a
+ * window (the idle phase's rate): the fan-out's own cost, comparable between a burst (a window of
+ * ~20 s) and a spread fan-out (jitter: minutes of polling in the window).
+ */
+function netOfIdle(r: RunResult, started: number): string {
+  if (!r.idle || r.windowS === undefined || started === 0) return '—';
+  const node = sum(r.nodeCpuS);
+  const net = (cpuS: number | undefined, idleMsPerS: number) =>
+    cpuS === undefined ? undefined : cpuS - (idleMsPerS * r.windowS!) / 1000;
+  return `${perOccUs(net(node, r.idle.nodeCpuMsPerS), started)} / ${perOccUs(net(r.serverCpuS, r.idle.serverCpuMsPerS), started)}`;
+}
+
 function fanOutRow(r: RunResult, all: RunResult[], o: Options): string {
   const label = `| ${r.backend} | ${SYSTEMS[r.system].label} | ${r.nodes} |`;
   const seedRate = r.seedMs > 0 ? int(r.seeded / (r.seedMs / 1000)) : '—';
-  if (!r.fire) return `${label} ${seedRate} | ${cell(r.failure ?? 'not measured')} | | | | | | | | | | | | |`;
+  if (!r.fire)
+    return `${label} ${seedRate} | ${cell(r.failure ?? 'not measured')} | | | | | | | | | | | | | |`;
   const f = r.fire;
   const started =
     f.started === f.due ? int(f.started) : `${int(f.started)} of ${int(f.due)} by ${o.fireTimeoutS} s`;
@@ -606,6 +623,7 @@ function fanOutRow(r: RunResult, all: RunResult[], o: Options): string {
     `${label} ${seedRate} | ${started} | ${seconds(f.p50)} | ${seconds(f.p99)} | ${seconds(f.max)} | ` +
     `${int(f.duplicates)}${f.unexpected > 0 ? ` (+${int(f.unexpected)} unexpected)` : ''} | ${rt} | ` +
     `${fixed(r.writesPerOcc, 2)} | ${perOccUs(sum(r.nodeCpuS), f.started)} | ${perOccUs(r.serverCpuS, f.started)} | ` +
+    `${netOfIdle(r, f.started)} | ` +
     `${(r.nodeCpuS ?? []).map((c) => fixed(c, 1)).join(' / ')} | ` +
     `${(r.nodeRssMiB ?? []).map((m, i) => `${fixed(m, 0)} (${fixed(r.nodePeakRssMiB?.[i], 0)})`).join(' / ')} | ` +
     `${fixed(r.serverCpuS, 1)} | ${vs} |`
@@ -673,13 +691,15 @@ function render(
       'write commands, script-internal ones included); both per occurrence started, over the fan-out window ' +
       '(from T − 2 s to the last start plus a settling pause of 11 s on PostgreSQL, 3 s on Redis, polling ' +
       'during it included). CPU = user + system time of each node process (/proc) in that window; RSS = its ' +
-      'resident set at the end of the window (peak since it started); server CPU = the server processes’ thread time. Idle = the following ' +
+      'resident set at the end of the window (peak since it started); server CPU = the server processes’ thread time; net of idle = ' +
+      'that CPU less what the same processes spend per second idle (the idle phase below) times the window: the fan-out’s own cost, ' +
+      'comparable between a burst and a fan-out spread over minutes. Idle = the following ' +
       `${o.idleS} s with everything stored and nothing due (rows read: PostgreSQL tup_returned, Redis key lookups).`,
     '',
     '### Fan-out',
     '',
-    '| backend | system | nodes | seeded/s | started | p50 s | p99 s | max s (all started) | duplicates | round trips/occ. | rows written/occ. | node CPU µs/occ. (all nodes) | server CPU µs/occ. | CPU s per node | RSS MiB per node (peak) | server CPU s | oncely ÷ this (time to all started) |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| backend | system | nodes | seeded/s | started | p50 s | p99 s | max s (all started) | duplicates | round trips/occ. | rows written/occ. | node CPU µs/occ. (all nodes) | server CPU µs/occ. | node / server CPU µs/occ., net of idle | CPU s per node | RSS MiB per node (peak) | server CPU s | oncely ÷ this (time to all started) |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...results.map((r) => fanOutRow(r, results, o)),
     '',
     '### Idle (everything stored, nothing due)',
