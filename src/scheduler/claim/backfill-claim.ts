@@ -14,21 +14,24 @@ import type { PageRecord } from './page-record.js';
  * that fire time and its fencing token is above theirs.
  *
  * "Has run" (or is going, so will have run): an attempt on record that is not `skipped` nor
- * `abandoned`, an in-flight record (running, or dead and left to recovery), a queued run of its
- * overlap gate, or an item of a page in flight (pages keep no in-flight record per occurrence).
+ * `abandoned`, an in-flight record (running, or dead and left to recovery), or an item of a page
+ * in flight (pages keep no in-flight record per occurrence). A fire time queued behind its overlap
+ * gate (its pending record) has not run, and may never: its queue may record it skipped instead,
+ * superseded by a later fire time queued behind the same gate (or found skipped by another node
+ * meanwhile: then its record lingers, unrunnable, until its "done" hold ends). Counted as going, a
+ * fire time superseded after the call was neither run nor backfilled (simulator, seeds 1 and 10 of
+ * the backfill mix). So it is backfilled like any fire time not run: whichever claims the
+ * occurrence first runs it — its queue (the backfill then finds it run), or the backfill, whose
+ * start batch deletes the pending record with the request (the run it stood for is this one).
  */
 
 /** History statuses that do not count as a run: the fire time was not run (or its run was cut off). */
 const NOT_RUN: ReadonlySet<string> = new Set(['skipped', 'abandoned']);
 /** Page records read per look-up at most (a job's pages in flight: far fewer in practice). */
 const MAX_PAGES = 10_000;
-/** Records read per occurrence by {@link ranOrGoing}. */
+/** Records read per occurrence by {@link lookUp}. */
 const KEYS_PER_OCCURRENCE = 3;
-/**
- * A lease that expires more than this beyond the holder's longest possible lease is a "done" hold
- * (released with `holdUntil`, claim/high-water.ts), not a claim still to run: margin for the error
- * of the store clock's estimate.
- */
+/** Margin for the error of the store clock's estimate in {@link isHold}. */
 const HOLD_MARGIN_MS = 5_000;
 
 /**
@@ -69,18 +72,24 @@ async function pageItems(store: Store, job: string): Promise<Set<string>> {
 }
 
 /**
- * Per occurrence (all of job `job`), whether it has run or is going (see the file comment). Reads,
+ * What the store holds of an occurrence a backfill is about: `ran` (it ran or is going, see the
+ * file comment), `queued` (not run, and queued behind its overlap gate), or nothing (not run).
+ */
+export type BackfillLook = 'ran' | 'queued' | undefined;
+
+/**
+ * Per occurrence (all of job `job`), what the store holds of it (see {@link BackfillLook}). Reads,
  * in this order (a run's finish deletes its in-flight record, or its page's, after or together
  * with its history): the job's page records (only when stored schedules are asked about), then
  * per occurrence its first attempt's history, in-flight and queued records in `getMany` batches,
  * and the whole history of an occurrence whose first attempt was not a run (a pause's one skipped
- * entry, a dead attempt recovered under the next number).
+ * entry, a dead attempt recovered under the next number, a queued run superseded).
  */
-export async function ranOrGoing(
+export async function lookUp(
   store: Store,
   job: string,
   occs: readonly OccurrenceId[],
-): Promise<boolean[]> {
+): Promise<BackfillLook[]> {
   const pages = occs.some((o) => o.scheduleId !== undefined)
     ? await pageItems(store, job)
     : new Set<string>();
@@ -94,13 +103,15 @@ export async function ranOrGoing(
   for (let i = 0; i < wanted.length; i += batch)
     found.push(...(await store.getMany(wanted.slice(i, i + batch))));
   return Promise.all(
-    occs.map(async (o, i) => {
-      if (o.scheduleId !== undefined && pages.has(`${o.scheduleId}\u0000${o.fireTime}`)) return true;
+    occs.map(async (o, i): Promise<BackfillLook> => {
+      if (o.scheduleId !== undefined && pages.has(`${o.scheduleId}\u0000${o.fireTime}`)) return 'ran';
       const [inflight, pending, first] = found.slice(i * KEYS_PER_OCCURRENCE, (i + 1) * KEYS_PER_OCCURRENCE);
-      if ((inflight ?? null) !== null || (pending ?? null) !== null) return true;
-      if (first === undefined || first === null) return false;
-      if (isRun(decodeHistory(first))) return true;
-      return (await attempts(store, o)).some(isRun);
+      if ((inflight ?? null) !== null) return 'ran';
+      // A queued run's record outlives nothing it stands for: its start (or its skip) consumes it.
+      const queued = (pending ?? null) !== null ? 'queued' : undefined;
+      if (first === undefined || first === null) return queued;
+      if (isRun(decodeHistory(first))) return 'ran';
+      return (await attempts(store, o)).some(isRun) ? 'ran' : queued;
     }),
   );
 }
@@ -112,14 +123,16 @@ async function attempts(store: Store, occ: OccurrenceId): Promise<HistoryEntry[]
 }
 
 /**
- * A backfill claim was granted (claim.ts): whether to run it. Looks again (see {@link ranOrGoing})
+ * A backfill claim was granted (claim.ts): whether to run it. Looks again (see {@link lookUp})
  * now that the occurrence is held here — the look when the request was written is older, and the
  * fire time's original run may have settled since (its history and its "done" release are one
  * batch, so a grant after that hold finds its history). Already run or going: the request is
  * consumed and the leases freed as they were (plainly: a dead run's recovery must be able to take
  * the occurrence), never run; likewise when its stored schedule was removed since. Else the
  * run's attempt is the one after every attempt on record (history is keyed per attempt: a pause's
- * skipped entry, a dead attempt, keep theirs), and its data the stored schedule's, read now.
+ * skipped entry, a dead attempt, a superseded queued run, keep theirs), its data the stored
+ * schedule's, read now, and a pending record of the fire time (queued behind its gate) goes in its
+ * start batch: this run is the one it stood for.
  */
 export async function backfillClaimed(
   s: NodeState,
@@ -129,15 +142,15 @@ export async function backfillClaimed(
   sentAt: number,
 ): Promise<boolean> {
   const { scheduleId } = c.occ;
-  const [[going], schedule] = await Promise.all([
-    ranOrGoing(s.store, c.occ.job, [c.occ]),
+  const [[look], schedule] = await Promise.all([
+    lookUp(s.store, c.occ.job, [c.occ]),
     scheduleId === undefined ? undefined : s.store.get(keys.schedule(scheduleId)),
   ]);
   // A stored schedule removed (or given to another job) since: its queued fire times are dropped.
   const record =
     typeof schedule === 'string' ? (JSON.parse(schedule) as { job: string; data?: unknown }) : undefined;
   const gone = scheduleId !== undefined && record?.job !== c.occ.job;
-  if (going || gone) {
+  if (look === 'ran' || gone) {
     const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
       op: 'release',
       key: l.key,
@@ -150,6 +163,11 @@ export async function backfillClaimed(
   c.attempt = Math.max(0, ...onRecord.map((e) => e.attempt)) + 1;
   // The schedule's data as it is now (the request does not copy it: up to 64 KiB each).
   if (record !== undefined) c.data = record.data;
+  if (look === 'queued') {
+    const { job, fireTime, shard } = c.occ;
+    const pending = keys.pending(job, gateScope(c.occ), shard, fireTime);
+    c.startWrites = [...(c.startWrites ?? []), { op: 'delete', key: pending }];
+  }
   return true;
 }
 
@@ -160,16 +178,26 @@ export async function backfillClaimed(
  * time that has not run, is released here (its token, as inspected) so that the next poll's claim
  * of the request wins it; a fire time that has run consumes its request. A hold released meanwhile
  * by a late claimant just makes the release refused; a claimant that wins the freed occurrence
- * first runs it (it had not run), and this request is then consumed by its next claim's look.
+ * first runs it (it had not run) — or, a queued run of it, finds it skipped on record and settles
+ * it "done" again, never run (claim.ts) — and this request is then consumed, or looked at again,
+ * by its next claim.
  */
 export async function backfillRefused(s: NodeState, c: Candidate): Promise<void> {
   const spec = s.defined.get(c.occ.job)?.spec;
   if (!spec) return;
   const key = keys.occurrence(c.occ);
   const held = await s.store.inspect(key);
-  if (held === null || held.expiresAt <= s.storeClock.estimate() + spec.lockAtMostForMs + HOLD_MARGIN_MS)
-    return;
-  const [ran] = await ranOrGoing(s.store, c.occ.job, [c.occ]);
-  if (ran) await s.store.apply(consumeRequest(c.occ));
+  if (held === null || !isHold(s, held, spec.lockAtMostForMs)) return;
+  const [look] = await lookUp(s.store, c.occ.job, [c.occ]);
+  if (look === 'ran') await s.store.apply(consumeRequest(c.occ));
   else await s.store.release(key, held.token);
+}
+
+/**
+ * Whether a lease as inspected is a "done" hold (released with `holdUntil`, claim/high-water.ts)
+ * rather than a claim still to run: it ends later than a lease of `leaseMs` granted now could (a
+ * keep-alive extends a lease to at most that), with HOLD_MARGIN_MS for the store clock's estimate.
+ */
+export function isHold(s: NodeState, held: { expiresAt: number }, leaseMs: number): boolean {
+  return held.expiresAt > s.storeClock.estimate() + leaseMs + HOLD_MARGIN_MS;
 }

@@ -5,7 +5,7 @@ import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from '../../schedule/trigger.js';
 import type { PageOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
-import { CONSUMED_TTL_MS, ranOrGoing } from '../claim/backfill-claim.js';
+import { CONSUMED_TTL_MS, lookUp } from '../claim/backfill-claim.js';
 import { validateJobName } from '../job-options.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -18,10 +18,11 @@ import { type StoredScheduleRecord, validateScheduleId } from './schedule-input.
  * not run is run once (source `backfill`). The call computes the fire times with the scheduler's
  * own pure function (schedule/fire-times.ts) from the records the nodes write (the job record, the
  * stored schedule) — it needs no `define()` in the calling process — drops those that have run or
- * are going (claim/backfill-claim.ts), and writes one request per remaining occurrence (each
- * shard of each fire time) with put-if-absent: two calls at once, on two nodes, create each
- * request once, and `queued` counts the requests this call created. The nodes that define the job
- * run them (control/backfill-requests.ts, claim/backfill-claim.ts). See docs/backfill.md.
+ * are going (claim/backfill-claim.ts; one queued behind its overlap gate has not run), and writes
+ * one request per remaining occurrence (each shard of each fire time) with put-if-absent: two
+ * calls at once, on two nodes, create each request once, and `queued` counts the requests this
+ * call created. The nodes that define the job run them (control/backfill-requests.ts,
+ * claim/backfill-claim.ts). See docs/backfill.md.
  */
 
 /** What `scheduler.backfill(options)` accepts. */
@@ -148,11 +149,12 @@ export async function backfill(state: NodeState, options: BackfillOptions): Prom
       : Array.from({ length: shards }, (_, shard) => ({ job, scheduleId, fireTime, shard })),
   );
   const readAt = performance.now();
-  let run = occs.length === 0 ? [] : await ranOrGoing(state.store, job, occs);
+  let found = occs.length === 0 ? [] : await lookUp(state.store, job, occs);
   // A slow call reads again: a marker of a request consumed since the read may have expired.
-  if (performance.now() - readAt > CONSUMED_TTL_MS / 2) run = await ranOrGoing(state.store, job, occs);
+  if (performance.now() - readAt > CONSUMED_TTL_MS / 2) found = await lookUp(state.store, job, occs);
+  // Queued behind its overlap gate is not run: its request waits for its queue (backfill-claim.ts).
   const creates: Extract<PageOp, { op: 'create' }>[] = occs
-    .filter((_, i) => !run[i])
+    .filter((_, i) => found[i] !== 'ran')
     .map((o) => {
       const request: BackfillRequest = {
         job,

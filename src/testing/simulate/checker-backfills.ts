@@ -10,7 +10,9 @@
  *   not a recovery) of a fire time after its backfill run. Each fire time runs once.
  * - with the liveness checks, for a `judged` call: `lost-fire-time`, a fire time it covers that
  *   never ran at all by the end (one that had not run must have been run by the backfill, or by
- *   the misfire policy first: either way, once); `unfinished`, as for any fire time.
+ *   the misfire policy first: either way, once — one queued behind its overlap gate at the call
+ *   had not run, and a skip on record there, superseded, does not excuse it); `unfinished`, as for
+ *   any fire time.
  */
 import { type CheckedJob, streamOf, type Violation } from './checker-types.js';
 import { type History, type Invocation, occKey } from './history.js';

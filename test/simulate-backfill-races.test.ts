@@ -1,0 +1,125 @@
+/**
+ * Backfills racing the scheduler's own handling of the same fire times, under the fault mix
+ * (simulator seeds that found them; docs/backfill.md):
+ * - a fire time queued behind its overlap gate when `backfill()` is called has not run: if its
+ *   queue records it skipped instead (superseded by a later fire time), the backfill runs it —
+ *   neither run nor on record with a reason, it was lost (seeds 1, 2, 10; overlap `skip`'s queue
+ *   behind a replay, seed 26).
+ */
+import { describe, expect, it } from 'vitest';
+import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { EPOCH } from '../src/testing/simulate/sim-store.js';
+import { SIM_FAULTS } from './fixtures/sim-faults.js';
+
+/** Store ms of virtual second `s`. */
+const sec = (s: number) => EPOCH + s * 1_000;
+
+type Misfire = 'skip' | 'run-once' | 'catch-up';
+
+/**
+ * Three jobs on three nodes: `tick` every second, `report` with stored schedules u1-u3, `queued`
+ * with overlap `queue` (runs longer than its interval); with `pauses`, each is paused a while;
+ * each has backfills over what it missed.
+ */
+function jobs(misfire: Misfire, pauses: boolean): SimJob[] {
+  return [
+    {
+      name: 'tick',
+      options: { every: '1s', lockAtMostFor: '3s', misfire },
+      runMs: [20, 400],
+      ...(pauses && {
+        pauses: [
+          { at: 6_000, resumeAt: 11_500, note: 'down' },
+          { at: 20_000, resumeAt: 23_000 },
+        ],
+      }),
+      backfills: [{ from: sec(4), to: sec(15), at: 16_000 }],
+    },
+    {
+      name: 'report',
+      options: { lockAtMostFor: '3s', misfire },
+      runMs: [20, 400],
+      schedules: [
+        { id: 'u1', every: '1s' },
+        { id: 'u2', every: '2s' },
+        { id: 'u3', every: '1s' },
+      ],
+      ...(pauses && {
+        pauses: [
+          { scheduleId: 'u1', at: 5_000, resumeAt: 10_000 },
+          { at: 12_000, resumeAt: 15_000 },
+        ],
+      }),
+      backfills: [
+        { scheduleId: 'u1', from: sec(-3), to: sec(12), at: 16_000 },
+        { scheduleId: 'u3', from: sec(0), to: sec(20), at: 21_000 },
+      ],
+    },
+    {
+      name: 'queued',
+      options: { lockAtMostFor: '3s', overlap: 'queue', every: '2s', misfire },
+      runMs: [200, 2_500],
+      ...(pauses && { pauses: [{ at: 8_000, resumeAt: 13_000 }] }),
+      backfills: [{ from: sec(0), to: sec(14), at: 15_000 }],
+    },
+  ];
+}
+
+async function expectOk(options: SimulateOptions): Promise<void> {
+  const result = await simulate(options);
+  if (!result.ok) expect.fail(formatReport(options, result));
+}
+
+describe('simulate: backfills racing the scheduler', () => {
+  it('a fire time queued behind its gate at the call, then superseded, is run by the backfill (seeds 1, 2, 10)', async () => {
+    for (const seed of [1, 2, 10])
+      await expectOk({ seed, nodes: 3, durationMs: 40_000, faults: SIM_FAULTS, jobs: jobs('skip', false) });
+  });
+
+  it("the same under overlap 'skip': a replay's successor queued behind it (seed 26)", async () => {
+    const mix: SimJob[] = [
+      {
+        name: 'tick',
+        options: { every: '1s', lockAtMostFor: '3s' },
+        runMs: [20, 400],
+        pauses: [{ at: 8_000, resumeAt: 13_000, note: 'provider down' }],
+        backfills: [{ from: sec(6), to: sec(15), at: 18_000 }],
+      },
+      {
+        name: 'report',
+        options: { lockAtMostFor: '3s' },
+        runMs: [20, 400],
+        schedules: [
+          { id: 'u1', every: '1s' },
+          { id: 'u2', every: '2s' },
+          { id: 'u3', every: '1s' },
+        ],
+        pauses: [
+          { scheduleId: 'u1', at: 9_000, resumeAt: 14_000 },
+          { at: 18_000, resumeAt: 21_000 },
+        ],
+        backfills: [{ scheduleId: 'u1', from: sec(8), to: sec(16), at: 19_000 }],
+      },
+      {
+        name: 'sharded',
+        options: { every: '2s', shards: 2, overlap: 'allow', lockAtMostFor: '3s' },
+        runMs: [20, 600],
+        pauses: [{ at: 10_000, resumeAt: 14_000 }],
+        backfills: [{ from: sec(8), to: sec(16), at: 17_000 }],
+      },
+    ];
+    const options: SimulateOptions = {
+      seed: 26,
+      nodes: 3,
+      durationMs: 40_000,
+      faults: SIM_FAULTS,
+      jobs: mix,
+    };
+    const result = await simulate(options);
+    if (!result.ok) expect.fail(formatReport(options, result));
+    // tick@+13 was queued behind the replay of +12 when backfill() was called, then superseded.
+    expect(result.trace.some((l) => /tick@\+13\.000s attempt=2 token=\d+ source=backfill/.test(l))).toBe(
+      true,
+    );
+  });
+});
