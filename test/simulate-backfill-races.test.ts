@@ -1,6 +1,9 @@
 /**
  * Backfills racing the scheduler's own handling of the same fire times, under the fault mix
  * (simulator seeds that found them; docs/backfill.md):
+ * - a stored schedule's catch-up due entry that reaches a fire time a backfill already ran is
+ *   refused by that run's "done" hold: the entry moves on past it (the fire time is handled),
+ *   never stays there refused until the hold ends — the schedule ran nothing more (seed 23);
  * - a fire time queued behind its overlap gate when `backfill()` is called has not run: if its
  *   queue records it skipped instead (superseded by a later fire time), the backfill runs it —
  *   neither run nor on record with a reason, it was lost (seeds 1, 2, 10; overlap `skip`'s queue
@@ -71,6 +74,16 @@ async function expectOk(options: SimulateOptions): Promise<void> {
 }
 
 describe('simulate: backfills racing the scheduler', () => {
+  it('a catch-up entry that reaches a fire time a backfill ran moves on past it (seed 23)', async () => {
+    await expectOk({
+      seed: 23,
+      nodes: 3,
+      durationMs: 40_000,
+      faults: SIM_FAULTS,
+      jobs: jobs('catch-up', true),
+    });
+  });
+
   it('a fire time queued behind its gate at the call, then superseded, is run by the backfill (seeds 1, 2, 10)', async () => {
     for (const seed of [1, 2, 10])
       await expectOk({ seed, nodes: 3, durationMs: 40_000, faults: SIM_FAULTS, jobs: jobs('skip', false) });

@@ -57,6 +57,17 @@ export interface QueuedOccurrence {
   graceMs: number;
 }
 
+/** A due entry's compare-and-move (due/move-past.ts): `from` to `to`, the moved entry's value. */
+export interface EntryMove {
+  from: string;
+  to: string;
+  value: string;
+  /** (`to` is `dueend|…`: its trigger has no next fire time) how long the moved record lives. */
+  ttlMs?: number;
+  /** `to` is `dueend|…`: without a page claim's move, the entry is only deleted. */
+  ended?: true;
+}
+
 /** An occurrence this node is about to try to claim. */
 export interface Candidate {
   occ: OccurrenceId;
@@ -169,6 +180,12 @@ export interface Candidate {
     /** (maxRuns, a run) the move instead, when the page records the fire time skipped: nothing counted. */
     unrun?: { to: string; next: number | undefined; left: number };
   };
+  /**
+   * (A due entry's claim of a missed fire time, per occurrence) the entry's move past this fire
+   * time alone: made if the claim is refused and the fire time found held "done" while the entry
+   * still names it — some other path ran it (a backfill), see due/move-past.ts.
+   */
+  movePast?: EntryMove;
   /** Called once this node has won the claim (a due entry's misfired event). */
   onWon?: () => void;
   /**

@@ -55,6 +55,8 @@
  *                                                       their cached calendars when it changes (calendar-cache.ts)
  *   leases   page|<job>|<page>                          a page's lease (kept alive while any of its runs goes)
  *            bfcall|<job>|<id>                          a backfill() call's writes (control/backfill.ts), released at once
+ *            mvcall|<job>|<id>                          a due entry's move past a fire time run elsewhere
+ *                                                       (due/move-past.ts), released at once
  *
  * Fire times are zero-padded epoch ms (15 digits), so a prefix scan returns them in time order.
  * `|` and `%` inside names are escaped as %7C and %25.
@@ -191,6 +193,8 @@ export const keys = {
   backfillRequest: (o: OccurrenceId) => `ctl|bf|${occParts(o)}`,
   /** The lease a `backfill()` call writes its requests under (put-if-absent is a page's `create`); released at once. */
   backfillCall: (job: string, id: string) => `bfcall|${esc(job)}|${id}`,
+  /** The lease a move of a due entry past a fire time run elsewhere goes under (due/move-past.ts); released at once. */
+  entryMove: (job: string, id: string) => `mvcall|${esc(job)}|${id}`,
   /** A calendar (`scheduler.calendars`): { id, dates, timezone? }. Not under `ctl|`: polls do not read it. */
   calendar: (id: string) => `cal|${esc(id)}`,
   calendarPrefix: 'cal|',

@@ -163,6 +163,7 @@ export class Claims {
       return batch;
     }
     const drop = new Set(takeovers.filter((_, i) => onRecord[i]));
+    for (const c of drop) if (c.movePast !== undefined) this.watch.refused(c); // as if refused: due/move-past.ts
     return drop.size === 0 ? batch : batch.filter((c) => !drop.has(c));
   }
 

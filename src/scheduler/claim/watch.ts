@@ -1,6 +1,8 @@
+import { movePastHeld } from '../due/move-past.js';
 import { type Candidate, movesEntry } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { isHold } from './backfill-claim.js';
 import { doneHold } from './high-water.js';
 import { offerAgain } from './unanswered.js';
 
@@ -30,8 +32,10 @@ interface Watched {
  * queued run of its gate; otherwise it was claimed and never started, and is run as a recovery
  * (see {@link offerAgain}). Several nodes may look at once: the claim decides, as always.
  * A due entry's claim that moves it on needs no watch — the entry moves on only when that run
- * starts; a sharded stored schedule's other shard items are watched like a job trigger's fire
- * times (once shard 0 has moved the entry, no read finds them again).
+ * starts — except a claim of a missed fire time, looked at once at the next tick: held "done" by a
+ * run that moved no entry (a backfill's), the entry is moved past it (due/move-past.ts). A sharded
+ * stored schedule's other shard items are watched like a job trigger's fire times (once shard 0
+ * has moved the entry, no read finds them again).
  * Cost: a few reads per fire time (or shard item) another node won.
  */
 export class Watch {
@@ -41,16 +45,26 @@ export class Watch {
 
   /** A claim of a job trigger's fire time (or shard item) was refused: someone else holds the occurrence. */
   refused(c: Candidate): void {
+    // A due entry's claim of a missed fire time: looked at the next tick, for a "done" hold of a
+    // run that did not move the entry (due/move-past.ts).
+    if (c.movePast !== undefined) {
+      this.add(c, this.state.clock.monotonic());
+      return;
+    }
     if (c.entryReadAt !== undefined && movesEntry(c)) return;
     // A recovery of a claim that never started is watched too: the node that won it may die or
     // be cut off before it starts it or queues it (simulator seed 405 of the 200-seed mix).
     if (c.source !== 'schedule' && c.source !== 'misfire' && !c.unstarted) return;
-    const s = this.state;
-    const job = s.defined.get(c.occ.job);
+    const job = this.state.defined.get(c.occ.job);
     if (!job) return;
+    this.add(c, this.state.clock.monotonic() + job.spec.lockAtMostForMs + SLACK_MS);
+  }
+
+  /** Watches `c` (unless its occurrence is watched already), first looked at local monotonic time `at`. */
+  private add(c: Candidate, at: number): void {
     const key = keys.occurrence(c.occ);
     if (this.watched.has(key)) return;
-    this.watched.set(key, { c, at: s.clock.monotonic() + job.spec.lockAtMostForMs + SLACK_MS });
+    this.watched.set(key, { c, at });
     for (const k of this.watched.keys()) {
       if (this.watched.size <= MAX_WATCHED) break;
       this.watched.delete(k);
@@ -73,6 +87,15 @@ export class Watch {
       const job = s.defined.get(w.c.occ.job);
       const lease = leases[i] ?? null;
       if (!job) {
+        this.watched.delete(key);
+      } else if (w.c.movePast !== undefined) {
+        // Running (or claimed anew): looked at again when that lease would end. Held "done":
+        // handled, and the entry moves past it if it still names it. Free: the entry is read again.
+        if (lease !== null && !isHold(s, lease, job.spec.lockAtMostForMs)) {
+          w.at = now + Math.max(0, lease.expiresAt - s.storeClock.estimate()) + SLACK_MS;
+          continue;
+        }
+        if (lease !== null) await movePastHeld(s, w.c.movePast, job.spec.name);
         this.watched.delete(key);
       } else if (lease !== null) {
         // "Done" (a hold far past the fire time): accounted for. Else still running or

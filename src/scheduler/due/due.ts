@@ -11,6 +11,7 @@ import type { DueIndex } from './due-index.js';
 import { type Due1, reservePermits } from './due-permits.js';
 import { sourceStart } from './jittered.js';
 import type { Misfires } from './misfire.js';
+import { movePast } from './move-past.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
 const MAX_QUEUED = 64;
@@ -78,7 +79,10 @@ export class Due {
       if (!job || s.paused.has(e.schedule.job) || s.pausedSchedules.has(e.schedule.id)) continue;
       all.push({
         take: async (limit) => {
+          const before = candidates.length;
           const taken = takeEntry(s, job, e, now, limit, candidates);
+          // A missed fire time that another path ran (a backfill) is moved past if refused.
+          movePast(s, e, candidates.slice(before));
           if (taken.heldUntil !== undefined) this.wakeAt = Math.min(this.wakeAt, taken.heldUntil);
           else if (!taken.more) this.index.offeredInFull(e);
           return taken;

@@ -182,6 +182,16 @@ export class History {
   /** A page claim the store answered: its lease (the page's token) and how many entries it moved. */
   claimed(node: string, request: LeaseRequest, ops: readonly PageOp[], claim: PageClaim): void {
     if (!claim.lease) return;
+    // A due entry moved past a fire time run elsewhere (scheduler/due/move-past.ts): no page.
+    if (request.key.startsWith('mvcall|')) {
+      for (const [i, op] of ops.entries())
+        if (op.op === 'move')
+          this.line(
+            node,
+            `moved    ${op.from} to ${op.to} (past a fire time run elsewhere): ${claim.results[i]}`,
+          );
+      return;
+    }
     this.pageTokens.set(claim.lease.token, request.key);
     const moves = ops.filter((op) => op.op === 'move').length;
     const moved = ops.filter((op, i) => op.op === 'move' && claim.results[i]).length;
