@@ -23,7 +23,8 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  *    a recovery that started after this fire time, the run that died (its abandoned entry ends
  *    when the recovery started: it was going at this fire time);
  *  - the page has not started (its claim's reply on the way, its node frozen), its lease lapsed
- *    (recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
+ *    or is held by a takeover that has not written its start, the run was given up by its node
+ *    (`abandoned`: recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
  *    or it started after this fire time: this fire time waits and is judged again at a later read;
  *  - anything else (no record, the run ended, the page did not win it): claimed.
  * Under overlap `allow` only the second rule's first case holds a fire time back: a page that has
@@ -98,6 +99,12 @@ export async function judgePrev(
     if (h !== null && h !== undefined) {
       const e = decodeHistory(h);
       if (ENDED.has(e.status) && e.willRetry !== true) continue;
+      // Given up by its node (its page's lease lost): not going, and not yet run again — this
+      // fire time waits for the recovery, whose start then names the run (`since`).
+      if (e.status === 'abandoned') {
+        verdicts[look.i] = { kind: 'wait' };
+        continue;
+      }
     }
     const c = cs[look.i]!;
     const F = c.occ.fireTime;
@@ -107,8 +114,13 @@ export async function judgePrev(
     }
     const it = look.rec.items[look.item]!;
     const started = look.rec.started!;
+    // Held by the holder that wrote this start: a takeover that holds the lease and has not
+    // written its own start yet (its node died or lost a reply on the way) is no run going.
     if (!live.has(look.page))
-      live.set(look.page, (await state.store.inspect(pageKeys(name, look.page).lease)) !== null);
+      live.set(
+        look.page,
+        (await state.store.inspect(pageKeys(name, look.page).lease))?.token === look.rec.started!.token,
+      );
     // The run that overlapped F: the page's current run if it had started by F; else, when the
     // page is a recovery, the run that died — on record as going until the recovery started
     // (its abandoned entry ends then), so it covers an F between its start and that.

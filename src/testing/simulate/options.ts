@@ -1,6 +1,7 @@
 import type { Duration } from '../../core/duration.js';
 import { invalidArgument } from '../../core/errors.js';
 import type { Exclusion } from '../../schedule/exclude.js';
+import type { Jitter } from '../../schedule/jitter.js';
 import type { JobOptions } from '../../scheduler/job-options.js';
 import type { JobContext } from '../../scheduler/types.js';
 import type { Store } from '../../store/types.js';
@@ -116,6 +117,11 @@ export interface SimSchedule {
   at?: Date | string | number;
   /** IANA time zone for `cron` (default UTC). */
   timezone?: string;
+  /**
+   * Each fire time starts at an offset in `[0, max)` after it (docs/jitter.md); such fire times are
+   * claimed up to 2 s ahead of their starts. The checker judges the fire times, as without it.
+   */
+  jitter?: Jitter;
   /**
    * No fire time before this instant, inclusive (docs/bounds.md): a `Date`, ISO-8601 or epoch ms
    * on the simulated store's clock, which starts at epoch ms 1,900,000,000,000 (virtual 0).

@@ -26,6 +26,7 @@ const FIELDS = [
   'every',
   'at',
   'timezone',
+  'jitter',
   'startAt',
   'endAt',
   'maxRuns',
