@@ -1,3 +1,6 @@
+import { fireSpan } from '../../schedule/fire-span.js';
+import { nextFireTimes } from '../../schedule/fire-times.js';
+import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { encodeHistory, occFields } from '../finish/history.js';
 import type { PauseSpan } from '../internal-types.js';
@@ -13,8 +16,9 @@ import type { NodeState } from '../node-state.js';
  * until } that lives PAUSE_SPAN_TTL_MS. Every poll reads it with the other `ctl|` records (no
  * extra read). The fire times the pause left unclaimed are then missed, and the misfire policy
  * handles them as one span, as it always did (due-entry.ts for stored schedules, misfire.ts for
- * the job's own trigger); where that span meets a marker, the fire times it does not replay are
- * recorded as one `paused` entry.
+ * the job's own trigger); where that span meets a marker, the fire times it does not replay from
+ * the pause on are recorded as one `paused` entry (`pausedPart`: those missed before the pause
+ * began stay a plain misfire).
  *
  * Exactly once, fleet-wide. For a stored schedule the entry is written by the winner of the claim
  * that settles the span (the claim of its first fire time: one winner, whose move of the due entry
@@ -27,7 +31,7 @@ import type { NodeState } from '../node-state.js';
  * at once both write the same key; the later write wins, one entry. A stored schedule's span
  * settle moves its due entry with `spanned` in its value: fire times settled from that entry
  * later (its replay not claimed within the threshold on a loaded fleet) are a plain misfire, never
- * a second span of the same pause (the job's own trigger relies on `leftByPause`'s window alone).
+ * a second span of the same pause (the job's own trigger relies on `pausedPart`'s window alone).
  * Two resumes of one pause (two nodes at once) write one marker key; a pause ended again within
  * the marker's life widens it.
  */
@@ -67,14 +71,38 @@ export function endPause(
 }
 
 /**
- * Whether missed fire times `first`..`last` of the job's trigger or stored schedule were left by a
- * pause of it (or of its job) that ended lately: they meet the pause, and start at the latest with
- * its first fire time after two polls and the misfire threshold (a node sees a pause within a
- * poll, and may still run a fire time it had claimed before). Only the first span the misfire
- * policy settles after a resume starts there: one that a loaded node settles later (a replay not
- * claimed within the threshold, with the fire times after it) starts at that replay, and is a
- * plain misfire — so a pause is on record once, unless it lasted less than that and a fire interval. Called only for missed fire times: a node with no marker pays one
- * `size` check.
+ * The part of missed fire times `first`..`last` (`count` of them, when known) of the job's trigger
+ * or stored schedule that a pause of it (or of its job) that ended lately left: its first fire
+ * time and how many there are, or `undefined` when there is none. Only fire times not yet missed
+ * when the pause began are the pause's — from `since` less the misfire threshold on (a fire time
+ * just before the pause that no node had claimed yet); those missed before (the fleet down, an
+ * entry held back behind a page) are a plain misfire, said by the `misfired` event the caller
+ * emits for the whole span — in a `paused` span, `checkHistory` would find them unjustified (no
+ * pause covers them). The span must meet the pause, and start at the latest with its first fire
+ * time after two polls and the misfire threshold (a node sees a pause within a poll, and may still
+ * run a fire time it had claimed before). Only the first span the misfire policy settles after a
+ * resume starts there: one that a loaded node settles later (a replay not claimed within the
+ * threshold, with the fire times after it) starts at that replay, and is a plain misfire — so a
+ * pause is on record once, unless it lasted less than that and a fire interval. Called only for
+ * missed fire times: a node with no marker pays one `size` check.
+ */
+export function pausedPart(
+  state: NodeState,
+  of: { job: string; scheduleId: string | undefined; trigger: CompiledTrigger },
+  span: { first: number; last: number; count: number | undefined },
+  thresholdMs: number,
+): { first: number; count: number | undefined } | undefined {
+  const after = (t: number) => nextFireTimes(of.trigger, t, 1)[0];
+  const from = pausedFrom(state, { ...of, after }, span.first, span.last, thresholdMs);
+  if (from === undefined) return undefined;
+  if (from === span.first) return { first: from, count: span.count };
+  return { first: from, count: fireSpan(of.trigger, from - 1, span.last + 1, 1)?.count };
+}
+
+/**
+ * Whether missed fire times `first`..`last` hold a part left by a pause ({@link pausedPart}).
+ * (due-entry.ts still writes its span from `first`: it is to take the part's start from
+ * `pausedPart` instead.)
  */
 export function leftByPause(
   state: NodeState,
@@ -83,18 +111,33 @@ export function leftByPause(
   last: number,
   thresholdMs: number,
 ): boolean {
-  if (state.pauseSpans.size === 0) return false;
+  return pausedFrom(state, of, first, last, thresholdMs) !== undefined;
+}
+
+/** The first fire time of {@link pausedPart}, from the job's marker or the schedule's (the earlier). */
+function pausedFrom(
+  state: NodeState,
+  of: { job: string; scheduleId: string | undefined; after: (t: number) => number | undefined },
+  first: number,
+  last: number,
+  thresholdMs: number,
+): number | undefined {
+  if (state.pauseSpans.size === 0) return undefined;
   const { job, scheduleId, after } = of;
   const slack = thresholdMs + MATCH_SLACK_MS;
-  const meets = (span: PauseSpan | undefined) =>
-    span !== undefined &&
-    last >= span.since - slack &&
-    first <= span.until + slack &&
-    first <= (after(span.since + 2 * state.pollMs + thresholdMs) ?? Number.POSITIVE_INFINITY);
-  return (
-    meets(state.pauseSpans.get(keys.pauseSpan(job, undefined))) ||
-    (scheduleId !== undefined && meets(state.pauseSpans.get(keys.pauseSpan(job, scheduleId))))
-  );
+  const from = (span: PauseSpan | undefined): number | undefined => {
+    if (span === undefined || first > span.until + slack) return undefined;
+    if (first > (after(span.since + 2 * state.pollMs + thresholdMs) ?? Number.POSITIVE_INFINITY))
+      return undefined;
+    // The first fire time not yet missed when the pause began.
+    const cut = Math.ceil(span.since - thresholdMs);
+    const start = first >= cut ? first : after(cut - 1);
+    return start !== undefined && start <= last ? start : undefined;
+  };
+  const a = from(state.pauseSpans.get(keys.pauseSpan(job, undefined)));
+  const b =
+    scheduleId === undefined ? undefined : from(state.pauseSpans.get(keys.pauseSpan(job, scheduleId)));
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 /**

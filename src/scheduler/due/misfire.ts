@@ -1,8 +1,7 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
-import { nextFireTimes } from '../../schedule/fire-times.js';
 import type { WriteOp } from '../../store/types.js';
 import type { HighWater } from '../claim/high-water.js';
-import { leftByPause, pausedSpanEntry } from '../control/pause-span.js';
+import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -57,14 +56,17 @@ export class Misfires {
     const skip = (last: number, count: number | undefined) => {
       this.emit(source, 'skipped', open.first, last, count);
       skipped = last;
-      // Left by a pause (control/pause-span.ts): one `paused` entry, keyed by the span's first
-      // fire time — no claim settles it here, so nodes handling it at once write the same key.
-      const { job: name, scheduleId } = source;
-      const after = (t: number) => nextFireTimes(source.trigger, t, 1)[0];
-      if (leftByPause(s, { job: name, scheduleId, after }, open.first, last, job.spec.misfireThresholdMs)) {
-        const occ = { job: name, scheduleId, fireTime: open.first, shard: shardsOf(job)[0] };
-        paused = pausedSpanEntry(s, occ, { last, count }, 0, Math.round(s.storeClock.estimate()));
-        emitPausedSpan(s, occ, { last, count });
+      // The part of them a pause left (control/pause-span.ts; those missed before it are the
+      // plain misfire just said): one `paused` entry, keyed by that part's first fire time — no
+      // claim settles it here, so nodes handling it at once write the same key.
+      const { job: name, scheduleId, trigger } = source;
+      const of = { job: name, scheduleId, trigger };
+      const part = pausedPart(s, of, { first: open.first, last, count }, job.spec.misfireThresholdMs);
+      if (part) {
+        const occ = { job: name, scheduleId, fireTime: part.first, shard: shardsOf(job)[0] };
+        const span = { last, count: part.count };
+        paused = pausedSpanEntry(s, occ, span, 0, Math.round(s.storeClock.estimate()));
+        emitPausedSpan(s, occ, span);
       }
     };
     if (misfire === 'skip') {
