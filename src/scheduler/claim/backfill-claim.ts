@@ -117,7 +117,7 @@ export async function lookUp(
 }
 
 /** Every attempt's history entry of the occurrence (one scan; at most 100 attempts). */
-async function attempts(store: Store, occ: OccurrenceId): Promise<HistoryEntry[]> {
+export async function attempts(store: Store, occ: OccurrenceId): Promise<HistoryEntry[]> {
   const records = await store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
   return records.map((r) => decodeHistory(r.value));
 }

@@ -95,7 +95,7 @@ export class Watch {
           w.at = now + Math.max(0, lease.expiresAt - s.storeClock.estimate()) + SLACK_MS;
           continue;
         }
-        if (lease !== null) await movePastHeld(s, w.c.movePast, job.spec.name);
+        if (lease !== null) await movePastHeld(s, w.c.movePast, w.c.occ);
         this.watched.delete(key);
       } else if (lease !== null) {
         // "Done" (a hold far past the fire time): accounted for. Else still running or

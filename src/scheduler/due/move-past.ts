@@ -1,7 +1,8 @@
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { scheduledAt } from '../../schedule/jitter.js';
+import { attempts } from '../claim/backfill-claim.js';
 import type { Candidate, EntryMove } from '../internal-types.js';
-import { keys } from '../keys.js';
+import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { DueEntry } from './due-entry.js';
 
@@ -15,18 +16,25 @@ import type { DueEntry } from './due-entry.js';
  * (simulator, catch-up seed 23 of the pauses-and-backfills mix: +12 s to +27 s lost).
  *
  * So a refused claim of a missed fire time (a replay, or a settle of missed ones) — or one not
- * sent, a takeover found on record (claim.ts) — is looked at, at the next tick (claim/watch.ts):
- * held "done" while the entry still names it, the fire time is handled, and the entry moves past
- * it alone — to its next fire time, which the next read plans afresh (run on
- * time, replayed, or settled with the misfire policy's event and a pause's span). Not counted
- * against maxRuns (a backfill run is not), and a `spanned` entry stays so. The move is a
- * compare-and-move (a page claim's `move`): of racing nodes one moves it, and an entry the run
- * holding the fire time moved on itself (a node refused by the winner's hold) is not moved again.
- * A store without pages gets a read of the entry and a delete and put: two nodes racing write
- * the same; one whose read came before the entry moved on and whose write after the next fire
- * time's run moved it again would put back an entry behind it (refused in its turn, and moved on).
- * Held by a run still going: looked at again when its lease would end. On-time claims (refused by
- * the winner, nearly always) look at nothing; a replay's losers read a lease and an entry each.
+ * sent, a takeover found on record (claim.ts) — is looked at, at the next tick (claim/watch.ts).
+ * Held by a run still going: looked at again when its lease would end. Held "done", with a backfill
+ * attempt on record (the chain's own run would have moved the entry), while the entry still names
+ * it: the fire time is handled, and the entry moves past it alone — to its next fire time, which
+ * the next read plans afresh (run on time, replayed, or settled with the misfire policy's event
+ * and a pause's span). Not counted against maxRuns (a backfill run is not); a `spanned` entry
+ * stays so.
+ *
+ * Stale copies: a start batch retried after its first try was applied (its reply lost) puts back
+ * the entry it had moved on, behind the chain. Such a copy names a fire time the chain ran: the
+ * backfill test leaves it inert behind the hold, as it always was (moved, it would overwrite the
+ * chain's entry with its own runs left: simulator, maxRuns under faults, seed 1). One that names a
+ * fire time a backfill ran is deleted if the next fire time has an entry already (never
+ * overwritten); else it moves, and stops at the first fire time the chain ran, or meets the chain.
+ *
+ * The move is a compare-and-move (a page claim's `move`): of racing nodes one moves it, and an
+ * entry moved on meanwhile is not moved again. A store without pages gets a delete and a put
+ * after the read: two nodes racing write the same. On-time claims (refused by the winner, nearly
+ * always) look at nothing; a replay's losers read a lease, two entries and a history each.
  */
 
 /** The move of entry `e` past its fire time alone, for the claims of `e` that may need it (see the file comment). */
@@ -58,17 +66,26 @@ function pastFireTime(s: NodeState, e: DueEntry): EntryMove {
 }
 
 /**
- * Moves the entry past its fire time (see the file comment), once the claim of that fire time was
- * refused and found held "done". Throws when the store fails (the look is kept and made again).
+ * Moves the entry past its fire time `occ` (see the file comment), once its claim was refused and
+ * found held "done". Throws when the store fails (the look is kept and made again).
  */
-export async function movePastHeld(s: NodeState, move: EntryMove, job: string): Promise<void> {
+export async function movePastHeld(s: NodeState, move: EntryMove, occ: OccurrenceId): Promise<void> {
   const { store } = s;
-  // Moved on already — nearly always by the run that holds the fire time: nothing to do.
-  if ((await store.get(move.from)) === null) return;
-  if (store.capabilities.pages) {
+  const [[from, to], onRecord] = await Promise.all([
+    store.getMany([move.from, move.to]),
+    attempts(store, occ),
+  ]);
+  // Moved on already — nearly always by the run that holds the fire time — or run by the chain
+  // itself, so that this entry is a stale copy (a start batch retried after its applied first try
+  // puts back the entry it had moved on): left as it is, inert behind the hold, as before.
+  if ((from ?? null) === null || !onRecord.some((e) => e.source === 'backfill')) return;
+  if ((to ?? null) !== null && !move.ended) {
+    // The next fire time has an entry already: this one was a stale copy; the two are one again.
+    await store.apply([{ op: 'delete', key: move.from, ifValue: from! }]);
+  } else if (store.capabilities.pages) {
     const { ended: _, ...op } = move;
     const { lease } = await store.claimPage(
-      { key: keys.entryMove(job, s.newId()), owner: s.node, leaseMs: 60_000 },
+      { key: keys.entryMove(occ.job, s.newId()), owner: s.node, leaseMs: 60_000 },
       [{ op: 'move', ...op }],
     );
     if (lease) await store.release(lease.key, lease.token);
