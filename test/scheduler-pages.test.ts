@@ -5,46 +5,17 @@
  * answering (its handlers then never end either, as a killed process's would not).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
-import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
-import type { HistoryEntry, JobContext } from '../src/scheduler/types.js';
+import type { JobContext } from '../src/scheduler/types.js';
 import type { Store, WriteOp } from '../src/store/types.js';
-import {
-  checkHistory,
-  formatViolations,
-  recordsFromHistory,
-  skipsFromHistory,
-} from '../src/testing/index.js';
 import { eventually, faulty } from './harness/faulty-store.js';
+import { checkedHistory, pageNode, sleep, stopNodes, unique } from './harness/page-kit.js';
 import { until } from './harness/scheduler-suite.js';
 
-const unique = (label: string) => `${label}-${randomId(5)}`;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  // A dead node's stop() never ends: each is given 2 s.
-  for (const c of cleanup.splice(0).reverse()) await Promise.race([c().catch(() => {}), sleep(2_000)]);
-});
-
-function scheduler(store: Store, node: string): Scheduler {
-  const s = createScheduler({ store, node, pollInterval: '200ms', concurrency: 100, logger: false });
-  cleanup.push(() => s.stop());
-  return s;
-}
-
-/** The whole history of `job` (newest first), checked against every guarantee. */
-async function checked(s: Scheduler, job: string, leaseMs: number): Promise<HistoryEntry[]> {
-  const entries = await s.history({ job, limit: 10_000 });
-  const result = checkHistory({
-    records: recordsFromHistory(entries.filter((e) => e.status !== 'skipped')),
-    skips: skipsFromHistory(entries),
-    jobs: [{ job, leaseMs }],
-  });
-  expect(result.violations, formatViolations(result)).toEqual([]);
-  return entries;
-}
+afterEach(stopNodes);
+const scheduler = (store: Store, node: string) => pageNode(store, node);
+const checked = checkedHistory;
 
 describe('pages of stored schedules', () => {
   it('claims a fan-out in pages: one claimPage per page, two rows per occurrence', async () => {
