@@ -1,7 +1,7 @@
 import type { Lease, WriteOp } from '../../store/types.js';
 import { encodeHistory, occFields } from '../finish/history.js';
 import { settle } from '../finish/settle.js';
-import { type Candidate, consumeOps, type Job } from '../internal-types.js';
+import { type Candidate, consumeOps, type Job, type Source, sourceKey } from '../internal-types.js';
 import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
@@ -59,6 +59,15 @@ export class Overlap {
       // backfill for the run before it (or any run of its gate): free the occurrence and try again
       // next tick (recovery, backfill: next poll; its in-flight, pending or backfill request stays).
       await release();
+      // The replay of a job's own trigger is offered again by this node, whatever the high-water
+      // mark says meanwhile (replayAgain). Other nodes saw it held and went past it: one of them
+      // replaying the next fire time raised the mark past it, and the one that watched it
+      // crashed — a lost fire time (simulator: three jobs, pauses, catch-up, seeds 16, 21, 27 of
+      // 30). A due entry's replay needs nothing: the entry stays where it is until that run starts.
+      if (c.source === 'misfire' && c.entryReadAt === undefined && c.fromPending !== true) {
+        const source = s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
+        if (source) replayAgain(source, c);
+      }
       return;
     }
     // What marks the occurrence handled: a due entry moved on, or the job's high-water mark.
@@ -268,4 +277,29 @@ export class Overlap {
       () => s.lapsedClaim(c, sentAt),
     );
   }
+}
+
+/**
+ * A catch-up replay of the job's own trigger that this node won and gave back, its overlap gate
+ * held: queued on its source to be offered again at the next ticks, ahead of anything on time (as
+ * a replay the misfire scan returns is), until a claim of it is decided — run, or refused because
+ * someone else holds it (then watched, watch.ts). The cursor stays before it, but that alone does
+ * not bring it back: the scan starts at the high-water mark, which a node that saw the fire time
+ * held while this one had it raised past it by replaying the next one.
+ */
+function replayAgain(source: Source, c: Candidate): void {
+  const fireTime = c.occ.fireTime;
+  const queued = source.queue.find((q) => q.fireTime === fireTime);
+  if (queued) {
+    if (!queued.shards.includes(c.occ.shard)) queued.shards.push(c.occ.shard);
+    return;
+  }
+  source.queue.push({
+    fireTime,
+    ...(c.scheduledAt !== undefined && { at: c.scheduledAt }),
+    source: 'misfire',
+    shards: [c.occ.shard],
+    graceMs: 0,
+  });
+  source.queue.sort((a, b) => a.fireTime - b.fireTime);
 }

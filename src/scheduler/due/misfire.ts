@@ -1,6 +1,6 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
 import type { WriteOp } from '../../store/types.js';
-import type { HighWater } from '../claim/high-water.js';
+import { doneHold, type HighWater } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
@@ -102,7 +102,8 @@ export class Misfires {
    * The part of the span nobody claimed: after the latest fire time of its tail whose claim is
    * still held (running, or "done"). A node that claimed that one handled the ones before it too
    * (it handles missed fire times before it claims on-time ones; catch-up replays oldest first),
-   * so only the tail is looked up, however long the span.
+   * so only the tail is looked up, however long the span — but under catch-up a held one before
+   * it may still be given back or lost with its holder: those are watched too.
    */
   private async unclaimed(job: Job, source: Source, span: FireSpan): Promise<FireSpan | undefined> {
     const s = this.state;
@@ -119,13 +120,25 @@ export class Misfires {
     // it): looked at after the holder's lease, as a refused claim is. Nodes that claimed it were
     // refused and watch it already; this node did not claim it — it waited for a fleet permit
     // (run/fleet-limits.ts) while the holder had it (simulator seed 17 of the fleet limits sweep).
-    s.heldElsewhere({
-      occ: { job: source.job, scheduleId: source.scheduleId, fireTime: span.tail[lastHeld]!, shard },
-      source: 'misfire',
-      data: source.data,
-      attempt: 1,
-      gate: job.spec.overlap !== 'allow',
-    });
+    const watch = (fireTime: number) =>
+      s.heldElsewhere({
+        occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard },
+        source: 'misfire',
+        data: source.data,
+        attempt: 1,
+        gate: job.spec.overlap !== 'allow',
+      });
+    watch(span.tail[lastHeld]!);
+    // Catch-up: several nodes replay at once, each the oldest it finds unheld, so a replay held
+    // before that one was not handled by its holder — it may be a claim about to be given back
+    // (its gate held) or whose holder dies. Each one not "done" is looked at after its lease too:
+    // watched only by the node that went on to the next one, a crash of that node lost it
+    // (simulator: three jobs, pauses, catch-up; its holder crashed, its release never sent).
+    if (job.spec.misfire === 'catch-up')
+      for (let i = 0; i < lastHeld; i++) {
+        const lease = held[i];
+        if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2) watch(span.tail[i]!);
+      }
     const tail = span.tail.slice(lastHeld + 1);
     return tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
   }
