@@ -6,9 +6,8 @@
  *   times from the misfire threshold before the pause on (control/pause-span.ts, `pausedPart`).
  *   Before, the span started at the first missed fire time, +3 s, and the checker called the
  *   pause's record of it unjustified (docs/pause.md: the span is the fire times that passed while
- *   paused; `checkHistory` accepts a `paused` skip only inside a pause). Tested here for a job's
- *   own trigger (due/misfire.ts); a stored schedule's span is written by due/due-entry.ts, which
- *   still starts it at the first missed fire time (the three-job sweep's seeds 5 and 6).
+ *   paused; `checkHistory` accepts a `paused` skip only inside a pause): a job's own trigger
+ *   (due/misfire.ts) and a stored schedule (due/due-entry.ts; the three-job sweep's seeds 5, 6).
  * - Under `catch-up`, the nodes replay the missed fire times at once after a resume. A replay
  *   that won its fire time but found the overlap gate held (another node's replay running) gave
  *   the fire time back; a node that had seen it held meanwhile replayed the next one, whose run
@@ -118,6 +117,38 @@ describe('simulate: fire times missed before a pause', () => {
       expect(skipped[0], misfire).toContain(`tick@+${last}.000s skipped ${last - 2} fire times`);
       expect(pausedSpans(result.trace), misfire).toEqual([{ stream: 'tick', first: 4, last }]);
     }
+  });
+
+  it('a stored schedule: the same (its span is settled by the claim that moves its due entry)', async () => {
+    for (const misfire of ['skip', 'run-once'] as const) {
+      const options = outage([
+        {
+          name: 'report',
+          options: { lockAtMostFor: '3s', misfire },
+          runMs: [20, 100],
+          schedules: [{ id: 'u1', every: '1s' }],
+          pauses: [{ scheduleId: 'u1', at: 5_000, resumeAt: 10_000 }],
+        },
+      ]);
+      const result = await simulate(options);
+      if (!result.ok) expect.fail(formatReport(options, result));
+      const last = misfire === 'skip' ? 9 : 8;
+      const skipped = result.trace.filter((l) => /misfired +report\/u1@\S+ skipped/.test(l));
+      expect(skipped, misfire).toHaveLength(1);
+      expect(skipped[0], misfire).toContain(`report/u1@+${last}.000s skipped ${last - 2} fire times`);
+      expect(pausedSpans(result.trace), misfire).toEqual([{ stream: 'report/u1', first: 4, last }]);
+    }
+  });
+
+  it('three jobs, the fault mix: no paused span holds a fire time missed before its pause', async () => {
+    // Seeds 5 and 6: a stored schedule's entry held back behind its page (+3 s, +4 s) or missed
+    // (+10 s) just before the pause; the span was recorded from there.
+    for (const misfire of ['skip', 'run-once'] as const)
+      for (const seed of [5, 6]) {
+        const options = threeJobs(seed, misfire);
+        const result = await simulate(options);
+        if (!result.ok) expect.fail(formatReport(options, result));
+      }
   });
 });
 

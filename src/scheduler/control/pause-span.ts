@@ -99,21 +99,6 @@ export function pausedPart(
   return { first: from, count: fireSpan(of.trigger, from - 1, span.last + 1, 1)?.count };
 }
 
-/**
- * Whether missed fire times `first`..`last` hold a part left by a pause ({@link pausedPart}).
- * (due-entry.ts still writes its span from `first`: it is to take the part's start from
- * `pausedPart` instead.)
- */
-export function leftByPause(
-  state: NodeState,
-  of: { job: string; scheduleId: string | undefined; after: (t: number) => number | undefined },
-  first: number,
-  last: number,
-  thresholdMs: number,
-): boolean {
-  return pausedFrom(state, of, first, last, thresholdMs) !== undefined;
-}
-
 /** The first fire time of {@link pausedPart}, from the job's marker or the schedule's (the earlier). */
 function pausedFrom(
   state: NodeState,

@@ -6,7 +6,7 @@ import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
 import { doneHold } from '../claim/high-water.js';
-import { leftByPause, pausedSpanEntry } from '../control/pause-span.js';
+import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { countDown } from '../control/runs-left.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
@@ -203,17 +203,29 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       settleOnly: ops,
       onWon,
     };
-    const of = { job: s.job, scheduleId: s.id, after };
-    if (skipped && e.spanned !== true && leftByPause(state, of, F, skipped.last, spec.misfireThresholdMs)) {
+    // The part of the span a pause left (control/pause-span.ts): from the first fire time not yet
+    // missed when the pause began; those missed before it are a plain misfire (the event above).
+    const part =
+      skipped && e.spanned !== true
+        ? pausedPart(
+            state,
+            { job: s.job, scheduleId: s.id, trigger: e.trigger },
+            { first: F, ...skipped },
+            spec.misfireThresholdMs,
+          )
+        : undefined;
+    if (skipped && part) {
       // The moved entry says so (per occurrence here; a page's move, page-claims.ts).
       const spanned = JSON.stringify({ job: s.job, spanned: true });
       c.settleOnly = ops.map((op) =>
         op.op === 'put' && op.key.startsWith(keys.duePrefix) ? { ...op, value: spanned } : op,
       );
-      c.pausedSpan = (token, at) => pausedSpanEntry(state, c.occ, skipped, token, at);
+      const occ = { ...c.occ, fireTime: part.first };
+      const span = { last: skipped.last, count: part.count };
+      c.pausedSpan = (token, at) => pausedSpanEntry(state, occ, span, token, at);
       c.onWon = () => {
         onWon();
-        emitPausedSpan(state, c.occ, skipped);
+        emitPausedSpan(state, occ, span);
       };
     }
     return [c];
