@@ -103,9 +103,11 @@ export async function scanDue(
 
 /**
  * The size of the next page of a read: PAGE, or — when the rows read so far are spread over time
- * (jittered entries coming due one by one) — about as many as reach `horizon` at the density seen,
- * with a margin: a read of a few hundred entries ahead does not fetch a thousand rows to keep them.
- * Too few is one more page.
+ * and reach into the last read-ahead before `horizon` (jittered entries coming due one by one) —
+ * about as many as reach `horizon` at the density seen, with a margin: a read of a few hundred
+ * entries ahead does not fetch a thousand rows to keep them. Too few is one more page. Entries
+ * further back (a backlog, entries passed over) are read a full page at a time, as before: a
+ * page sized by a sparse stretch of them cost reads a few more calls each.
  */
 function pageSize(
   rows: number,
@@ -114,6 +116,7 @@ function pageSize(
   horizon: number,
 ): number {
   if (firstAt === undefined || lastAt === undefined || lastAt <= firstAt) return PAGE;
+  if (lastAt < horizon - 2 * READ_AHEAD_MS) return PAGE;
   const more = (rows * (horizon - lastAt)) / (lastAt - firstAt);
   return Math.max(FIRST_PAGE, Math.min(PAGE, Math.ceil(more * 1.25) + 16));
 }
