@@ -127,21 +127,6 @@ export class DueIndex {
       return false;
     });
     if (notAhead !== undefined) this.resumeAfter = undefined;
-    if (process.env['DBG'])
-      console.log(
-        'read',
-        s.node,
-        now % 100000,
-        due.length,
-        read.length,
-        fresh.length,
-        read.filter((e) => e.at > now).length,
-        read
-          .slice(0, 1)
-          .map((e) =>
-            JSON.stringify({ at: e.at % 100000, j: e.jitter !== undefined, p: e.prevLive, m: e.movedByLive }),
-          ),
-      );
     let metAgain = false;
     for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
     this.offered = new Set(fresh.map((e) => e.key));
