@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { EPOCH } from '../src/testing/simulate/sim-store.js';
 import { SIM_FAULTS } from './fixtures/sim-faults.js';
+import { PAUSE_BACKFILL_MIX } from './fixtures/sim-pause-backfill-mix.js';
 
 /** Store ms of virtual second `s`. */
 const sec = (s: number) => EPOCH + s * 1_000;
@@ -90,37 +91,7 @@ describe('simulate: backfills racing the scheduler', () => {
   });
 
   it("the same under overlap 'skip': a replay's successor queued behind it (seed 26)", async () => {
-    const mix: SimJob[] = [
-      {
-        name: 'tick',
-        options: { every: '1s', lockAtMostFor: '3s' },
-        runMs: [20, 400],
-        pauses: [{ at: 8_000, resumeAt: 13_000, note: 'provider down' }],
-        backfills: [{ from: sec(6), to: sec(15), at: 18_000 }],
-      },
-      {
-        name: 'report',
-        options: { lockAtMostFor: '3s' },
-        runMs: [20, 400],
-        schedules: [
-          { id: 'u1', every: '1s' },
-          { id: 'u2', every: '2s' },
-          { id: 'u3', every: '1s' },
-        ],
-        pauses: [
-          { scheduleId: 'u1', at: 9_000, resumeAt: 14_000 },
-          { at: 18_000, resumeAt: 21_000 },
-        ],
-        backfills: [{ scheduleId: 'u1', from: sec(8), to: sec(16), at: 19_000 }],
-      },
-      {
-        name: 'sharded',
-        options: { every: '2s', shards: 2, overlap: 'allow', lockAtMostFor: '3s' },
-        runMs: [20, 600],
-        pauses: [{ at: 10_000, resumeAt: 14_000 }],
-        backfills: [{ from: sec(8), to: sec(16), at: 17_000 }],
-      },
-    ];
+    const mix = PAUSE_BACKFILL_MIX;
     const options: SimulateOptions = {
       seed: 26,
       nodes: 3,

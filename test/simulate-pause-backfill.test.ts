@@ -19,6 +19,7 @@ import { type CheckedJob, check } from '../src/testing/simulate/checker.js';
 import { History } from '../src/testing/simulate/history.js';
 import { EPOCH } from '../src/testing/simulate/sim-store.js';
 import { SIM_FAULTS } from './fixtures/sim-faults.js';
+import { PAUSE_BACKFILL_MIX } from './fixtures/sim-pause-backfill-mix.js';
 
 /** Store ms of virtual second `s`. */
 const sec = (s: number) => EPOCH + s * 1_000;
@@ -250,37 +251,7 @@ describe('simulate: backfills', () => {
 describe('simulate: pauses and backfills under faults', () => {
   // Each job with a pause and a backfill: the job's own trigger, stored schedules (paged: a
   // schedule paused, then the whole job while a schedule's backfill is queued) and a sharded job.
-  const jobs: SimJob[] = [
-    {
-      name: 'tick',
-      options: { every: '1s', lockAtMostFor: '3s' },
-      runMs: [20, 400],
-      pauses: [{ at: 8_000, resumeAt: 13_000, note: 'provider down' }],
-      backfills: [{ from: sec(6), to: sec(15), at: 18_000 }],
-    },
-    {
-      name: 'report',
-      options: { lockAtMostFor: '3s' },
-      runMs: [20, 400],
-      schedules: [
-        { id: 'u1', every: '1s' },
-        { id: 'u2', every: '2s' },
-        { id: 'u3', every: '1s' },
-      ],
-      pauses: [
-        { scheduleId: 'u1', at: 9_000, resumeAt: 14_000 },
-        { at: 18_000, resumeAt: 21_000 },
-      ],
-      backfills: [{ scheduleId: 'u1', from: sec(8), to: sec(16), at: 19_000 }],
-    },
-    {
-      name: 'sharded',
-      options: { every: '2s', shards: 2, overlap: 'allow', lockAtMostFor: '3s' },
-      runMs: [20, 600],
-      pauses: [{ at: 10_000, resumeAt: 14_000 }],
-      backfills: [{ from: sec(8), to: sec(16), at: 17_000 }],
-    },
-  ];
+  const jobs = PAUSE_BACKFILL_MIX;
 
   it('the checker finds every paused skip borne out, every backfilled fire time run once, nothing lost', async () => {
     for (const seed of [1, 2, 3, 4]) {
