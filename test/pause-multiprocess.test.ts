@@ -14,12 +14,14 @@
  * fire time"; DESIGN.md promises every node within 1 s. So a run of a fire time up to REACH = 1 s
  * after the pause call returned is allowed, and not one later. At the resume, a fire time still
  * within the misfire threshold (2 s here) runs on time (docs/pause.md, "Resuming"), so a run of a
- * fire time after `resume − 2 s` is allowed too.
+ * fire time after `resume − 2 s` — less the spread grace, after which lateness counts on a node that
+ * does not go first (docs/scheduler.md) — is allowed too.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
+import { spreadGrace } from '../src/scheduler/control/spread.js';
 import { createScheduler } from '../src/scheduler/index.js';
 import type { HistoryEntry } from '../src/scheduler/types.js';
 import {
@@ -46,6 +48,14 @@ const SECOND = 1000;
 const THRESHOLD = 2 * SECOND;
 /** How long after the pause call a fire time may still run (DESIGN.md: every node within 1 s). */
 const REACH = SECOND;
+/**
+ * How much later than `resume − THRESHOLD` a fire time may be and still run at the resume: the
+ * node that claims it may be one that goes after the grace (another node goes first), and its
+ * lateness counts from the end of the grace (due/due-entry.ts, docs/spreading) — a quarter of the
+ * 1 s interval — plus the error of the node's estimate of the store clock (100 ms). Seen in CI and
+ * here: fire times 2.10–2.16 s before the resume ran.
+ */
+const RESUME_SLACK = spreadGrace(SECOND) + 100;
 /** How long the schedules stay paused (store time): six fire times. */
 const PAUSE_MS = 6 * SECOND;
 const SCHEDULES = 30;
@@ -158,7 +168,7 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
           const ran = ranOf(id).map((s) => s.fireTime);
           // Nothing of the pause ran, beyond the pause's reach and the threshold at the resume.
           expect(
-            ran.filter((t) => t > pausedAt + REACH && t <= resumeAt - THRESHOLD).map(iso),
+            ran.filter((t) => t > pausedAt + REACH && t <= resumeAt - THRESHOLD - RESUME_SLACK).map(iso),
             `${id} ran while paused: ${timeline(id)}`,
           ).toEqual([]);
           // One paused span, exactly the gap between its runs.
@@ -174,7 +184,7 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
           // fire time it must have stopped; no fire time after the resume.
           expect(first, timeline(id)).toBeGreaterThanOrEqual(pausedAt - THRESHOLD);
           expect(first, timeline(id)).toBeLessThanOrEqual(pausedAt + REACH + SECOND);
-          expect(last, timeline(id)).toBeGreaterThanOrEqual(resumeAt - THRESHOLD - SECOND);
+          expect(last, timeline(id)).toBeGreaterThanOrEqual(resumeAt - THRESHOLD - RESUME_SLACK - SECOND);
           expect(last, timeline(id)).toBeLessThanOrEqual(resumedAt);
           expect(first, timeline(id)).toBeGreaterThan(from);
           // Every fire time checked ran exactly once, or lies in the span (and did not run).
