@@ -88,6 +88,8 @@ export interface Candidate {
    * asks for an overlap gate (`gate` false).
    */
   excluded?: true;
+  /** (A backfill) when this node first read its request, store time (claim/gated-runs.ts). */
+  seenAt?: number;
   /** A trigger request or pending record this candidate stands for: deleted once it is claimed. */
   consumes?: string;
   /**
@@ -274,4 +276,14 @@ export function rewind(source: Source, fireTime: number): void {
 export interface PauseSpan {
   since: number;
   until: number;
+}
+
+/**
+ * Which stored schedules have backfill work — a request not consumed, or a run in flight — as a
+ * poll read it at `at` (store time, a lower bound): claim/gated-runs.ts.
+ */
+export interface GateKnowledge {
+  at: number;
+  /** `<job>\0<schedule id>`. */
+  schedules: ReadonlySet<string>;
 }

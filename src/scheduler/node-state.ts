@@ -8,7 +8,7 @@ import type { AuditContext } from './control/audit.js';
 import { CalendarCache } from './control/calendar-cache.js';
 import { Spread } from './control/spread.js';
 import { WriteBatcher } from './finish/write-batch.js';
-import type { Candidate, Job, PauseSpan, Source } from './internal-types.js';
+import type { Candidate, GateKnowledge, Job, PauseSpan, Source } from './internal-types.js';
 import { SchedulerEmitter } from './observe/events.js';
 import { Telemetry } from './observe/telemetry.js';
 import type { ResolvedOptions } from './options.js';
@@ -84,6 +84,10 @@ export class NodeState {
   dueWakeAt = 0;
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
+  /** Which stored schedules have backfill work, as the last poll read it (claim/gated-runs.ts). */
+  gateKnowledge: GateKnowledge = { at: Number.NEGATIVE_INFINITY, schedules: new Set() };
+  /** Backfill requests by key, and when (store time, estimated) this node first read each (claim/gated-runs.ts). */
+  backfillSeen = new Map<string, number>();
   /**
    * Shard items of stored schedules claimed and never started (a lost reply, a holder that died
    * before its start record), by occurrence key: offered by the next ticks as recoveries. Unlike

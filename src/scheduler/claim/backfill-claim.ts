@@ -2,10 +2,12 @@ import type { Lease, Store, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { decodeHistory } from '../finish/history.js';
 import { settle } from '../finish/settle.js';
-import type { Candidate } from '../internal-types.js';
+import type { Candidate, Job } from '../internal-types.js';
 import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { HistoryEntry } from '../types.js';
+import { claimsInPages } from './eligible.js';
+import { BACKFILL_SETTLE_MS, pageRunGoing } from './gated-runs.js';
 import type { PageRecord } from './page-record.js';
 
 /**
@@ -31,6 +33,10 @@ const NOT_RUN: ReadonlySet<string> = new Set(['skipped', 'abandoned']);
 const MAX_PAGES = 10_000;
 /** Records read per occurrence by {@link lookUp}. */
 const KEYS_PER_OCCURRENCE = 3;
+/** How long a backfill claim waits for a page run of its schedule to end before it gives its claim back (at most a quarter lease). */
+const MAX_PAGE_WAIT_MS = 1_000;
+/** How often it looks meanwhile. */
+const PAGE_WAIT_STEP_MS = 100;
 /** Margin for the error of the store clock's estimate in {@link isHold}. */
 const HOLD_MARGIN_MS = 5_000;
 
@@ -134,6 +140,26 @@ export async function attempts(store: Store, occ: OccurrenceId): Promise<History
  * schedule's, read now, and a pending record of the fire time (queued behind its gate) goes in its
  * start batch: this run is the one it stood for.
  */
+/**
+ * Whether a backfill of `scheduleId` (a stored schedule of `job`) first read at `seenAt` must wait
+ * still at store time `now`: a page-claimed schedule under overlap `skip` starts its backfill
+ * runs no sooner than BACKFILL_SETTLE_MS after that (claim/gated-runs.ts).
+ */
+export function settling(
+  s: NodeState,
+  job: Job,
+  scheduleId: string | undefined,
+  seenAt: number,
+  now: number,
+): boolean {
+  return pageGated(s, job, scheduleId) && now < seenAt + BACKFILL_SETTLE_MS;
+}
+
+/** Whether backfill runs of `scheduleId` must exclude its page runs by hand (claim/gated-runs.ts). */
+function pageGated(s: NodeState, job: Job, scheduleId: string | undefined): boolean {
+  return gateScope({ scheduleId }) !== undefined && job.spec.overlap === 'skip' && claimsInPages(s, job);
+}
+
 export async function backfillClaimed(
   s: NodeState,
   c: Candidate,
@@ -142,6 +168,19 @@ export async function backfillClaimed(
   sentAt: number,
 ): Promise<boolean> {
   const { scheduleId } = c.occ;
+  const job = s.defined.get(c.occ.job);
+  const gated = job !== undefined && pageGated(s, job, scheduleId);
+  const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
+    op: 'release',
+    key: l.key,
+    token: l.token,
+  }));
+  // Too soon after this node first read the request (claim/gated-runs.ts): given back, offered
+  // again at a later poll.
+  if (gated && lease.acquiredAt < (c.seenAt ?? Number.POSITIVE_INFINITY) + BACKFILL_SETTLE_MS) {
+    await settle(s, `backfill of ${c.occ.job}`, frees, lease, sentAt);
+    return false;
+  }
   const [[look], schedule] = await Promise.all([
     lookUp(s.store, c.occ.job, [c.occ]),
     scheduleId === undefined ? undefined : s.store.get(keys.schedule(scheduleId)),
@@ -151,13 +190,22 @@ export async function backfillClaimed(
     typeof schedule === 'string' ? (JSON.parse(schedule) as { job: string; data?: unknown }) : undefined;
   const gone = scheduleId !== undefined && record?.job !== c.occ.job;
   if (look === 'ran' || gone) {
-    const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
-      op: 'release',
-      key: l.key,
-      token: l.token,
-    }));
     await settle(s, `backfill of ${c.occ.job}`, [...consumeRequest(c.occ), ...frees], lease, sentAt);
     return false;
+  }
+  // A page run of the schedule not ended (claim/gated-runs.ts): read after this claim took the
+  // gate, and again every PAGE_WAIT_STEP_MS for a little while (a schedule that runs most of the
+  // time leaves gaps a claim made at each poll would rarely land in); then given back, offered
+  // again at a later poll (on-time runs keep their slot).
+  if (gated) {
+    const until = s.clock.monotonic() + Math.min(MAX_PAGE_WAIT_MS, job.spec.lockAtMostForMs / 4);
+    while (await pageRunGoing(s.store, c.occ.job, scheduleId!, lease.acquiredAt)) {
+      if (s.clock.monotonic() + PAGE_WAIT_STEP_MS > until || s.stopping !== undefined) {
+        await settle(s, `backfill of ${c.occ.job}`, frees, lease, sentAt);
+        return false;
+      }
+      await s.clock.sleep(PAGE_WAIT_STEP_MS);
+    }
   }
   const onRecord = await attempts(s.store, c.occ);
   c.attempt = Math.max(0, ...onRecord.map((e) => e.attempt)) + 1;

@@ -5,10 +5,11 @@ import { occFields } from '../finish/history.js';
 import type { Candidate, Job } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
-import { launchAtStarts } from '../run/page-starts.js';
+import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
 import type { Runs } from '../run/runs.js';
 import type { SkipCause } from '../types.js';
 import { countedMove } from './counted-page.js';
+import { gatedHeld, judgeGated } from './gated-runs.js';
 import { type DueValue, itemOcc, type PageItem, type PageRecord, pageKeys } from './page-record.js';
 import { skippedEntry, storeWhileHeld } from './page-writes.js';
 import { judgePrev, type PrevVerdict } from './prev-run.js';
@@ -144,6 +145,22 @@ export class PageClaims {
       await s.writes.submit([{ op: 'delete', key: recordKey }, release]).catch(() => {});
       return;
     }
+    // A backfill run of one of these schedules going, or about to start (gated-runs.ts): its
+    // item is skipped naming it, or waits on this node until it has ended. (A schedule with
+    // maxRuns waits rather than skips: its move counted a run.)
+    const gated = await judgeGated(s, job, items, won, lease.acquiredAt);
+    for (const [i, v] of gated) {
+      if (v.kind !== 'skip') continue;
+      if (cs[i]!.pageMove!.count) {
+        gated.set(i, {
+          kind: 'wait',
+          free: async () => !(await gatedHeld(s, name, items[i]!.id, lease.acquiredAt)),
+        });
+        continue;
+      }
+      items[i] = { ...items[i]!, kind: 'skip', by: { ...v.by, fireTime: v.by.fireTime.getTime() } };
+      judged[i] = v;
+    }
     const startedAt = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     record.started = { at: startedAt, claimedAt: lease.acquiredAt, token: lease.token, won };
     const value = JSON.stringify(record);
@@ -169,36 +186,44 @@ export class PageClaims {
     }
     const runs = won.filter((i) => items[i]!.kind === 'run');
     const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);
+    const launch = (i: number, waited: boolean) => {
+      const c = cs[i]!;
+      return this.runs.launch(
+        job,
+        {
+          occ: c.occ,
+          lease,
+          gate: undefined,
+          sentAt,
+          attempt: 1,
+          source: c.source,
+          ...(c.source === 'misfire' && { replay: true as const }),
+          ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
+          // A run that waited for its start (claimed ahead) started then, others with the page.
+          ...(!waited && { startedAt }),
+          data: c.data,
+        },
+        undefined,
+        pageRun.book(),
+      );
+    };
+    for (const i of runs) {
+      const v = gated.get(i);
+      if (v?.kind !== 'wait') continue;
+      const start = notBefore(cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime, lease.acquiredAt, repliedAt);
+      launchWhenFree(s, pageRun, start, v.free, () => launch(i, true));
+    }
     launchAtStarts(
       s,
       pageRun,
       lease,
       repliedAt,
-      runs.map((i) => {
-        const c = cs[i]!;
-        return {
-          start: c.scheduledAt ?? c.occ.fireTime,
-          launch: (waited) =>
-            this.runs.launch(
-              job,
-              {
-                occ: c.occ,
-                lease,
-                gate: undefined,
-                sentAt,
-                attempt: 1,
-                source: c.source,
-                ...(c.source === 'misfire' && { replay: true as const }),
-                ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
-                // A run that waited for its start (claimed ahead) started then, others with the page.
-                ...(!waited && { startedAt }),
-                data: c.data,
-              },
-              undefined,
-              pageRun.book(),
-            ),
-        };
-      }),
+      runs
+        .filter((i) => gated.get(i)?.kind !== 'wait')
+        .map((i) => ({
+          start: cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime,
+          launch: (waited) => launch(i, waited),
+        })),
     );
   }
 }

@@ -1,5 +1,5 @@
 import type { StoredRecord } from '../../store/types.js';
-import { CONSUMED, consumeRequest } from '../claim/backfill-claim.js';
+import { CONSUMED, consumeRequest, settling } from '../claim/backfill-claim.js';
 import type { Candidate } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -32,6 +32,12 @@ export function backfillCandidates(
 ): Candidate[] {
   const out: Candidate[] = [];
   const seen = new Set<string>();
+  // When this node first read each request (claim/gated-runs.ts: a backfill run of a page-claimed
+  // stored schedule starts no sooner than BACKFILL_SETTLE_MS after that).
+  const now = s.storeClock.estimate();
+  const firstRead = new Map<string, number>();
+  for (const r of records) if (r.value !== CONSUMED) firstRead.set(r.key, s.backfillSeen.get(r.key) ?? now);
+  s.backfillSeen = firstRead;
   for (const r of records) {
     if (out.length >= slots) break;
     // A consumed request's marker (claim/backfill-claim.ts): its run is on record.
@@ -52,6 +58,8 @@ export function backfillCandidates(
     const occ = { job: req.job, scheduleId: req.scheduleId, fireTime: req.fireTime, shard: req.shard };
     // A request whose key is not its occurrence's (written by another build) is left to expire.
     if (keys.backfillRequest(occ) !== r.key) continue;
+    const seenAt = firstRead.get(r.key)!;
+    if (settling(s, job, occ.scheduleId, seenAt, now)) continue;
     out.push({
       occ,
       source: 'backfill',
@@ -61,6 +69,7 @@ export function backfillCandidates(
       gate: job.spec.overlap !== 'allow',
       // Consumed in the run's start batch, kept as a marker (not deleted, see CONSUMED_TTL_MS).
       startWrites: consumeRequest(occ),
+      seenAt,
     });
   }
   return out;

@@ -1,4 +1,5 @@
 import type { StoredRecord, WriteOp } from '../../store/types.js';
+import { gatedHeld, judgeGated } from '../claim/gated-runs.js';
 import {
   type DueValue,
   itemOcc,
@@ -14,7 +15,7 @@ import type { Job } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
-import { launchAtStarts } from '../run/page-starts.js';
+import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
 import type { Runs } from '../run/runs.js';
 import type { HistoryEntry } from '../types.js';
 
@@ -152,35 +153,52 @@ export class PageRecovery {
     const value = JSON.stringify(next);
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
     const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
+    const launch = (i: number, waited: boolean) => {
+      const item = items[i]!;
+      return this.runs.launch(
+        job,
+        {
+          occ: itemOcc(name, item),
+          lease,
+          gate: undefined,
+          sentAt,
+          attempt: item.attempt!,
+          source: 'recover',
+          ...(!waited && { startedAt: at }),
+          ...(item.at !== undefined && { scheduledAt: item.at }),
+          data: data.get(`${item.id}|${item.v}`),
+        },
+        undefined,
+        run.book(),
+      );
+    };
+    // A backfill run of the schedule going or about to start (claim/gated-runs.ts): the recovery
+    // waits for it to end (the page's claim may never have looked, its node dead before).
+    // (A failed look: every run waits and looks again.)
+    const gated = await judgeGated(s, job, items, toRun, lease.acquiredAt).then(
+      (verdicts) => new Set(verdicts.keys()),
+      () => new Set(toRun),
+    );
+    for (const i of gated) {
+      const item = items[i]!;
+      const start = notBefore(item.at ?? item.fireTime, lease.acquiredAt, repliedAt);
+      launchWhenFree(
+        s,
+        run,
+        start,
+        async () => !(await gatedHeld(s, name, item.id, lease.acquiredAt)),
+        () => launch(i, true),
+      );
+    }
     // A run claimed ahead of its start (jitter) whose node died before it: not started before it.
     launchAtStarts(
       s,
       run,
       lease,
       repliedAt,
-      toRun.map((i) => {
-        const item = items[i]!;
-        return {
-          start: item.at ?? item.fireTime,
-          launch: (waited) =>
-            this.runs.launch(
-              job,
-              {
-                occ: itemOcc(name, item),
-                lease,
-                gate: undefined,
-                sentAt,
-                attempt: item.attempt!,
-                source: 'recover',
-                ...(!waited && { startedAt: at }),
-                ...(item.at !== undefined && { scheduledAt: item.at }),
-                data: data.get(`${item.id}|${item.v}`),
-              },
-              undefined,
-              run.book(),
-            ),
-        };
-      }),
+      toRun
+        .filter((i) => !gated.has(i))
+        .map((i) => ({ start: items[i]!.at ?? items[i]!.fireTime, launch: (waited) => launch(i, waited) })),
     );
   }
 

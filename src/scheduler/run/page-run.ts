@@ -60,6 +60,13 @@ export class PageRun {
     }
   }
 
+  /** The page's lease could not be kept: a run not started yet must not start (page-starts.ts). */
+  get lost(): boolean {
+    return (
+      this.lostReason !== undefined || this.state.clock.monotonic() >= this.leases.localDeadline - this.margin
+    );
+  }
+
   /** The book of one of the page's runs: the page keeps its claim; the run writes only its history. */
   book(): RunBook {
     let hook: ((reason: unknown) => void) | undefined;

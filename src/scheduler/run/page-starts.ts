@@ -96,3 +96,56 @@ export function launchAtStarts(
   s.running.add(waited);
   void waited.finally(() => s.running.delete(waited));
 }
+
+/** Local monotonic time before which a run to start at `start` (store time) must not, its page's lease granted at `acquiredAt` and answered at `repliedAt` (see `launchAtStarts`). */
+export function notBefore(start: number, acquiredAt: number, repliedAt: number): number {
+  const ahead = start - acquiredAt;
+  return ahead <= 0 ? repliedAt : repliedAt + Math.ceil(ahead * 1.02) + 1;
+}
+
+/**
+ * Launches one run of a page, not before `notBefore` (local monotonic), once `free()` says its stored schedule's gate is free (a backfill
+ * run of the schedule held it when the page was claimed: claim/gated-runs.ts), asking again every
+ * poll interval. Meanwhile it holds its slot, the page keeps its lease, and stop() waits for it;
+ * stop giving up (`abandon`), or the page's lease lost, leaves it to recovery, as launchAtStarts
+ * leaves a run that had not started. A failed look is made again at the next interval.
+ */
+export function launchWhenFree(
+  s: NodeState,
+  page: PageRun,
+  notBefore: number,
+  free: () => Promise<boolean>,
+  launch: () => Promise<void>,
+): void {
+  s.handlers += 1;
+  const abandon = s.abandon.signal;
+  const waited = (async () => {
+    for (;;) {
+      if (abandon.aborted || page.lost) {
+        s.handlers -= 1;
+        await (page.book().ended?.(false) ?? Promise.resolve());
+        return;
+      }
+      if (s.clock.monotonic() >= notBefore && (await free().catch(() => false))) {
+        s.handlers -= 1;
+        await launch();
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        const early = notBefore - s.clock.monotonic();
+        const cancel = startTimer(s.clock, early > 0 ? early : s.pollMs, done);
+        function done() {
+          abandon.removeEventListener('abort', onAbort);
+          resolve();
+        }
+        function onAbort() {
+          cancel();
+          done();
+        }
+        abandon.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+  })();
+  s.running.add(waited);
+  void waited.finally(() => s.running.delete(waited));
+}

@@ -6,7 +6,8 @@ import type { CheckedSchedule } from './stored.js';
 
 /**
  * A guarantee the simulation found broken: `overlap` (a second run of an occurrence while the
- * first was still going), `rerun-after-success`, `token-order` (tokens went down), `attempt-order`,
+ * first was still going), `gate-overlap` (two runs of one overlap gate side by side, under a policy
+ * other than `allow`: checker-gates.ts), `rerun-after-success`, `token-order` (tokens went down), `attempt-order`,
  * `lost-fire-time` (nobody handled a fire time), `unfinished` (a started occurrence never
  * succeeded), `unjustified-skip` (a skip for overlap with no run to overlap, an `excluded` skip no
  * exclusion bears out, a `paused` skip no pause bears out), `unexpected-fire-time` (a stored
@@ -18,6 +19,7 @@ import type { CheckedSchedule } from './stored.js';
  */
 export type ViolationKind =
   | 'overlap'
+  | 'gate-overlap'
   | 'rerun-after-success'
   | 'token-order'
   | 'attempt-order'
@@ -74,6 +76,8 @@ export interface CheckedJob {
   shards: (number | undefined)[];
   /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
   mustFinish: boolean;
+  /** The job's overlap policy: under any but `allow` the runs of one gate never overlap (checker-gates.ts). */
+  overlap?: 'skip' | 'queue' | 'queue-all' | 'replace' | 'allow';
   /**
    * Whether its trigger (the job's own: no `scheduleId`) excludes `fireTime` (store ms): an
    * `excluded` skip is borne out only then. Absent: no exclusions.

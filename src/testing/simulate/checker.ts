@@ -1,5 +1,6 @@
 import { gateScope, keys } from '../../scheduler/keys.js';
 import { checkBackfillLiveness, checkBackfillRuns } from './checker-backfills.js';
+import { checkGates } from './checker-gates.js';
 import { type CheckedJob, streamOf, type Violation } from './checker-types.js';
 import { type History, type Invocation, occKey, type StoredRun } from './history.js';
 import { EPOCH } from './sim-store.js';
@@ -17,6 +18,7 @@ export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './ch
  *   record, unless that run's finish found its lease gone (release refused) and the new run is a
  *   later attempt: the documented at-least-once recovery, when the lease lapsed before the outcome
  *   was stored. A fresh run (the same attempt) after such a success is still a rerun.
+ * - `gate-overlap`: two runs of one overlap gate side by side (checker-gates.ts).
  * - `token-order`: tokens never go down; an equal token is only a retry (same node incarnation,
  *   attempt + 1, after the previous attempt failed).
  * - `attempt-order`: a run with a higher token (a recovery) has a higher attempt number.
@@ -148,6 +150,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
       }
     }
   }
+  checkGates(history.invocations, jobs, violations);
   checkSkips(history, jobs, violations);
   checkFireTimes(history, jobs, violations);
   checkMaxRuns(history, jobs, violations);

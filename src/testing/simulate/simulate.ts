@@ -226,6 +226,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
             : (schedules.find((s) => s.id === scheduleId)?.excludes ?? []);
         return excludedBy(lists, fireTime, calendars);
       },
+      overlap: spec.overlap,
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
       finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
     };
