@@ -9,6 +9,13 @@ import type { PageRun } from './page-run.js';
  * history in a call per quarter second, not a call per run.
  */
 const WAITED_FINISH_LINGER_MS = 250;
+/**
+ * How often a run waiting for its schedule's gate looks again (`launchWhenFree`; at most the poll
+ * interval): a backfill waiting for this run to end looks every 100 ms (claim/backfill-claim.ts),
+ * so a slower look here leaves both waiting (simulator: a look per 1 s poll held each on-time run
+ * ~1 s behind a backfill, and each backfill behind it, until the window ended).
+ */
+const FREE_LOOK_MS = 200;
 /** Runs that wait for their starts are started in rounds this long (see `launchAtStarts`). */
 const START_ROUND_MS = 100;
 
@@ -106,7 +113,7 @@ export function notBefore(start: number, acquiredAt: number, repliedAt: number):
 /**
  * Launches one run of a page, not before `notBefore` (local monotonic), once `free()` says its stored schedule's gate is free (a backfill
  * run of the schedule held it when the page was claimed: claim/gated-runs.ts), asking again every
- * poll interval. Meanwhile it holds its slot, the page keeps its lease, and stop() waits for it;
+ * FREE_LOOK_MS. Meanwhile it holds its slot, the page keeps its lease, and stop() waits for it;
  * stop giving up (`abandon`), or the page's lease lost, leaves it to recovery, as launchAtStarts
  * leaves a run that had not started. A failed look is made again at the next interval.
  */
@@ -133,7 +140,7 @@ export function launchWhenFree(
       }
       await new Promise<void>((resolve) => {
         const early = notBefore - s.clock.monotonic();
-        const cancel = startTimer(s.clock, early > 0 ? early : s.pollMs, done);
+        const cancel = startTimer(s.clock, early > 0 ? early : Math.min(s.pollMs, FREE_LOOK_MS), done);
         function done() {
           abandon.removeEventListener('abort', onAbort);
           resolve();
