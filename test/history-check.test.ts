@@ -338,3 +338,87 @@ describe('checkHistory: every skip is borne out by the history (unjustified-skip
     ]);
   });
 });
+
+describe('checkHistory: no overlap within a gate', () => {
+  /** A run of `job` (stored schedule `scheduleId`) at fire time `fire` s, from `from` s to `to` s. */
+  const run = (
+    fire: number,
+    from: number,
+    to: number,
+    o: { scheduleId?: string; token: number; source?: RunRecord['source']; lapsed?: boolean },
+  ): RunRecord[] => {
+    const s: RunRecord = {
+      node: 'n1',
+      job: 'j',
+      ...(o.scheduleId !== undefined && { scheduleId: o.scheduleId }),
+      fireTime: T + fire * 1000,
+      attempt: 1,
+      token: o.token,
+      source: o.source ?? 'schedule',
+      event: 'start',
+      at: T + from * 1000,
+    };
+    return [
+      s,
+      {
+        ...s,
+        event: 'finish',
+        status: 'succeeded',
+        at: T + to * 1000,
+        ...(o.lapsed && { leaseLapsed: true }),
+      },
+    ];
+  };
+  const overlaps = (records: RunRecord[], overlap?: 'skip' | 'queue' | 'replace' | 'allow') =>
+    checkHistory({ records, jobs: [{ job: 'j', leaseMs: 3000, ...(overlap && { overlap }) }] })
+      .violations.filter((v) => v.kind === 'overlap')
+      .map((v) => v.occurrence);
+
+  it('finds a backfill run beside an on-time run of its stored schedule, under every policy but allow', () => {
+    const records = [
+      ...run(2, 10, 12, { scheduleId: 'u1', token: 5, source: 'backfill' }),
+      ...run(11, 11, 11.5, { scheduleId: 'u1', token: 6 }),
+      // Another schedule's run at the same time shares no gate.
+      ...run(11, 11, 11.5, { scheduleId: 'u2', token: 7 }),
+    ];
+    expect(overlaps(records, 'skip')).toEqual(['j · schedule u1 · 2026-01-01T00:00:11.000Z']);
+    expect(overlaps(records, 'queue')).toEqual(['j · schedule u1 · 2026-01-01T00:00:11.000Z']);
+    expect(overlaps(records, 'allow')).toEqual([]);
+    // Facts without a policy: not judged.
+    expect(overlaps(records)).toEqual([]);
+  });
+
+  it('a manual trigger shares the job’s gate; runs one after the other, or within the tolerance, pass', () => {
+    expect(
+      overlaps(
+        [
+          ...run(10, 10, 12, { token: 1 }),
+          ...run(11, 11, 13, { scheduleId: 'manual:x', token: 2, source: 'manual' }),
+        ],
+        'skip',
+      ),
+    ).toHaveLength(1);
+    expect(
+      overlaps(
+        [
+          ...run(10, 10, 11.1, { token: 1 }),
+          ...run(11, 11, 13, { token: 2 }),
+          ...run(13, 13.2, 14, { token: 3 }),
+        ],
+        'skip',
+      ),
+    ).toEqual([]);
+  });
+
+  it('a run whose finish came after its lease lapsed was told to stop; under replace, a run past its lease was', () => {
+    expect(
+      overlaps([...run(10, 10, 15, { token: 1, lapsed: true }), ...run(12, 12, 13, { token: 2 })], 'skip'),
+    ).toEqual([]);
+    expect(
+      overlaps([...run(10, 10, 15, { token: 1 }), ...run(12, 12, 13, { token: 2 })], 'replace'),
+    ).toHaveLength(1);
+    expect(
+      overlaps([...run(10, 10, 15, { token: 1 }), ...run(13, 13.5, 14, { token: 2 })], 'replace'),
+    ).toEqual([]);
+  });
+});

@@ -22,9 +22,13 @@
  *   (within `misfireThresholdMs`) is never missed — a claim granted and never started is
  *   recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
  *   `exclude` list (`exclusions`, with the `calendars` they name).
+ * - No overlap within a gate, for a job whose facts give its `overlap` policy (not `allow`): no
+ *   run starts while an earlier run of another occurrence of its gate is going (history-gates.ts).
  * - A fenced effects sink (a write accepted only with a token higher than the last accepted one
  *   for its resource) never accepted a stale token.
  */
+
+import { checkGates } from './history-gates.js';
 import {
   type CheckInput,
   type CheckResult,
@@ -125,6 +129,7 @@ export function checkHistory(input: CheckInput): CheckResult {
     checkRuns(key, starts, finishes, job.leaseMs, tolerance, result);
   }
   checkLost(input, byOccurrence, tolerance, result);
+  checkGates(input, byOccurrence, tolerance, result);
   checkWrites(input.writes ?? [], result);
   return result;
 }

@@ -80,6 +80,11 @@ export interface JobFacts {
   lockAtLeastForMs?: number;
   /** `misfireThreshold` in ms (default 1,000): how long a healthy node has to claim a fire time. */
   misfireThresholdMs?: number;
+  /**
+   * The job's `overlap` policy: given, and not `allow`, no two runs of one overlap gate may go side
+   * by side (an `overlap` violation). Absent: not judged.
+   */
+  overlap?: 'skip' | 'queue' | 'queue-all' | 'replace' | 'allow';
 }
 
 /** One attempted write to a fenced sink, in the order the sink decided. */
@@ -212,6 +217,14 @@ export type Violation =
       kind: 'stale-write-accepted';
       /** The resource written to. */
       resource: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
+      /** Two runs of one overlap gate went side by side, under a policy that runs them one at a time. */
+      kind: 'overlap';
+      /** The later run's occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
       /** What happened, in one sentence. */
       message: string;
     }
