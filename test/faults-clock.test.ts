@@ -85,7 +85,7 @@ for (const backend of ['postgres', 'redis'] as const satisfies readonly ServerBa
           const first = Math.ceil((from + 1_000) / 1_000) * 1_000;
           const checked = expectHistoryHolds({
             ...runsFromLines(children.flatMap((c) => c.lines)),
-            jobs: [{ job, leaseMs: 3_000 }],
+            jobs: [{ job, leaseMs: 3_000, overlap: 'skip' }],
             expected: expectedOccurrences(job, { every: '1s' }, { from: first, to: to - 1_000, shards: 4 }),
           });
           expect(checked.recoveries).toBe(0);
@@ -155,7 +155,10 @@ for (const backend of ['postgres', 'redis'] as const satisfies readonly ServerBa
           expect(fireTimes.length).toBe(new Set(fireTimes).size);
           // The history checker over what both nodes recorded (the stepper's wall clock is off,
           // so its own run lines are not used: the store's history is on the store clock).
-          expectHistoryHolds({ records: recordsFromHistory(history), jobs: [{ job, leaseMs: 1_000 }] });
+          expectHistoryHolds({
+            records: recordsFromHistory(history),
+            jobs: [{ job, leaseMs: 1_000, overlap: 'skip' }],
+          });
         } finally {
           if (stepper.process.exitCode === null) stepper.process.kill('SIGKILL');
           await steady.stop().catch(() => {});

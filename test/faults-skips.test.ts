@@ -58,7 +58,7 @@ function checkStored(
   return expectHistoryHolds({
     records: [...fromLines.records, ...recordsFromHistory(history)],
     skips: [...fromLines.skips, ...skipsFromHistory(history)],
-    jobs: [{ job, leaseMs: LEASE_MS }],
+    jobs: [{ job, leaseMs: LEASE_MS, overlap: JOB.overlap }],
     expected: expectedOccurrences(job, { every: JOB.every }, window),
   });
 }

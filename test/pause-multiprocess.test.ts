@@ -187,12 +187,20 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
           expect(last, timeline(id)).toBeGreaterThanOrEqual(resumeAt - THRESHOLD - RESUME_SLACK - SECOND);
           expect(last, timeline(id)).toBeLessThanOrEqual(resumedAt);
           expect(first, timeline(id)).toBeGreaterThan(from);
-          // Every fire time checked ran exactly once, or lies in the span (and did not run).
+          // Every fire time checked ran exactly once, or lies in the span (and did not run) — or,
+          // just after the span, was reported missed: on time when the resume was first read
+          // (within the threshold and the grace), late by the time a node claimed it (CI: 2.19 s
+          // after its fire time, threshold 2 s).
+          const misfired = (t: number) =>
+            t > last &&
+            t > resumeAt - THRESHOLD - RESUME_SLACK - SECOND &&
+            skips.some((k) => k.scheduleId === id && k.reason === 'misfire' && k.from <= t && t <= k.to);
           const wrong: string[] = [];
           for (let t = from; t <= to; t += SECOND) {
             const n = ran.filter((r) => r === t).length;
             const inSpan = first <= t && t <= last;
-            if (inSpan ? n !== 0 : n !== 1) wrong.push(`${iso(t)} ran ${n}${inSpan ? ' (in the span)' : ''}`);
+            if (inSpan ? n !== 0 : n !== 1 && !(n === 0 && misfired(t)))
+              wrong.push(`${iso(t)} ran ${n}${inSpan ? ' (in the span)' : ''}`);
           }
           expect(wrong, timeline(id)).toEqual([]);
           // The skipped event said the same span, once, on the node that settled it.
@@ -224,7 +232,7 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
         const result = expectHistoryHolds({
           records: [...records, ...recordsFromHistory(history)],
           skips: [...skips, ...skipsFromHistory(history)],
-          jobs: [{ job, leaseMs: 30_000, misfireThresholdMs: THRESHOLD }],
+          jobs: [{ job, leaseMs: 30_000, misfireThresholdMs: THRESHOLD, overlap: 'skip' }],
           expected,
           pauses: paused.map((id) => ({ job, scheduleId: id, from: since.get(id)!, to: resumedAt })),
         });

@@ -581,7 +581,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       const checked = expectHistoryHolds({
         records: recordsFromHistory(history),
         skips: skipsFromHistory(history),
-        jobs: [{ job, leaseMs: 30_000 }],
+        jobs: [{ job, leaseMs: 30_000, overlap: 'skip' }],
         expected: expectedOccurrences(job, { every: '1s' }, { from: ran[0]!, to: ran.at(-1)! }),
       });
       expect(checked.skipped).toBeGreaterThanOrEqual(1);
