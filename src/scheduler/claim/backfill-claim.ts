@@ -129,18 +129,6 @@ export async function attempts(store: Store, occ: OccurrenceId): Promise<History
 }
 
 /**
- * A backfill claim was granted (claim.ts): whether to run it. Looks again (see {@link lookUp})
- * now that the occurrence is held here — the look when the request was written is older, and the
- * fire time's original run may have settled since (its history and its "done" release are one
- * batch, so a grant after that hold finds its history). Already run or going: the request is
- * consumed and the leases freed as they were (plainly: a dead run's recovery must be able to take
- * the occurrence), never run; likewise when its stored schedule was removed since. Else the
- * run's attempt is the one after every attempt on record (history is keyed per attempt: a pause's
- * skipped entry, a dead attempt, a superseded queued run, keep theirs), its data the stored
- * schedule's, read now, and a pending record of the fire time (queued behind its gate) goes in its
- * start batch: this run is the one it stood for.
- */
-/**
  * Whether a backfill of `scheduleId` (a stored schedule of `job`) first read at `seenAt` must wait
  * still at store time `now`: a page-claimed schedule under overlap `skip` starts its backfill
  * runs no sooner than BACKFILL_SETTLE_MS after that (claim/gated-runs.ts).
@@ -160,6 +148,21 @@ function pageGated(s: NodeState, job: Job, scheduleId: string | undefined): bool
   return gateScope({ scheduleId }) !== undefined && job.spec.overlap === 'skip' && claimsInPages(s, job);
 }
 
+/**
+ * A backfill claim was granted (claim.ts): whether to run it. Looks again (see {@link lookUp})
+ * now that the occurrence is held here — the look when the request was written is older, and the
+ * fire time's original run may have settled since (its history and its "done" release are one
+ * batch, so a grant after that hold finds its history). Already run or going: the request is
+ * consumed and the leases freed as they were (plainly: a dead run's recovery must be able to take
+ * the occurrence), never run; likewise when its stored schedule was removed since. Else the
+ * run's attempt is the one after every attempt on record (history is keyed per attempt: a pause's
+ * skipped entry, a dead attempt, a superseded queued run, keep theirs), its data the stored
+ * schedule's, read now, and a pending record of the fire time (queued behind its gate) goes in its
+ * start batch: this run is the one it stood for. A stored schedule claimed in pages (overlap
+ * `skip`): the leases are given back, the request kept for a later poll, while its node read the
+ * request less than BACKFILL_SETTLE_MS ago, or while a page run of the schedule has not ended
+ * (waited for up to MAX_PAGE_WAIT_MS first — meanwhile this poll waits too): claim/gated-runs.ts.
+ */
 export async function backfillClaimed(
   s: NodeState,
   c: Candidate,

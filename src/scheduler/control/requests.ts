@@ -38,6 +38,9 @@ export class Requests {
     // requests (backfill-requests.ts: past fire times, after what is due now).
     const manual = await this.triggers.candidates(requests, now, s.freeSlots());
     const queuedRuns = this.queuedRuns(queued, inflight, now);
+    // (No request stored: none is remembered as read either — a later request of the same key
+    // is read for the first time, see backfillCandidates.)
+    if (backfill.length === 0 && s.backfillSeen.size > 0) s.backfillSeen.clear();
     const past =
       backfill.length === 0
         ? []
