@@ -7,7 +7,7 @@ import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { HistoryEntry } from '../types.js';
 import { claimsInPages } from './eligible.js';
-import { BACKFILL_SETTLE_MS, pageRunGoing } from './gated-runs.js';
+import { BACKFILL_SETTLE_MS, CONSUMED, pageRunGoing } from './gated-runs.js';
 import type { PageRecord } from './page-record.js';
 
 /**
@@ -47,8 +47,8 @@ const HOLD_MARGIN_MS = 5_000;
  * two calls interleave. A call slower than half of this reads again before it creates.
  */
 export const CONSUMED_TTL_MS = 10 * 60_000;
-/** The value of a consumed request's marker. */
-export const CONSUMED = '{"consumed":true}';
+/** The value of a consumed request's marker (kept in gated-runs.ts, which reads the markers too). */
+export { CONSUMED };
 
 /**
  * The write that consumes the backfill request of `occ` (in its run's start batch, as the

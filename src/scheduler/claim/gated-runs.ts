@@ -1,7 +1,7 @@
 import type { Store, StoredRecord } from '../../store/types.js';
 import { decodeHistory } from '../finish/history.js';
 import type { GateKnowledge, Job } from '../internal-types.js';
-import { esc, gateScope, keys } from '../keys.js';
+import { esc, gateScope, keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
@@ -15,18 +15,20 @@ import type { PageItem, PageRecord } from './page-record.js';
  * what each side writes FIRST and reads AFTER, so that of two racing sides at least one sees
  * the other:
  *
- * - A backfill run (B) holds the schedule's gate, then reads the job's page records: a page that
- *   holds a run of the schedule without a final outcome (not started yet, going, or dead and
- *   waiting for its recovery) makes B give its claim back; the next poll offers it again
- *   (`pageRunGoing`). B also starts no sooner than BACKFILL_SETTLE_MS after its node first saw its
- *   request.
+ * - A backfill run (B) holds the schedule's gate, then reads the job's page records: a page
+ *   granted before B's gate that holds a run of the schedule without a final outcome (not started
+ *   yet, going, or dead and waiting for its recovery) makes B wait a little, then give its claim
+ *   back; the next poll offers it again (`pageRunGoing`). A page granted after B's gate is not
+ *   waited for: it waits for B (below). B also starts no sooner than BACKFILL_SETTLE_MS after its
+ *   node first saw its request.
  * - A page (A) writes its record (the claim), then, before its start record, looks at the
  *   schedules its knowledge says have backfill work — a request not yet consumed, or an
  *   in-flight record: every poll reads both (`ctl|`), and from a request's write until its run's
  *   end one of them is there. For those it reads the schedule's in-flight records and its gate
  *   (`judgeGated`): a backfill run that started at or before the fire time and is going makes the
- *   item a skip naming it; a gate held or a run in flight otherwise (a claim about to start, a run
- *   that started after the fire time) makes the item wait on this node until both are gone.
+ *   item a skip naming it; a run in flight otherwise (one that started after the fire time), or a
+ *   gate taken at or before the page's grant (a claim that may not have seen the page's record),
+ *   makes the item wait on this node until neither is there.
  * - The race left: A's knowledge predates B's request, and A's claim was applied after B's read
  *   of the page records. Then A's claim came at least BACKFILL_SETTLE_MS after B's node first
  *   saw the request, so after A's knowledge was read: A's knowledge is older than
@@ -43,26 +45,32 @@ export const BACKFILL_SETTLE_MS = 5_000;
 /** A page claim answered when its node's knowledge (its last poll's read) is older than this reads it again. */
 export const STALE_KNOWLEDGE_MS = BACKFILL_SETTLE_MS / 2;
 
+/**
+ * The value of a consumed backfill request's marker (backfill-claim.ts): its key kept, so that a
+ * `backfill()` call racing the run queues nothing; it stands for no backfill work.
+ */
+export const CONSUMED = '{"consumed":true}';
+
 const scheduleKey = (job: string, id: string) => `${job}\u0000${id}`;
 
-/** What a poll's `bf` (backfill requests) and `run` (in-flight) records say, read at `at`. */
+/**
+ * What a poll's `bf` (backfill requests) and `run` (in-flight) records say, read at `at`: from
+ * their keys (`ctl|bf|<job>|<schedule>|…`, `ctl|run|<job>|<schedule>|…`), no value parsed — a
+ * poll reads every in-flight record (1,000 jobs due together: 1,000 of them).
+ */
 export function gateKnowledge(
   bf: readonly StoredRecord[],
   run: readonly StoredRecord[],
   at: number,
 ): GateKnowledge {
   const schedules = new Set<string>();
-  for (const r of [...bf, ...run]) {
-    // A consumed request's marker has no job: skipped with what is not this build's.
-    try {
-      const v = JSON.parse(r.value) as { job?: unknown; scheduleId?: unknown };
-      if (typeof v.job !== 'string' || typeof v.scheduleId !== 'string') continue;
-      const scope = gateScope({ scheduleId: v.scheduleId });
-      if (scope !== undefined) schedules.add(scheduleKey(v.job, scope));
-    } catch {
-      // Not a record this build wrote: nothing of it is read.
-    }
-  }
+  const add = (key: string) => {
+    const parts = key.split('|', 4);
+    const id = parts[3] === undefined || parts[3] === '' ? undefined : unesc(parts[3]);
+    if (gateScope({ scheduleId: id }) !== undefined) schedules.add(scheduleKey(unesc(parts[2] ?? ''), id!));
+  };
+  for (const r of bf) if (r.value !== CONSUMED) add(r.key);
+  for (const r of run) add(r.key);
   return { at, schedules };
 }
 
