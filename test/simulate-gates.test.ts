@@ -137,3 +137,45 @@ describe('simulate: backfilling a stored schedule claimed in pages while it runs
     }
   }, 120_000);
 });
+
+describe('simulate: jittered stored schedules (claimed ahead in pages), paused, then backfilled', () => {
+  // Runs of 0.2–2.5 s every 3 s, jitter up to 2 s: pages claimed ahead of their starts hold
+  // fire times a backfill of the same range asks about.
+  const job: SimJob = {
+    name: 'jit',
+    options: { lockAtMostFor: '2s', overlap: 'skip' },
+    runMs: [200, 2_500],
+    schedules: Array.from({ length: 20 }, (_, i) => ({
+      id: `j-${i}`,
+      every: '3s',
+      jitter: i % 2 === 1 ? '2s' : { max: '2s', per: 'fire' as const },
+    })),
+    pauses: [
+      { scheduleId: 'j-1', at: 5_000, resumeAt: 11_000 },
+      { scheduleId: 'j-2', at: 6_000, resumeAt: 12_000 },
+    ],
+    backfills: [
+      { scheduleId: 'j-1', from: sec(3), to: sec(12), at: 14_000 },
+      { scheduleId: 'j-2', from: sec(3), to: sec(12), at: 15_000 },
+    ],
+  };
+
+  it('each fire time of the range runs once: never beside a page run, never twice, none lost', async () => {
+    // Before the gate rule (claim/gated-runs.ts), 18 of 120 seeds broke: a backfill ran a fire
+    // time a page held as claimed ahead beside it, or again after it (seeds 16, 18, 19, 24, 32,
+    // 43, 57); a fire time a page had lost was never backfilled (seed 20: backfill-claim.ts
+    // counted every item of a page as run); and seeds 8 and 42 lost a fire time.
+    for (const seed of [8, 16, 18, 19, 20, 24, 32, 42, 43, 57]) {
+      const options: SimulateOptions = {
+        seed,
+        nodes: 3,
+        durationMs: 45_000,
+        faults: SIM_FAULTS,
+        jobs: [job],
+        scheduler: { concurrency: 64 },
+      };
+      const result = await simulate(options);
+      if (!result.ok) expect.fail(formatReport(options, result));
+    }
+  }, 120_000);
+});

@@ -63,25 +63,38 @@ function isRun(e: HistoryEntry): boolean {
   return !NOT_RUN.has(e.status);
 }
 
-/** The fire times of `job` that pages in flight hold, as `<scheduleId>\0<fireTime>` (only `run` items). */
-async function pageItems(store: Store, job: string): Promise<Set<string>> {
-  const out = new Set<string>();
+/**
+ * The `run` items of `job`'s pages in flight, as `<scheduleId>\0<fireTime>`: `won`, those a
+ * started page won (going, or dead and left to its recovery); `pending`, those of a page not
+ * started yet, which it may or may not win. (Counting every item as run, one a page had lost —
+ * its entry settled by another node's page at the resume of a pause — was never backfilled:
+ * simulator, jittered schedules paused and backfilled, seed 20.)
+ */
+async function pageItems(store: Store, job: string): Promise<{ won: Set<string>; pending: Set<string> }> {
+  const won = new Set<string>();
+  const pending = new Set<string>();
   for (const r of await store.scan(keys.pageRecordPrefix(job), { limit: MAX_PAGES })) {
     try {
-      for (const item of (JSON.parse(r.value) as PageRecord).items)
-        if (item.kind === 'run') out.add(`${item.id}\u0000${item.fireTime}`);
+      const rec = JSON.parse(r.value) as PageRecord;
+      rec.items.forEach((item, i) => {
+        if (item.kind !== 'run') return;
+        if (!rec.started) pending.add(`${item.id}\u0000${item.fireTime}`);
+        else if (rec.started.won.includes(i)) won.add(`${item.id}\u0000${item.fireTime}`);
+      });
     } catch {
       // Not a record this build wrote: nothing of it is read.
     }
   }
-  return out;
+  return { won, pending };
 }
 
 /**
  * What the store holds of an occurrence a backfill is about: `ran` (it ran or is going, see the
- * file comment), `queued` (not run, and queued behind its overlap gate), or nothing (not run).
+ * file comment), `queued` (not run, and queued behind its overlap gate), `pending` (an item of a
+ * page whose claim has not started: it may run, or not — `backfill()` queues it, a claim waits),
+ * or nothing (not run).
  */
-export type BackfillLook = 'ran' | 'queued' | undefined;
+export type BackfillLook = 'ran' | 'queued' | 'pending' | undefined;
 
 /**
  * Per occurrence (all of job `job`), what the store holds of it (see {@link BackfillLook}). Reads,
@@ -98,7 +111,7 @@ export async function lookUp(
 ): Promise<BackfillLook[]> {
   const pages = occs.some((o) => o.scheduleId !== undefined)
     ? await pageItems(store, job)
-    : new Set<string>();
+    : { won: new Set<string>(), pending: new Set<string>() };
   const wanted = occs.flatMap((o) => [
     keys.inflight(o),
     keys.pending(o.job, gateScope(o), o.shard, o.fireTime),
@@ -110,7 +123,9 @@ export async function lookUp(
     found.push(...(await store.getMany(wanted.slice(i, i + batch))));
   return Promise.all(
     occs.map(async (o, i): Promise<BackfillLook> => {
-      if (o.scheduleId !== undefined && pages.has(`${o.scheduleId}\u0000${o.fireTime}`)) return 'ran';
+      const item = `${o.scheduleId}\u0000${o.fireTime}`;
+      if (o.scheduleId !== undefined && pages.won.has(item)) return 'ran';
+      if (o.scheduleId !== undefined && pages.pending.has(item)) return 'pending';
       const [inflight, pending, first] = found.slice(i * KEYS_PER_OCCURRENCE, (i + 1) * KEYS_PER_OCCURRENCE);
       if ((inflight ?? null) !== null) return 'ran';
       // A queued run's record outlives nothing it stands for: its start (or its skip) consumes it.
@@ -194,6 +209,12 @@ export async function backfillClaimed(
   const gone = scheduleId !== undefined && record?.job !== c.occ.job;
   if (look === 'ran' || gone) {
     await settle(s, `backfill of ${c.occ.job}`, [...consumeRequest(c.occ), ...frees], lease, sentAt);
+    return false;
+  }
+  // Held by a page that has not started: it may run it (then this request is consumed at a later
+  // look) or not (then it is run here). Given back, the request kept, offered again next poll.
+  if (look === 'pending') {
+    await settle(s, `backfill of ${c.occ.job}`, frees, lease, sentAt);
     return false;
   }
   // A page run of the schedule not ended (claim/gated-runs.ts): read after this claim took the
