@@ -164,8 +164,10 @@ describe('simulate: jittered stored schedules (claimed ahead in pages), paused, 
     // Before the gate rule (claim/gated-runs.ts), 18 of 120 seeds broke: a backfill ran a fire
     // time a page held as claimed ahead beside it, or again after it (seeds 16, 18, 19, 24, 32,
     // 43, 57); a fire time a page had lost was never backfilled (seed 20: backfill-claim.ts
-    // counted every item of a page as run); and seeds 8 and 42 lost a fire time.
-    for (const seed of [8, 16, 18, 19, 20, 24, 32, 42, 43, 57]) {
+    // counted every item of a page as run); and seeds 8 and 42 lost a fire time. Seed 76: the
+    // simulator expected a backfill to take a fire time the real call leaves to the scheduler (its
+    // start may still be on time: the schedule's jitter counts, sim-backfills.ts).
+    for (const seed of [8, 16, 18, 19, 20, 24, 32, 42, 43, 57, 76]) {
       const options: SimulateOptions = {
         seed,
         nodes: 3,

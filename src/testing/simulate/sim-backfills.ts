@@ -10,6 +10,7 @@ import { invalidArgument } from '../../core/errors.js';
 import { didYouMean } from '../../core/options.js';
 import { unbounded } from '../../schedule/bounds.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { compileJitter } from '../../schedule/jitter.js';
 import { type CompiledTrigger, toEpochMs } from '../../schedule/trigger.js';
 import { MAX_BACKFILL_OCCURRENCES } from '../../scheduler/control/backfill.js';
 import type { JobSpec } from '../../scheduler/job-options.js';
@@ -95,6 +96,10 @@ export function checkBackfills(
             `${where}: scheduleId must be one of job ${JSON.stringify(job.name)}'s schedules, in the store at ${at} (its upsertAt/removeAt); got ${JSON.stringify(scheduleId)}`,
           );
         trigger = unbounded(version.trigger);
+        // The stored schedule's own jitter, as backfill() takes it (control/backfill.ts): a fire
+        // time whose start may still be on time is the scheduler's (seed 76 of the jittered
+        // pause-and-backfill setup expected 11 s, which the call, 14 − 1 − 2 s, rightly left).
+        jitterMs = compileJitter(version.input.jitter, version.trigger, where)?.maxMs ?? 0;
       } else {
         if (spec.trigger === undefined)
           throw invalidArgument(
