@@ -16,6 +16,7 @@
  * nodes with nothing due) and subtracted to give the cost of the occurrence path itself.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { once } from 'node:events';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,7 +166,14 @@ async function runProcesses(spec: CaseSpec): Promise<CaseResult> {
   try {
     for (let n = 0; n < 3; n++) {
       const child = fork(join(HERE, 'scheduler-node.ts'), [], {
-        execArgv: ['--import', 'tsx'],
+        // SCHED_CPU_PROF=<dir>: each node process writes a V8 CPU profile there (where the time goes).
+        execArgv: [
+          '--import',
+          'tsx',
+          ...(process.env['SCHED_CPU_PROF']
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env['SCHED_CPU_PROF']}`]
+            : []),
+        ],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       children.push(child);
@@ -191,6 +199,12 @@ async function runProcesses(spec: CaseSpec): Promise<CaseResult> {
     const elapsed = (performance.now() - t0) / 1000;
     for (const c of children) c.send({ stop: true });
     const all = await Promise.all(reports);
+    // Each exits once it has reported (and written its CPU profile, with SCHED_CPU_PROF): the
+    // `finally` below kills only one that has not within 10 s.
+    await Promise.race([
+      Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined))),
+      new Promise((resolve) => setTimeout(resolve, 10_000)),
+    ]);
     const lateness = all.flatMap((r) => r.lateness);
     // The keys are `<job>@<fire time>`, one per start, in the order of `lateness`.
     const fireTimes = all.flatMap((r) => r.keys.map((k) => Number(k.slice(k.lastIndexOf('@') + 1))));
