@@ -20,6 +20,19 @@ import { SIM_FAULTS } from './fixtures/sim-faults.js';
 /** Store ms of virtual second `s`. */
 const sec = (s: number) => EPOCH + s * 1_000;
 
+/**
+ * Stored schedules each paused from `at` to `resumeAt` (virtual ms), then backfilled over
+ * [`from`, `to`) (virtual s) by a call at `backfillAt` (virtual ms): a SimJob's pauses and backfills.
+ */
+function pausedThenBackfilled(
+  plan: { id: string; at: number; resumeAt: number; from: number; to: number; backfillAt: number }[],
+): Pick<SimJob, 'pauses' | 'backfills'> {
+  return {
+    pauses: plan.map((p) => ({ scheduleId: p.id, at: p.at, resumeAt: p.resumeAt })),
+    backfills: plan.map((p) => ({ scheduleId: p.id, from: sec(p.from), to: sec(p.to), at: p.backfillAt })),
+  };
+}
+
 /** The runs in a trace: node, occurrence, source, start (virtual s). */
 function starts(trace: readonly string[]) {
   return trace.flatMap((l) => {
@@ -100,14 +113,10 @@ describe('simulate: backfilling a stored schedule claimed in pages while it runs
         { id: 'u1', every: '2s' },
         { id: 'u2', every: '2s' },
       ],
-      pauses: [
-        { scheduleId: 'u1', at: 4_000, resumeAt: 13_000 },
-        { scheduleId: 'u2', at: 5_000, resumeAt: 11_000 },
-      ],
-      backfills: [
-        { scheduleId: 'u1', from: sec(4), to: sec(14), at: 16_000 },
-        { scheduleId: 'u2', from: sec(4), to: sec(12), at: 17_000 },
-      ],
+      ...pausedThenBackfilled([
+        { id: 'u1', at: 4_000, resumeAt: 13_000, from: 4, to: 14, backfillAt: 16_000 },
+        { id: 'u2', at: 5_000, resumeAt: 11_000, from: 4, to: 12, backfillAt: 17_000 },
+      ]),
     },
   ];
 
@@ -150,14 +159,10 @@ describe('simulate: jittered stored schedules (claimed ahead in pages), paused, 
       every: '3s',
       jitter: i % 2 === 1 ? '2s' : { max: '2s', per: 'fire' as const },
     })),
-    pauses: [
-      { scheduleId: 'j-1', at: 5_000, resumeAt: 11_000 },
-      { scheduleId: 'j-2', at: 6_000, resumeAt: 12_000 },
-    ],
-    backfills: [
-      { scheduleId: 'j-1', from: sec(3), to: sec(12), at: 14_000 },
-      { scheduleId: 'j-2', from: sec(3), to: sec(12), at: 15_000 },
-    ],
+    ...pausedThenBackfilled([
+      { id: 'j-1', at: 5_000, resumeAt: 11_000, from: 3, to: 12, backfillAt: 14_000 },
+      { id: 'j-2', at: 6_000, resumeAt: 12_000, from: 3, to: 12, backfillAt: 15_000 },
+    ]),
   };
 
   it('each fire time of the range runs once: never beside a page run, never twice, none lost', async () => {
