@@ -15,7 +15,7 @@
  * Polling costs the same with or without work, so it is also measured on its own (the same three
  * nodes with nothing due) and subtracted to give the cost of the occurrence path itself.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,7 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 // The built package (dist/), as users run it, in this process and in the node processes: tsx's
 // transform of the sources wraps every closure in a naming helper that costs the hot path a few
-// per cent. main() builds dist/ first.
+// per cent. The npm script builds dist/ before this module loads (a static import of a missing
+// dist/ fails before main() could build it: a fresh clone has none).
 import { createScheduler, openStore, type Scheduler } from '../dist/index.js';
 import type { Store } from '../src/store/types.js';
 import { counted } from './counted-store.js';
@@ -166,12 +167,13 @@ async function runProcesses(spec: CaseSpec): Promise<CaseResult> {
   try {
     for (let n = 0; n < 3; n++) {
       const child = fork(join(HERE, 'scheduler-node.ts'), [], {
-        // SCHED_CPU_PROF=<dir>: each node process writes a V8 CPU profile there (where the time goes).
+        // SCHED_CPU_PROF=<dir>: each node process writes a V8 CPU profile there (where the time goes),
+        // sampled every 200 µs (a fire time's work is a few hundred ms per process).
         execArgv: [
           '--import',
           'tsx',
           ...(process.env['SCHED_CPU_PROF']
-            ? ['--cpu-prof', `--cpu-prof-dir=${process.env['SCHED_CPU_PROF']}`]
+            ? ['--cpu-prof', `--cpu-prof-dir=${process.env['SCHED_CPU_PROF']}`, '--cpu-prof-interval=200']
             : []),
         ],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -225,8 +227,6 @@ async function main(): Promise<void> {
       quick: { type: 'boolean', default: false },
     },
   });
-  process.stderr.write('building dist/ (npm run build)\n');
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const backends = values.backends.split(',').map((b) => b.trim()) as BackendName[];
   const seconds = values.quick ? 4 : Number(values.seconds);
   const started = new Date();
