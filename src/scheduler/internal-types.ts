@@ -25,6 +25,11 @@ export interface Source {
   data: unknown;
   /** Every fire time up to and including this one has been handled by this node's view. */
   cursor: number | undefined;
+  /**
+   * A fire time whose claim ahead of its start was given back (claim.ts: its gate was refused, or
+   * is asked for only after the win): claimed again at its start, not ahead (due/claim-lead.ts).
+   */
+  notAhead?: number;
   /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
   next?: { after: number; at: number | undefined };
   /**
@@ -152,6 +157,12 @@ export interface Candidate {
    * holds the gate, even briefly, against the next fire time's run.
    */
   takeover?: true;
+  /**
+   * An on-time fire time claimed ahead of its start by the node that goes first for it
+   * (due/claim-lead.ts): a grant that came before the start is kept, and its run's handler waits
+   * for the start (claim.ts).
+   */
+  ahead?: true;
   /**
    * Set by claimAndRun when an earlier candidate of the same acquire asks for the same overlap
    * gate: this one asks for it only once it has won its occurrence (see gateAfterWin). A node

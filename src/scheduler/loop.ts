@@ -1,5 +1,6 @@
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Feed } from './control/feed.js';
+import { sourceLead } from './due/claim-lead.js';
 import { type Due, nextDue } from './due/due.js';
 import { sourceStart } from './due/jittered.js';
 import { type NodeState, sharedController } from './node-state.js';
@@ -57,8 +58,11 @@ export class Loop {
       // once when slots are free again after a tick that ran out of them (`backlog`), not in a
       // busy loop.
       const fire = nextDue(source, now);
-      // Its start: the fire time plus the trigger's jitter.
-      const due = fire === undefined ? undefined : sourceStart(source, fire);
+      // Its start: the fire time plus the trigger's jitter, less the claim lead (claim-lead.ts).
+      const start = fire === undefined ? undefined : sourceStart(source, fire);
+      const job = s.defined.get(source.job);
+      const lead = job === undefined || fire === undefined ? 0 : sourceLead(s, job, source, fire);
+      const due = start === undefined ? undefined : start - lead;
       if (due !== undefined && due > s.lastTickAt) next = Math.min(next, due);
     }
     // The due index: its next entry, a read it owes (while there are free slots to claim with: a

@@ -86,6 +86,11 @@ export class NodeState {
   pendingSeen = false;
   /** Which stored schedules have backfill work, as the last poll read it (claim/gated-runs.ts). */
   gateKnowledge: GateKnowledge = { at: Number.NEGATIVE_INFINITY, schedules: new Set() };
+  /**
+   * Jobs with a run in flight anywhere (an in-flight record) at the last poll: a gated job among
+   * them is not claimed ahead (due/claim-lead.ts), since its gate would likely be refused.
+   */
+  jobsInFlight: ReadonlySet<string> = new Set();
   /** Backfill requests by key, and when (store time, estimated) this node first read each (claim/gated-runs.ts). */
   backfillSeen = new Map<string, number>();
   /**

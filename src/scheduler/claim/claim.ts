@@ -10,15 +10,13 @@ import type { Runs } from '../run/runs.js';
 import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
 import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
+import { earlyGrant, MAX_EARLY_WAIT_MS } from './early-grant.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { accountedFor } from './on-record.js';
 import { type Overlap, REPLAY_MARK } from './overlap.js';
 import { PageClaims } from './page-claims.js';
 import { Unanswered } from './unanswered.js';
 import { Watch } from './watch.js';
-
-/** How far before its fire time a grant may come and still be kept (see `afterClaim`). */
-const MAX_EARLY_WAIT_MS = 1_000;
 
 /** Claims candidates (occurrences and their overlap gates) in batched acquires, and starts what it won. */
 export class Claims {
@@ -257,17 +255,11 @@ export class Claims {
       else if (!(await this.overlap.droppedStale(job, c))) this.watch.refused(c);
       return 'refused';
     }
-    // Granted a little before the fire time (this node's estimate of the store clock ran ahead by
-    // its error bound): kept, and the run waits until the fire time has passed on the store clock
-    // — `fireTime − acquiredAt` from now, with a margin for clock-rate drift, since the grant came
-    // at the latest now. Giving it back instead costs a round trip and, when the answer came late
-    // (a lost reply asked about at a later tick), would hide the fire time under a later run's
-    // high-water mark. Further ahead than that (an estimate far off), or while stopping, it is
-    // given back as before.
-    const ahead = (c.scheduledAt ?? c.occ.fireTime) - lease.acquiredAt;
-    const wait = ahead > 0 && ahead <= Math.min(MAX_EARLY_WAIT_MS, job.spec.lockAtMostForMs / 4);
-    if (wait) await s.clock.sleep(Math.ceil(ahead * 1.05) + 1, s.stopping?.signal);
-    const early = ahead > 0 && (!wait || s.stopping?.signal.aborted === true);
+    // Granted before its start: kept and waited for, claimed ahead, or given back (early-grant.ts).
+    const { start, ahead, wait, giveBack, notBefore } = earlyGrant(s, job, c, lease, gate);
+    if (wait && notBefore === undefined && !giveBack)
+      await s.clock.sleep(Math.ceil(ahead * 1.05) + 1, s.stopping?.signal);
+    const early = ahead > 0 && (!wait || giveBack || s.stopping?.signal.aborted === true);
     // A due entry read more than a done hold before this grant (this node paused, or waited for
     // slots, between its read and its claim): another node may have run the occurrence, moved the
     // entry on, and its "done" hold (at least a done hold after settling, see doneUntil) may have
@@ -281,6 +273,7 @@ export class Claims {
       const source =
         c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
       if (source && c.source === 'schedule') rewind(source, c.occ.fireTime);
+      if (source && giveBack) source.notAhead = c.occ.fireTime;
       await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
       return 'returned';
     }
@@ -384,6 +377,8 @@ export class Claims {
         source: dead ? 'recover' : c.source,
         ...(c.source === 'misfire' && { replay: true as const }),
         ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
+        // Claimed ahead: started at its start, as its in-flight record says from now on.
+        ...(notBefore !== undefined && { startedAt: start, notBefore }),
         data: c.data,
         ...(startWrites.length > 0 && { startWrites }),
         ...(after.deadRun !== undefined && dead !== undefined

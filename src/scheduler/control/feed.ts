@@ -114,6 +114,7 @@ export class Feed {
     const { pending, run: inflight, trig, bf } = control;
     s.pendingSeen = pending.length > 0;
     s.gateKnowledge = gateKnowledge(bf, inflight, now);
+    s.jobsInFlight = jobsOf(inflight);
     await this.requests.claimRequests(trig, pending, inflight, now, bf);
     await this.recovery.recover(inflight, now);
     if (control.page.length > 0) await this.pages.recover(control.page, now);
@@ -284,4 +285,11 @@ function spansNow(
     else out.set(key, change.span);
   }
   return out;
+}
+
+/** The jobs of in-flight records (`ctl|run|<job>|…`). */
+function jobsOf(inflight: readonly StoredRecord[]): Set<string> {
+  const jobs = new Set<string>();
+  for (const r of inflight) jobs.add(jobOfKey(r.key));
+  return jobs;
 }

@@ -6,6 +6,7 @@ import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
 import { type Candidate, type Job, type Source, shardsOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { sourceLead } from './claim-lead.js';
 import { takeEntry } from './due-entry.js';
 import type { DueIndex } from './due-index.js';
 import { type Due1, reservePermits } from './due-permits.js';
@@ -66,7 +67,9 @@ export class Due {
       if (!job || s.paused.has(source.job)) continue;
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const next = nextDue(source, now);
-      if (source.queue.length > 0 || (next !== undefined && sourceStart(source, next) <= now))
+      // Claimed up to its claim lead ahead of its start (claim-lead.ts).
+      const lead = next === undefined ? 0 : sourceLead(s, job, source, next);
+      if (source.queue.length > 0 || (next !== undefined && sourceStart(source, next) <= now + lead))
         all.push({
           take: (limit, first) => this.take(job, source, now, limit, candidates, first),
           ...(s.limits.limited(job.spec) && { limited: job, cursor: true as const }),
@@ -177,7 +180,14 @@ export class Due {
         for (const shard of q.shards) {
           const occ = { job: source.job, scheduleId: source.scheduleId, fireTime: q.fireTime, shard };
           const at = s.spread.claimableAt(occ, count, q.graceMs, start);
-          if (at > now) {
+          // An on-time fire time of this node's share is claimed up to its lead ahead of its start
+          // (claim-lead.ts).
+          const ahead =
+            at > now &&
+            at === start &&
+            q.source === 'schedule' &&
+            at <= now + sourceLead(s, job, source, q.fireTime);
+          if (at > now && !ahead) {
             this.wakeAt = Math.min(this.wakeAt, at);
             rest.push(shard);
           } else if (used >= limit) {
@@ -200,6 +210,7 @@ export class Due {
                   : gated,
               ...(excluded && { excluded: true as const }),
               ...(at > start && { takeover: true as const }),
+              ...(ahead && { ahead: true as const }),
               ...(q.source === 'recover' && { unstarted: true as const }),
             });
             used++;
@@ -251,7 +262,8 @@ export class Due {
     while (used < limit) {
       const f = nextDue(source, now);
       const at = f === undefined ? undefined : sourceStart(source, f);
-      if (f === undefined || at === undefined || at > now) return { used, more: false };
+      if (f === undefined || at === undefined || at > now + sourceLead(s, job, source, f))
+        return { used, more: false };
       // A missed one here (a source that ran out of slots in an earlier round) is left to the next
       // tick's misfire handling.
       if (at < missedBefore) return { used, more: true };
@@ -262,7 +274,7 @@ export class Due {
       if (short) return { used, more: true };
     }
     const f = nextDue(source, now);
-    return { used, more: f !== undefined && sourceStart(source, f) <= now };
+    return { used, more: f !== undefined && sourceStart(source, f) <= now + sourceLead(s, job, source, f) };
   }
 
   /**

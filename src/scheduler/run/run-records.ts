@@ -20,8 +20,15 @@ export interface Claim {
   /**
    * (A page's run) store time at which its start was recorded — the page's start write, before
    * any of its handlers: the run's `startedAt`, as other nodes see it in the page's record.
+   * (A run claimed ahead, with `notBefore`) its start: its in-flight record says it started then.
    */
   startedAt?: number;
+  /**
+   * (Claimed ahead, due/claim-lead.ts) monotonic time before which the handler must not start: its
+   * start on the store clock, with a margin for clock-rate drift. The start record is written at
+   * once (with `startedAt` = the start); the handler waits.
+   */
+  notBefore?: number;
   /** Claimed as a misfire replay (its source may say `recover`, when it follows a dead run). */
   replay?: true;
   /** When the occurrence was to start (its fire time plus jitter); absent: its fire time. */
@@ -112,6 +119,8 @@ export interface RunDeps {
   replaceable: (occ: OccurrenceId) => { signal: AbortSignal; done: () => void };
   /** The current "store answers again" signal: a write waiting to retry goes at once. */
   storeBack: () => AbortSignal;
+  /** Reads the store's clock (one round trip): runs claimed ahead wait for their start by it (start-at.ts). */
+  storeNow: () => Promise<number>;
   /** Spans (undefined without `@opentelemetry/api`). */
   tracing?: Tracing | undefined;
 }

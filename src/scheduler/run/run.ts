@@ -10,6 +10,7 @@ import { jobContext } from './job-context.js';
 import { claimBook, type RunBook } from './run-book.js';
 import { persist, recordLapse } from './run-persist.js';
 import type { Claim, InflightRecord, RunDeps, RunHooks } from './run-records.js';
+import { startAt } from './start-at.js';
 
 export type { Claim, InflightRecord, RunDeps, RunHooks } from './run-records.js';
 
@@ -162,6 +163,11 @@ export async function executeRun(
         return;
       }
       inflightValue = value;
+      // Claimed ahead (due/claim-lead.ts): the handler starts at its start, not before.
+      if (first && claim.notBefore !== undefined) {
+        const early = claim.notBefore - clock.monotonic();
+        if (early > 0) await startAt(clock, deps.storeNow, scheduledAt, claim.notBefore);
+      }
       // The claim must still hold when the handler starts: a node frozen between its start record
       // and here (a page's runs start after the page's one start write) may wake after its lease
       // lapsed and another node recovered the occurrence. Not started then; the start record

@@ -74,6 +74,7 @@ export class Runs {
       handlerSettleMs: Math.min(10_000, s.stopTimeoutMs),
       replaceable: (occ) => replaceable(s.replaceable, occ),
       storeBack: () => s.storeBack.signal,
+      storeNow: () => s.storeClock.sample(),
       tracing: s.telemetry.tracing,
     };
     this.deps.set(job, deps);

@@ -1,0 +1,111 @@
+/**
+ * A job's own fire time is claimed ahead of it (src/scheduler/due/claim-lead.ts): the claim and the
+ * in-flight record are paid before the fire time, and the handler waits for it. Judged from the
+ * outside, on the memory store and on PostgreSQL, one node:
+ *  - the in-flight record (what `history()` shows as running) is on the store before the fire
+ *    time, and the handler starts at the fire time on the store's clock, never before it;
+ *  - a previous run that ends inside the claim lead (its gate refused to the claim ahead) does not
+ *    make the fire time skipped or late: it is claimed again at its start and runs on time.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../src/index.js';
+import { CLAIM_LEAD_MS } from '../src/scheduler/due/claim-lead.js';
+import { keys } from '../src/scheduler/keys.js';
+import type { Store, WriteOp } from '../src/store/types.js';
+import { serverBackend, testPrefix } from './harness/backends.js';
+import { checkedHistory, pageNode, sleep, stopNodes, unique } from './harness/page-kit.js';
+import { until } from './harness/scheduler-suite.js';
+
+afterEach(stopNodes);
+
+/** `store` with every in-flight record put noted: its key, and the store's time just before the call. */
+function watched(store: Store): { store: Store; inflightPuts: { key: string; at: number }[] } {
+  const inflightPuts: { key: string; at: number }[] = [];
+  const proxy = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'apply')
+        return async (ops: WriteOp[]) => {
+          const at = await target.now();
+          for (const op of ops)
+            if (op.op === 'put' && op.key.startsWith(keys.inflightPrefix()))
+              inflightPuts.push({ key: op.key, at });
+          return target.apply(ops);
+        };
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: proxy, inflightPuts };
+}
+
+const backends: { name: string; open: () => Promise<Store>; skip?: string | undefined }[] = [
+  { name: 'memory', open: () => openStore(`memory:${unique('lead')}`) },
+  (() => {
+    const pg = serverBackend('postgres');
+    return {
+      name: 'postgres',
+      open: () => openStore(pg.url!, { prefix: testPrefix('lead') }),
+      skip: pg.skip,
+    };
+  })(),
+];
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip !== undefined)(`claimed ahead: ${backend.name}`, () => {
+    it('the in-flight record is stored before the fire time, and the handler starts at it, never before', async () => {
+      const base = await backend.open();
+      const { store, inflightPuts } = watched(base);
+      const job = unique('ahead');
+      const started: { fireTime: number; at: number }[] = [];
+      const s = pageNode(store, unique('n'));
+      s.define(job, { every: '1s' }, async (ctx) => {
+        started.push({ fireTime: ctx.fireTime.getTime(), at: await base.now() });
+      });
+      await s.start();
+      await until(() => started.length >= 4, 15_000, 'four fire times');
+      await s.stop();
+      for (const r of started) expect(r.at, 'never before its fire time').toBeGreaterThanOrEqual(r.fireTime);
+      // The first fire time after start may come before the node's first tick; the others were
+      // claimed ahead: their in-flight records were written before their fire times (the lead is
+      // 250 ms; an idle node needs a few ms of it).
+      const later = started.slice(1);
+      const aheadOf = (fireTime: number) =>
+        inflightPuts.find((p) => p.key.includes(String(fireTime).padStart(15, '0')))?.at;
+      for (const r of later) {
+        const put = aheadOf(r.fireTime);
+        expect(put, `in-flight record of ${r.fireTime}`).toBeDefined();
+        expect(put!, 'written before its fire time').toBeLessThan(r.fireTime);
+        expect(put!, 'within the lead').toBeGreaterThanOrEqual(r.fireTime - CLAIM_LEAD_MS - 50);
+      }
+      await checkedHistory(s, job, 30_000);
+      await base.close();
+    }, 30_000);
+
+    it('a previous run that ends inside the lead: the fire time still runs, on time, not skipped', async () => {
+      const base = await backend.open();
+      const job = unique('tight');
+      const started: { fireTime: number; at: number }[] = [];
+      const s = pageNode(base, unique('n'));
+      // Each run ends 100 ms before the next fire time: inside the lead, so the claim ahead finds
+      // the gate held and must not judge the overlap then.
+      s.define(job, { every: '1s', overlap: 'skip' }, async (ctx) => {
+        started.push({ fireTime: ctx.fireTime.getTime(), at: await base.now() });
+        const end = ctx.fireTime.getTime() + 900;
+        while ((await base.now()) < end) await sleep(Math.max(1, Math.min(20, end - (await base.now()))));
+      });
+      await s.start();
+      await until(() => started.length >= 5, 20_000, 'five fire times');
+      await s.stop();
+      const fireTimes = started.map((r) => r.fireTime);
+      // Each fire time after the first ran: none skipped, none waited behind the gate for a poll.
+      for (let i = 1; i < fireTimes.length; i++) expect(fireTimes[i]! - fireTimes[i - 1]!).toBe(1_000);
+      for (const r of started.slice(1)) {
+        expect(r.at).toBeGreaterThanOrEqual(r.fireTime);
+        expect(r.at - r.fireTime, 'started on time (a wait behind the gate costs a poll)').toBeLessThan(150);
+      }
+      const history = await checkedHistory(s, job, 30_000);
+      expect(history.filter((e) => e.status === 'skipped')).toEqual([]);
+      await base.close();
+    }, 40_000);
+  });
+}
