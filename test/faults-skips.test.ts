@@ -14,9 +14,11 @@
  * Job (as a user tried it): `every: '1s'`, 150 ms of work, `lockAtMostFor: '4s'`, overlap skip,
  * misfire run-once, polls every 200 ms.
  */
+
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../src/index.js';
 import { Spread } from '../src/scheduler/control/spread.js';
+import { CLAIM_LEAD_MS } from '../src/scheduler/due/claim-lead.js';
 import { createScheduler, type HistoryEntry, type Scheduler } from '../src/scheduler/index.js';
 import {
   expectedOccurrences,
@@ -117,8 +119,9 @@ for (const backend of ['postgres', 'redis', 'mysql'] as const satisfies readonly
         await until(() => lines.length >= 6, 15_000, 'the first runs');
         const from = Math.ceil((await direct.now()) / 1_000) * 1_000 + 1_000;
         // Four fire times n0 goes first for (spreading: the same choice n0 makes from the
-        // heartbeats), at least 3 s apart: from just before each, n0's replies are dropped for
-        // 1.2 s (the server does the work, the answer is lost), then its connections are reset.
+        // heartbeats), at least 3 s apart: from just before n0 claims each — up to the claim lead
+        // ahead of it (src/scheduler/due/claim-lead.ts) — n0's replies are dropped for 1.2 s (the
+        // server does the work, the answer is lost), then its connections are reset.
         // Its claim of that fire time — occurrence and gate — is granted unheard, and the next
         // fire time is claimed by the healthy nodes while that gate is held by a claim that has
         // not started. (Dropping blindly mostly hit n0's polls: a node whose store fails backs
@@ -128,7 +131,7 @@ for (const backend of ['postgres', 'redis', 'mysql'] as const satisfies readonly
         // This host's clock is the servers' (all on loopback); the offset is measured anyway.
         const offset = (await direct.now()) - Date.now();
         for (const f of targets) {
-          await sleepUntil(f - 5, offset);
+          await sleepUntil(f - CLAIM_LEAD_MS - 50, offset);
           lossy.dropReplies(true);
           await sleep(1_200);
           lossy.dropReplies(false);

@@ -101,7 +101,17 @@ async function scenario(base: Store) {
   for (const name of ['a', 'b']) {
     const store = holdingConsume(watching, pendingKey, race, queuedSignal);
     const s = createScheduler({ store, node: `${name}-${randomId(4)}`, pollInterval: '200ms' });
-    s.define(job, name === 'a' ? { every: '1s', misfire: 'run-once' } : { misfire: 'run-once' }, () => {});
+    // `lockAtLeastFor`: claimed at its fire time, not ahead of it (src/scheduler/due/claim-lead.ts).
+    // A claim ahead that finds the gate held by the replay gives its occurrence back, and that
+    // release can share its store call with the replay's start batch — the very apply this test
+    // holds — so the node's tick would wait the 5 s out instead of queueing a fire time.
+    s.define(
+      job,
+      name === 'a'
+        ? { every: '1s', misfire: 'run-once', lockAtLeastFor: '1ms' }
+        : { misfire: 'run-once', lockAtLeastFor: '1ms' },
+      () => {},
+    );
     nodes.push(s);
     cleanup.push(() => s.stop());
   }

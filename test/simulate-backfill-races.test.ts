@@ -90,10 +90,12 @@ describe('simulate: backfills racing the scheduler', () => {
       await expectOk({ seed, nodes: 3, durationMs: 40_000, faults: SIM_FAULTS, jobs: jobs('skip', false) });
   });
 
-  it("the same under overlap 'skip': a replay's successor queued behind it (seed 26)", async () => {
+  it("the same under overlap 'skip': a replay's successor queued behind it (seed 12)", async () => {
     const mix = PAUSE_BACKFILL_MIX;
+    // Seed 26 until job triggers were claimed ahead of their fire times (due/claim-lead.ts), which
+    // moved its timing; seed 12 now plays the same story, checked below.
     const options: SimulateOptions = {
-      seed: 26,
+      seed: 12,
       nodes: 3,
       durationMs: 40_000,
       faults: SIM_FAULTS,
