@@ -35,6 +35,8 @@ import { ALL_BACKENDS, type BackendName, provision, reason } from './servers.js'
 import { formatMs, quantile } from './stats.js';
 
 const HEADING = '## Scheduler (`npm run bench:scheduler`)';
+/** Issue 30's target for 1,000 jobs due together on 3 node processes: p99 lateness, ms (it was 250). */
+const THOUSAND_P99_MS = 100;
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 interface CaseResult {
@@ -272,7 +274,7 @@ async function main(): Promise<void> {
       const judged = apart ?? many;
       verdicts.push(
         `- ${backend}: one job p99 ${formatMs(one.p99)} ms ≤ 20: ${verdict(one.p99 <= 20)}; ` +
-          `1,000 jobs p99 after the first fire time ${formatMs(judged.laterP99)} ms ≤ 250 (${apart ? 'three node processes' : 'three nodes in one process'}): ${verdict(judged.laterP99 <= 250)}` +
+          `1,000 jobs p99 after the first fire time ${formatMs(judged.laterP99)} ms ≤ ${THOUSAND_P99_MS} (${apart ? 'three node processes' : 'three nodes in one process'}): ${verdict(judged.laterP99 <= THOUSAND_P99_MS)}` +
           ` — the first fire time after start ${formatMs(judged.firstP99)} ms` +
           (apart
             ? ` (in one process: ${formatMs(many.laterP99)} ms, first ${formatMs(many.firstP99)} ms)`
@@ -312,7 +314,7 @@ async function main(): Promise<void> {
       'run; an acquire batch is one call. Idle = store calls per second of the same three nodes with ' +
       'nothing due (polls, heartbeats, clock reads; 1 s poll interval). Occurrence path = (calls − ' +
       'idle calls over the same time) ÷ occurrences: the claim, the in-flight record and the ' +
-      'finishing batch. Targets: p99 ≤ 20 ms for one job, ≤ 250 ms for 1,000; ≤ 3 round trips per ' +
+      `finishing batch. Targets: p99 ≤ 20 ms for one job, ≤ ${THOUSAND_P99_MS} ms for 1,000 (issue 30); ≤ 3 round trips per ` +
       'occurrence.',
     '',
     '| backend | case | occurrences | fire times | duplicates | p50 lateness | p99 lateness | p99, first fire time | p99, later fire times | max | round trips / occurrence (all) | idle calls/s (3 nodes) | occurrence path |',

@@ -181,12 +181,13 @@ export class Due {
           const occ = { job: source.job, scheduleId: source.scheduleId, fireTime: q.fireTime, shard };
           const at = s.spread.claimableAt(occ, count, q.graceMs, start);
           // An on-time fire time of this node's share is claimed up to its lead ahead of its start
-          // (claim-lead.ts).
+          // (claim-lead.ts); an excluded one at its start (only recorded skipped, nothing to gain).
           const ahead =
             at > now &&
             at === start &&
             q.source === 'schedule' &&
-            at <= now + sourceLead(s, job, source, q.fireTime);
+            at <= now + sourceLead(s, job, source, q.fireTime) &&
+            !(source.exclude !== undefined && isExcluded(source.exclude, q.fireTime, s.calendars.lookup));
           if (at > now && !ahead) {
             this.wakeAt = Math.min(this.wakeAt, at);
             rest.push(shard);
