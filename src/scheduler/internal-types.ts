@@ -26,8 +26,9 @@ export interface Source {
   /** Every fire time up to and including this one has been handled by this node's view. */
   cursor: number | undefined;
   /**
-   * A fire time whose claim ahead of its start was given back (claim.ts: its gate was refused, or
-   * is asked for only after the win): claimed again at its start, not ahead (due/claim-lead.ts).
+   * A fire time whose claim ahead of its start was given back (claim/early-grant.ts: its gate was
+   * refused or is asked for only after the win, or the node is stopping): claimed again at its
+   * start, not ahead (due/claim-lead.ts).
    */
   notAhead?: number;
   /** The next fire time after `after` (cron maths is not free, and the loop asks after every tick). */
