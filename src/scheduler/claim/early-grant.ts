@@ -1,6 +1,7 @@
 import type { Lease } from '../../store/types.js';
 import type { Candidate, Job } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
+import { localWaitFor } from '../run/start-at.js';
 
 /** How far before its fire time a grant may come and still be kept (see {@link earlyGrant}). */
 export const MAX_EARLY_WAIT_MS = 1_000;
@@ -32,7 +33,7 @@ export interface EarlyGrant {
  *
  * Claimed ahead on purpose (due/claim-lead.ts), its gate won in this claim or none needed: goes
  * on now — its start record is written ahead, and its handler waits for the start (`notBefore`,
- * 2 % drift margin: the simulator's worst). One that must be judged at its start — its gate
+ * with run/start-at.ts's drift margin). One that must be judged at its start — its gate
  * refused (a run still going at the claim may have ended by the start), or asked for only after
  * the win (gateAfterWin), or an exclusion — is given back now and claimed again at its start
  * (`Source.notAhead`), not held in a wait that would hold up this node's tick.
@@ -58,6 +59,6 @@ export function earlyGrant(
     ahead,
     wait,
     giveBack: ahead > 0 && c.ahead === true && !goOn,
-    notBefore: goOn ? s.clock.monotonic() + Math.ceil(ahead * 1.02) + 1 : undefined,
+    notBefore: goOn ? s.clock.monotonic() + localWaitFor(ahead) : undefined,
   };
 }

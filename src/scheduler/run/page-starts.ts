@@ -2,6 +2,7 @@ import { startTimer } from '../../core/clock.js';
 import type { Lease } from '../../store/types.js';
 import type { NodeState } from '../node-state.js';
 import type { PageRun } from './page-run.js';
+import { localWaitFor } from './start-at.js';
 
 /**
  * How long the history write of a run that waited for its start waits for others to share its
@@ -44,7 +45,7 @@ export function launchAtStarts(
   for (const r of runs) {
     const ahead = r.start - lease.acquiredAt;
     if (ahead <= 0) void r.launch(false);
-    else later.push({ at: repliedAt + Math.ceil(ahead * 1.02) + 1, launch: () => r.launch(true) });
+    else later.push({ at: repliedAt + localWaitFor(ahead), launch: () => r.launch(true) });
   }
   if (later.length === 0) return;
   page.lingerMs = WAITED_FINISH_LINGER_MS;
@@ -107,7 +108,7 @@ export function launchAtStarts(
 /** Local monotonic time before which a run to start at `start` (store time) must not, its page's lease granted at `acquiredAt` and answered at `repliedAt` (see `launchAtStarts`). */
 export function notBefore(start: number, acquiredAt: number, repliedAt: number): number {
   const ahead = start - acquiredAt;
-  return ahead <= 0 ? repliedAt : repliedAt + Math.ceil(ahead * 1.02) + 1;
+  return ahead <= 0 ? repliedAt : repliedAt + localWaitFor(ahead);
 }
 
 /**

@@ -13,6 +13,15 @@ const START_GRID_MS = 2;
  */
 const DRIFT_MARGIN = 0.02;
 
+/**
+ * How long this node waits, on its own clock, for `storeMs` to pass on the store's (the drift
+ * margin, rounded up, plus 1 ms): a start `storeMs` after a grant is surely reached that long
+ * after the grant's answer arrived (page-starts.ts, claim/early-grant.ts).
+ */
+export function localWaitFor(storeMs: number): number {
+  return Math.ceil(storeMs * (1 + DRIFT_MARGIN)) + 1;
+}
+
 interface NodeWaits {
   /** The local monotonic time from which each start (store time, on the grid) has surely passed. */
   readonly bounds: Map<number, Promise<number>>;
