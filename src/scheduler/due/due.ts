@@ -13,6 +13,7 @@ import { type Due1, reservePermits } from './due-permits.js';
 import { sourceStart } from './jittered.js';
 import type { Misfires } from './misfire.js';
 import { movePast } from './move-past.js';
+import { dropOnTime, unTake } from './queue-undo.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
 const MAX_QUEUED = 64;
@@ -62,16 +63,30 @@ export class Due {
       await s.calendars.ensure(new Set([...s.jobCalendars, ...this.index.calendars]));
     const candidates: Candidate[] = [];
     const all: Due1[] = [];
+    // What the takes change before the claims go out: put back if a take fails (see unTake).
+    const taken = new Map<Source, Pick<Source, 'cursor' | 'queue'>>();
+    const recoveries = s.dueRecoveries.size > 0 ? new Map(s.dueRecoveries) : undefined;
     for (const source of s.sources.values()) {
       const job = s.defined.get(source.job);
-      if (!job || s.paused.has(source.job)) continue;
+      if (!job) continue;
+      if (s.paused.has(source.job)) {
+        dropOnTime(source);
+        continue;
+      }
       if (source.cursor === undefined) source.cursor = await this.initialCursor(source, now);
       const next = nextDue(source, now);
       // Claimed up to its claim lead ahead of its start (claim-lead.ts).
       const lead = next === undefined ? 0 : sourceLead(s, job, source, next);
       if (source.queue.length > 0 || (next !== undefined && sourceStart(source, next) <= now + lead))
         all.push({
-          take: (limit, first) => this.take(job, source, now, limit, candidates, first),
+          take: (limit, first) => {
+            if (!taken.has(source))
+              taken.set(source, {
+                cursor: source.cursor,
+                queue: source.queue.map((q) => ({ ...q, shards: [...q.shards] })),
+              });
+            return this.take(job, source, now, limit, candidates, first);
+          },
           ...(s.limits.limited(job.spec) && { limited: job, cursor: true as const }),
         });
     }
@@ -114,7 +129,12 @@ export class Due {
       // A backlog makes the loop tick again at once (loop.ts): only when this tick claims
       // something, so that it cannot spin — what was offered and not taken (held for another
       // node, its slots spoken for) is retried at its wake-up, a run's end or the next poll.
-      this.backlog = (await this.rounds(due, left)) && candidates.length > 0;
+      try {
+        this.backlog = (await this.rounds(due, left)) && candidates.length > 0;
+      } catch (err) {
+        unTake(s, taken, recoveries);
+        throw err;
+      }
       await this.claims.claimAndRun(candidates, true);
     } finally {
       permits?.settled();
