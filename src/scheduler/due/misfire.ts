@@ -11,6 +11,12 @@ import type { NodeState } from '../node-state.js';
  * `catchUpLimit` that catch-up keeps): one look-up each, so bounded, however long the outage.
  */
 const HELD_LOOKBACK = 100;
+/**
+ * How many of the latest fire times a node goes past because the high-water mark is beyond them
+ * are checked for a claim held and not yet "done": the fire times the fleet claimed on time since
+ * another node claimed its replay (16 s of a 1 s job).
+ */
+const PASSED_LOOKBACK = 16;
 
 /**
  * Missed fire times (nobody claimed them within misfireThreshold) and the misfire policies. A
@@ -41,6 +47,7 @@ export class Misfires {
     const stored = await s.store.get(hwmKey);
     const hwm = stored === null ? Number.NEGATIVE_INFINITY : Number(stored);
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
+    if (hwm > cursor) await this.watchPassed(job, source, cursor, Math.min(hwm + 1, missedBefore));
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
     const open = span && (await this.unclaimed(job, source, span));
     if (!open) {
@@ -120,27 +127,57 @@ export class Misfires {
     // it): looked at after the holder's lease, as a refused claim is. Nodes that claimed it were
     // refused and watch it already; this node did not claim it — it waited for a fleet permit
     // (run/fleet-limits.ts) while the holder had it (simulator seed 17 of the fleet limits sweep).
-    const watch = (fireTime: number) =>
-      s.heldElsewhere({
-        occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard },
-        source: 'misfire',
-        data: source.data,
-        attempt: 1,
-        gate: job.spec.overlap !== 'allow',
-      });
+    const watch = (fireTime: number) => this.watch(job, source, fireTime);
     watch(span.tail[lastHeld]!);
-    // Catch-up: several nodes replay at once, each the oldest it finds unheld, so a replay held
-    // before that one was not handled by its holder — it may be a claim about to be given back
-    // (its gate held) or whose holder dies. Each one not "done" is looked at after its lease too:
-    // watched only by the node that went on to the next one, a crash of that node lost it
-    // (simulator: three jobs, pauses, catch-up; its holder crashed, its release never sent).
-    if (job.spec.misfire === 'catch-up')
-      for (let i = 0; i < lastHeld; i++) {
-        const lease = held[i];
-        if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2) watch(span.tail[i]!);
-      }
+    // A held one before it was not always handled by that one's holder. Catch-up: several nodes
+    // replay at once, each the oldest it finds unheld, and one may be a claim about to be given
+    // back (its gate held) or whose holder dies (simulator: three jobs, pauses, catch-up; its
+    // holder crashed, its release never sent). Any policy: a node claims a fire time it queued
+    // before the pause beside its replay after it (one job, run-once, two pauses, seed 579: the
+    // holder of +6 s and +7 s crashed; +7 s was watched, +6 s lost). Each one not "done" is looked
+    // at after its lease too (no more reads: its lease is in hand).
+    for (let i = 0; i < lastHeld; i++) {
+      const lease = held[i];
+      if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2) watch(span.tail[i]!);
+    }
     const tail = span.tail.slice(lastHeld + 1);
     return tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
+  }
+
+  /**
+   * The latest missed fire times in (after, before) — at or below the high-water mark, so this node
+   * goes past them unclaimed — that are held and not "done" are watched (claim/watch.ts). One of
+   * them may be another node's replay whose start or queue write was lost before that node died:
+   * the nodes that saw it held at their own misfire handling watch it, but when every one of them
+   * died too, a node that came after the on-time runs raised the mark past it was the last that
+   * could (simulator: one job every 1 s, run-once, two pauses, the fault mix, seed 167 of 300: the
+   * replayer's write lost and it crashed, its one watcher crashed 4 s later, +7 s never ran).
+   * Bounded: {@link PASSED_LOOKBACK} look-ups, only when the node's cursor is behind the mark.
+   */
+  private async watchPassed(job: Job, source: Source, after: number, before: number): Promise<void> {
+    const span = fireSpan(source.trigger, after, before, PASSED_LOOKBACK);
+    if (!span) return;
+    const s = this.state;
+    const shard = shardsOf(job)[0];
+    const leases = await Promise.all(
+      span.tail.map((fireTime) =>
+        s.store.inspect(keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard })),
+      ),
+    );
+    for (const [i, lease] of leases.entries())
+      if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2)
+        this.watch(job, source, span.tail[i]!);
+  }
+
+  /** Watches the fire time's claim, held by another node (claim/watch.ts). */
+  private watch(job: Job, source: Source, fireTime: number): void {
+    this.state.heldElsewhere({
+      occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard: shardsOf(job)[0] },
+      source: 'misfire',
+      data: source.data,
+      attempt: 1,
+      gate: job.spec.overlap !== 'allow',
+    });
   }
 
   /** A replay is announced once, not at every tick that offers it again. */
