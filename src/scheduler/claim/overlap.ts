@@ -141,15 +141,16 @@ export class Overlap {
   }
 
   /**
-   * 'queue-all' offers only a gate's oldest queued fire time (requests.ts), so a stale one — its
+   * 'queue-all' offers only a gate's oldest queued fire time, and every overlap policy only a
+   * gate's oldest waiting one (requests.ts), so a stale one — its
    * fire time ran some other way (a node that lagged claimed it through its own cursor, or two
    * nodes queued it and the run consumed the record only as one of them wrote it), its occurrence
-   * held "done" — would block the gate's queue for the whole done hold. A refused claim of a
-   * queue-all pending record looks (one history scan, only then): ended, the record is deleted as
-   * read and `true` returned; the next poll offers the next one.
+   * held "done" — would block the gate's queue for the whole done hold. A refused claim of such
+   * a pending record looks (one history scan, only then): ended, the record is deleted as read
+   * and `true` returned; the next poll offers the next one.
    */
   async droppedStale(job: Job, c: Candidate): Promise<boolean> {
-    if (job.spec.overlap !== 'queue-all' || !c.fromPending) return false;
+    if (!c.fromPending || (job.spec.overlap !== 'queue-all' && c.waiting !== true)) return false;
     if (!(await occurrenceEnded(this.state, c.occ))) return false;
     await this.state.store.apply(consumeOps(c));
     return true;
