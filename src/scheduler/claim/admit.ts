@@ -47,6 +47,9 @@ async function admit(
       for (const c of cs.slice(r.granted)) refused.add(c);
     }),
   );
+  // A rate grant that waited for another job's reservation too long is not used (fleet-limits.ts).
+  for (const { spec, r } of grants)
+    if (s.limits.stale(spec, r)) for (const c of byJob.get(spec)!) refused.add(c);
   return {
     fitting: refused.size === 0 ? candidates : candidates.filter((c) => !refused.has(c)),
     settled: () => {

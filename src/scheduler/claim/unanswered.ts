@@ -1,5 +1,6 @@
 import type { Lease } from '../../store/types.js';
 import { type Candidate, gateAfterWin, type Job, movesEntry, rewind, sourceKey } from '../internal-types.js';
+import type { JobSpec } from '../job-options.js';
 import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
@@ -17,11 +18,21 @@ interface Pending {
   c: Candidate;
   /** Local monotonic time just before the acquire was sent (lease maths, as for any grant). */
   sentAt: number;
+  /** The limited job whose fleet permit it keeps until resolved (run/fleet-limits.ts, `keep`). */
+  permit?: JobSpec;
 }
 
 /** What became of an unanswered claim, once the store answers again. */
 export type Resolution =
-  | { kind: 'ours'; c: Candidate; lease: Lease; gate: Lease | null | undefined; sentAt: number }
+  | {
+      kind: 'ours';
+      c: Candidate;
+      lease: Lease;
+      gate: Lease | null | undefined;
+      sentAt: number;
+      /** The fleet permit it kept while unanswered, given back once it is adopted. */
+      permit?: JobSpec;
+    }
   | { kind: 'settled' };
 
 /**
@@ -55,14 +66,25 @@ export class Unanswered {
 
   /** The claims of an acquire that failed: remembered until the store answers again. */
   add(batch: readonly Candidate[], sentAt: number): void {
+    const s = this.state;
     for (const c of batch) {
       const key = keys.occurrence(c.occ);
+      const was = this.pending.get(key);
       this.pending.delete(key);
-      this.pending.set(key, { c, sentAt });
+      // A limited job's claim keeps a fleet permit until the store says what became of it: it
+      // may start then, with no reservation of its own.
+      let permit = was?.permit;
+      const spec = s.defined.get(c.occ.job)?.spec;
+      if (permit === undefined && spec && s.limits.limited(spec)) {
+        s.limits.keep(spec);
+        permit = spec;
+      }
+      this.pending.set(key, { c, sentAt, ...(permit && { permit }) });
     }
-    for (const key of this.pending.keys()) {
+    for (const [key, p] of this.pending) {
       if (this.pending.size <= MAX_UNANSWERED) break;
       this.pending.delete(key);
+      if (p.permit) s.limits.unkeep(p.permit);
     }
   }
 
@@ -84,6 +106,9 @@ export class Unanswered {
         await adopt(r);
       } catch (err) {
         failure ??= err;
+      } finally {
+        // Its run counts in the job's permits now (or it did not start): the kept one goes back.
+        if (r.permit) this.state.limits.unkeep(r.permit);
       }
     }
     if (failure !== undefined) throw failure;
@@ -107,7 +132,8 @@ export class Unanswered {
         return { ours, failure };
       }
       this.pending.delete(key);
-      if (r.kind === 'ours') ours.push(r);
+      if (r.kind === 'ours') ours.push({ ...r, ...(p.permit && { permit: p.permit }) });
+      else if (p.permit) this.state.limits.unkeep(p.permit);
     }
     return { ours };
   }

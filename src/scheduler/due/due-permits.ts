@@ -55,6 +55,12 @@ export async function reservePermits(
     if (!g) return d;
     return {
       take: async (limit, first) => {
+        // A rate grant that waited too long (for the tick's other reservations, or earlier
+        // takes' store calls) is not used: the loop asks again shortly (fleet-limits.ts, stale).
+        if (g.left > 0 && s.limits.stale(d.limited!.spec, g.r)) {
+          g.left = 0;
+          g.retryAt = now + LIMIT_RETRY_MS;
+        }
         if (g.left <= 0) {
           // Waits for permits: not "more" for this tick (the loop would spin), a wake-up instead.
           // A job trigger still settles what it missed meanwhile (its misfire policy: skips on

@@ -79,7 +79,28 @@ export class PageRecovery {
     }
   }
 
+  /**
+   * A limited job's page is taken over only once the fleet grants a permit for each of its runs
+   * (run/fleet-limits.ts; what it does not launch goes back): recovered runs started beyond
+   * `maxConcurrency` and `rateLimit` — a page whose claim lost its answer had given its permits
+   * back, and its recovery started on top of the runs granted since (simulator, lost replies
+   * only: 3 runs at once under maxConcurrency 2, 4 starts in 750 ms under 3 per second). A page of
+   * a limited job holds at most what one grant allowed, so the same count comes free again; until
+   * then the page waits for the next poll, as the rest of the job's due work waits.
+   */
   private async takeOver(job: Job, page: string, read: StoredRecord, readRec: PageRecord): Promise<void> {
+    const s = this.state;
+    if (!s.limits.limited(job.spec)) return this.takeOverNow(job, page, read, readRec);
+    const want = readRec.started?.won.length ?? readRec.items.length;
+    const permits = await s.limits.reserve(job.spec, want);
+    try {
+      if (permits.granted >= want) await this.takeOverNow(job, page, read, readRec);
+    } finally {
+      s.limits.settled(job.spec, permits);
+    }
+  }
+
+  private async takeOverNow(job: Job, page: string, read: StoredRecord, readRec: PageRecord): Promise<void> {
     const s = this.state;
     const name = job.spec.name;
     const { lease: leaseKey, record: recordKey } = pageKeys(name, page);

@@ -10,6 +10,8 @@ const MAX_TRIES = 4;
 const RETURN_AFTER_MS = 15;
 /** A write that failed (the store away) is tried again after this long. */
 const RETRY_AFTER_FAILURE_MS = 1_000;
+/** A rate limit's grant is used within this long of its answer, or given back unused (see `stale`). */
+const MAX_GRANT_AGE_MS = 100;
 
 /** What one reservation got: `granted` starts now; the rest waits until `retryAt` (store time). */
 export interface Reservation {
@@ -18,6 +20,8 @@ export interface Reservation {
   /** The store time it was granted at, and the node's launch count then (for `settled`). */
   at: number;
   launched: number;
+  /** Local monotonic time the grant was answered (see `stale`). */
+  answeredAt: number;
 }
 
 /** One limited job on this node. */
@@ -27,6 +31,8 @@ interface Local {
   held: number;
   /** Granted to claims under way and not launched yet. */
   reserved: number;
+  /** Claims whose answer was lost, each holding a permit until its fate is known (see `keep`). */
+  kept: number;
   /** Runs launched here so far (of all kinds): how many of a grant were used (see `settled`). */
   launched: number;
   /** Rate starts granted and not used, to take out of the record at the next write (`[at, n]`). */
@@ -46,7 +52,7 @@ interface Local {
  * none for a rate limit alone (its record counts starts, not runs: a run's end writes nothing).
  */
 function inUse(l: Local): number {
-  return countsRuns(l.spec) ? l.held + l.reserved : 0;
+  return countsRuns(l.spec) ? l.held + l.reserved + l.kept : 0;
 }
 
 /** Whether the job's entry counts its runs: it has a concurrency limit. */
@@ -98,18 +104,35 @@ export class FleetLimits {
   reserve(spec: JobSpec, want: number): Promise<Reservation> {
     const l = this.local(spec);
     return this.serial(l, async () => {
-      if (want <= 0 || this.stopped) return { granted: 0, retryAt: undefined, at: 0, launched: 0 };
-      let grant: Reservation = { granted: 0, retryAt: undefined, at: 0, launched: 0 };
+      const none = { granted: 0, at: 0, launched: 0, answeredAt: 0 };
+      if (want <= 0 || this.stopped) return { ...none, retryAt: undefined };
+      let grant: Reservation = { ...none, retryAt: undefined };
       const wrote = await this.write(l, (rec, now) => {
         const margin = this.storeClock.errorBound();
         const free = reserveIn(rec, now, this.node, spec.limits!, inUse(l), want, margin);
-        grant = { ...free, launched: l.launched };
+        grant = { ...free, launched: l.launched, answeredAt: 0 };
         return { count: inUse(l) + (countsRuns(spec) ? free.granted : 0), granted: free.granted };
       });
-      if (!wrote) return { granted: 0, retryAt: this.storeClock.estimate() + 50, at: 0, launched: 0 };
+      if (!wrote) return { ...none, retryAt: this.storeClock.estimate() + 50 };
       l.reserved += grant.granted;
-      return grant;
+      return { ...grant, answeredAt: this.clock.monotonic() };
     });
+  }
+
+  /**
+   * Whether `r`, a grant of a rate-limited job, is too old to use: its starts are counted at the
+   * grant's instant (limit-record.ts), so they must follow it closely — a tick whose other
+   * reservation waited a second for a lost request claimed with the grant it had got a second
+   * before, and another node's grant after the window had moved on made 5 starts in 750 ms under
+   * 3 per second (simulator, lost replies only). A stale grant is not used; `settled` gives it
+   * back, and the next tick asks again.
+   */
+  stale(spec: JobSpec, r: Reservation): boolean {
+    return (
+      spec.limits?.rate !== undefined &&
+      r.granted > 0 &&
+      this.clock.monotonic() - r.answeredAt > MAX_GRANT_AGE_MS
+    );
   }
 
   /**
@@ -131,6 +154,27 @@ export class FleetLimits {
     const l = this.local(spec);
     l.held++;
     l.launched++;
+  }
+
+  /**
+   * A claim of the job got no answer (claim/unanswered.ts): it may have been granted, and is
+   * started when the node learns so, without a new reservation. It keeps a permit until then
+   * ({@link unkeep}), and counts as a launch of the grant it was reserved under, so `settled`
+   * gives back neither its permit nor its start. Before, the permit went back with the grant and
+   * the adopted run started beyond the limit (simulator, lost replies only: 3 runs at once under
+   * maxConcurrency 2, 4-5 starts in 750 ms under 3 per second, 7 of 30 seeds).
+   */
+  keep(spec: JobSpec): void {
+    const l = this.local(spec);
+    l.kept++;
+    l.launched++;
+  }
+
+  /** The claim `keep` held a permit for is settled: started (now in `held`), or not ours. */
+  unkeep(spec: JobSpec): void {
+    const l = this.local(spec);
+    l.kept = Math.max(0, l.kept - 1);
+    this.soon(l);
   }
 
   /** A run's handler ended: its permit goes back to the fleet shortly. */
@@ -165,6 +209,7 @@ export class FleetLimits {
         spec,
         held: 0,
         reserved: 0,
+        kept: 0,
         launched: 0,
         unused: [],
         stored: 0,
