@@ -13,9 +13,9 @@
  * - a tick's rate grant waited a second for the tick's other reservation (a lost request) and was
  *   used after the window had moved on under another node's grant (FleetLimits.stale) — seeds 3, 4
  *   (5 and 4 starts in 750 ms).
- *
- * Still open, documented: a start whose start record had to be written again counts at its grant,
- * up to one store timeout before it (seed 59 of the 60: 4 starts in 750 ms).
+ * - a page whose start record had to be written again (a lost request) started its runs a second
+ *   after their grant, which had counted them: such a late start asks for a start in the window
+ *   again (FleetLimits.lateStart) — seed 59 (4 starts in 750 ms).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -78,6 +78,7 @@ describe('simulate: fleet limits with lost replies and requests', () => {
     ['an unanswered claim keeps its permit', [5, 30]],
     ['a page recovery waits for permits', [2, 16]],
     ['a stale rate grant is not used', [3, 4]],
+    ['a start long after its claim asks for a start again', [59]],
   ] as const)
     it(`${fix} (seeds ${seeds.join(', ')})`, async () => {
       for (const seed of seeds) {
@@ -88,4 +89,45 @@ describe('simulate: fleet limits with lost replies and requests', () => {
         expect(f.densest(), `seed ${seed}: starts of paced within 750 ms`).toBeLessThanOrEqual(3);
       }
     });
+});
+
+describe('simulate: rateLimit and retries', () => {
+  it('a retry is a start: it waits for the window like a first attempt', async () => {
+    // Four schedules every 2 s, at most 2 starts per second; each first attempt fails and is
+    // retried after 100 ms. Before, retries started outside the window: 4 starts within 750 ms.
+    const starts: number[] = [];
+    const options: SimulateOptions = {
+      seed: 1,
+      nodes: 3,
+      durationMs: 20_000,
+      faults: { latencyMs: [2, 30] },
+      jobs: [
+        {
+          name: 'paced',
+          options: {
+            lockAtMostFor: '3s',
+            rateLimit: { max: 2, per: '1s' },
+            retries: 1,
+            retryDelay: '100ms',
+            misfireThreshold: '30s',
+          },
+          schedules: Array.from({ length: 4 }, (_, i) => ({ id: `p${i}`, every: '2s' })),
+          handler: async (ctx, sim) => {
+            starts.push(sim.now());
+            if (ctx.attempt === 1) throw new Error('first attempts fail');
+          },
+        },
+      ],
+    };
+    const result = await simulate(options);
+    if (!result.ok) expect.fail(formatReport(options, result));
+    const t = [...starts].sort((a, b) => a - b);
+    let best = 0;
+    for (let i = 0, j = 0; i < t.length; i++) {
+      while (t[i]! - t[j]! >= 750) j++;
+      best = Math.max(best, i - j + 1);
+    }
+    expect(t.length).toBeGreaterThan(20);
+    expect(best).toBeLessThanOrEqual(2);
+  });
 });

@@ -7,9 +7,8 @@
  * 60 ms a way — a limiter letting through twice the rate would show four all the same); under the usual fault mix (lost replies and requests,
  * partitions, crashes, drift, stalls) the checker finds no second run of an occurrence, no lost
  * fire time and no unjustified skip with the limits in play (the limits themselves may then be
- * exceeded by a dead node's permits lapsing, by nodes cut off past their lease, and by starts whose
- * start record was written again, as documented in docs/limits.md; with lost replies alone they
- * hold: simulate-limits-replies.test.ts).
+ * exceeded by a dead node's permits lapsing and by nodes cut off past their lease, as documented
+ * in docs/limits.md; with lost replies alone they hold: simulate-limits-replies.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';

@@ -6,6 +6,7 @@ import type { WriteOp } from '../../store/types.js';
 import { encodeHistory, occFields } from '../finish/history.js';
 import { keys } from '../keys.js';
 import type { HistoryEntry, RunEvent, RunSource, RunStatus } from '../types.js';
+import { LATE_START_MS } from './fleet-limits.js';
 import { jobContext } from './job-context.js';
 import { claimBook, type RunBook } from './run-book.js';
 import { persist, recordLapse } from './run-persist.js';
@@ -163,6 +164,16 @@ export async function executeRun(
         return;
       }
       inflightValue = value;
+      // A rate-limited retry, or a first start its start record's retries made late, asks the
+      // window for a start of its own (fleet-limits.ts, rateStart).
+      if (deps.rateStart && (!first || clock.monotonic() - claim.sentAt > LATE_START_MS)) {
+        await deps.rateStart(halt.signal);
+        // Stopped while waiting: its start is on record, its handler never ran (recovery decides).
+        if (halt.aborted) {
+          outcome = 'abandoned';
+          return;
+        }
+      }
       // Claimed ahead (due/claim-lead.ts): the handler starts at its start, not before.
       if (first && claim.notBefore !== undefined) {
         const early = claim.notBefore - clock.monotonic();

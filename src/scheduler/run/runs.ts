@@ -75,6 +75,9 @@ export class Runs {
       replaceable: (occ) => replaceable(s.replaceable, occ),
       storeBack: () => s.storeBack.signal,
       storeNow: () => s.storeClock.sample(),
+      ...(job.spec.limits?.rate && {
+        rateStart: (signal: AbortSignal) => s.limits.rateStart(job.spec, signal),
+      }),
       tracing: s.telemetry.tracing,
     };
     this.deps.set(job, deps);
