@@ -13,6 +13,9 @@
  * - a tick's rate grant waited a second for the tick's other reservation (a lost request) and was
  *   used after the window had moved on under another node's grant (FleetLimits.stale) — seeds 3, 4
  *   (5 and 4 starts in 750 ms).
+ * - with `capped` sharded: a stored schedule's shard item offered again for recovery (claimed and
+ *   never started) was claimed without a reservation (due/due.ts: the recoveries are now taken
+ *   per job, a limited job's within its grant) — seed 49 (3 runs at once);
  * - a page whose start record had to be written again (a lost request) started its runs a second
  *   after their grant, which had counted them: such a late start asks for a start in the window
  *   again (FleetLimits.lateStart) — seed 59 (4 starts in 750 ms).
@@ -20,7 +23,8 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
 
-function fleet(seed: number) {
+/** `sharded`: `capped` has 2 shards and runs of 50-250 ms (the same load on the limit). */
+function fleet(seed: number, sharded = false) {
   let going = 0;
   let most = 0;
   const starts: number[] = [];
@@ -39,13 +43,15 @@ function fleet(seed: number) {
           overlap: 'allow',
           maxConcurrency: 2,
           misfireThreshold: '10s',
+          ...(sharded && { shards: 2 }),
         },
         schedules: Array.from({ length: 4 }, (_, i) => ({ id: `c${i}`, every: '4s' })),
         handler: async (ctx, sim) => {
           going++;
           most = Math.max(most, going);
           try {
-            await sim.sleep(200 + Math.floor(sim.random() * 600), ctx.signal);
+            const ms = sharded ? 50 + Math.floor(sim.random() * 200) : 200 + Math.floor(sim.random() * 600);
+            await sim.sleep(ms, ctx.signal);
           } finally {
             going--;
           }
@@ -79,10 +85,11 @@ describe('simulate: fleet limits with lost replies and requests', () => {
     ['a page recovery waits for permits', [2, 16]],
     ['a stale rate grant is not used', [3, 4]],
     ['a start long after its claim asks for a start again', [59]],
+    ['sharded: a stored schedule shard item recovered waits for a permit', [49]],
   ] as const)
     it(`${fix} (seeds ${seeds.join(', ')})`, async () => {
       for (const seed of seeds) {
-        const f = fleet(seed);
+        const f = fleet(seed, fix.startsWith('sharded'));
         const result = await simulate(f.options);
         if (!result.ok) expect.fail(formatReport(f.options, result));
         expect(f.most(), `seed ${seed}: runs of capped at once`).toBeLessThanOrEqual(2);

@@ -9,6 +9,8 @@ export interface Due1 {
   limited?: Job;
   /** A job trigger's source (its cursor moves past missed fire times as it takes them). */
   cursor?: true;
+  /** How many claims it may take at most, when not one occurrence's shards (recoveries). */
+  want?: number;
 }
 
 /** While the fleet is at a job's concurrency limit, its due work is looked at again this often. */
@@ -41,7 +43,7 @@ export async function reservePermits(
 ): Promise<Permits | undefined> {
   const want = new Map<Job, number>();
   for (const d of due)
-    if (d.limited) want.set(d.limited, (want.get(d.limited) ?? 0) + shardsOf(d.limited).length);
+    if (d.limited) want.set(d.limited, (want.get(d.limited) ?? 0) + (d.want ?? shardsOf(d.limited).length));
   if (want.size === 0) return undefined;
   const grants = new Map<Job, { r: Reservation; left: number; retryAt: number }>();
   await Promise.all(

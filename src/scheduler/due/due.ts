@@ -90,7 +90,17 @@ export class Due {
           ...(s.limits.limited(job.spec) && { limited: job, cursor: true as const }),
         });
     }
-    if (s.dueRecoveries.size > 0) all.push({ take: async (limit) => this.recoveries(limit, candidates) });
+    // One per job: a limited job's recoveries are reserved for like its other claims (a shard item
+    // recovered without a permit ran beyond maxConcurrency).
+    const recovering = new Map<string, number>();
+    for (const c of s.dueRecoveries.values()) recovering.set(c.occ.job, (recovering.get(c.occ.job) ?? 0) + 1);
+    for (const [name, n] of recovering) {
+      const job = s.defined.get(name);
+      all.push({
+        take: async (limit) => this.recoveries(name, limit, candidates),
+        ...(job && s.limits.limited(job.spec) && { limited: job, want: n }),
+      });
+    }
     for (const e of this.index.ready) {
       const job = s.defined.get(e.schedule.job);
       // Read before a pause of its job or of itself (schedule-pause.ts): not offered from then on.
@@ -299,15 +309,16 @@ export class Due {
   }
 
   /**
-   * Up to `limit` of the stored schedules' shard items waiting for recovery (NodeState.dueRecoveries,
-   * unanswered.ts): of a paused job or schedule they wait; of a job no longer defined here they
+   * Up to `limit` of job `job`'s stored schedules' shard items waiting for recovery
+   * (NodeState.dueRecoveries, unanswered.ts): of a paused job or schedule they wait; of a job no longer defined here they
    * are dropped (claimed and never started, they are the nodes' that define it: their watch finds
    * them).
    */
-  private recoveries(limit: number, out: Candidate[]): { used: number; more: boolean } {
+  private recoveries(job: string, limit: number, out: Candidate[]): { used: number; more: boolean } {
     const s = this.state;
     let used = 0;
     for (const [key, c] of s.dueRecoveries) {
+      if (c.occ.job !== job) continue;
       if (!s.defined.has(c.occ.job)) s.dueRecoveries.delete(key);
       else if (s.paused.has(c.occ.job) || s.pausedSchedules.has(c.occ.scheduleId!)) continue;
       else if (used >= limit) return { used, more: true };

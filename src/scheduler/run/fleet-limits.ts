@@ -191,8 +191,8 @@ export class FleetLimits {
    * started when the node learns so, without a new reservation. It keeps a permit until then
    * ({@link unkeep}), and counts as a launch of the grant it was reserved under, so `settled`
    * gives back neither its permit nor its start. Before, the permit went back with the grant and
-   * the adopted run started beyond the limit (simulator, lost replies only: 3 runs at once under
-   * maxConcurrency 2, 4-5 starts in 750 ms under 3 per second, 7 of 30 seeds).
+   * the adopted run started beyond the limit (simulator, lost replies only: 3 and 4 runs at once
+   * under maxConcurrency 2, seeds 5 and 30 of test/simulate-limits-replies.test.ts).
    */
   keep(spec: JobSpec): void {
     const l = this.local(spec);
