@@ -123,8 +123,8 @@ export class Requests {
     // the gate first), except a queued run whose own run died (its claim is that recovery).
     // Waiting records run oldest first too: offered all at once, each gate-free moment went to
     // whichever claim won it, and under a steady backlog one could wait to the end (simulator:
-    // a 1 s job, runs of 200-950 ms, pauses, the fault mix, seed 105 of 300: +19 s still waiting
-    // 10 s later, after +20, +24, +26 and +27 had run).
+    // a 1 s job, runs of 200-950 ms, pauses, the fault mix; test/simulate-replay-watch.test.ts,
+    // seed 352: +9 s waited 18 s, and +11, +12 and +15 s never ran while later ones did).
     const isWaiting = (p: PendingValue, gate: string, buffered: boolean) =>
       p.wait === true && !(buffered && going.has(gate));
     const oldestWaiting = new Map<string, number>();
