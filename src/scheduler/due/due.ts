@@ -92,13 +92,17 @@ export class Due {
     }
     // One per job: a limited job's recoveries are reserved for like its other claims (a shard item
     // recovered without a permit ran beyond maxConcurrency).
-    const recovering = new Map<string, number>();
-    for (const c of s.dueRecoveries.values()) recovering.set(c.occ.job, (recovering.get(c.occ.job) ?? 0) + 1);
-    for (const [name, n] of recovering) {
+    const recovering = new Map<string, [string, Candidate][]>();
+    for (const entry of s.dueRecoveries) {
+      const list = recovering.get(entry[1].occ.job);
+      if (list) list.push(entry);
+      else recovering.set(entry[1].occ.job, [entry]);
+    }
+    for (const [name, list] of recovering) {
       const job = s.defined.get(name);
       all.push({
-        take: async (limit) => this.recoveries(name, limit, candidates),
-        ...(job && s.limits.limited(job.spec) && { limited: job, want: n }),
+        take: async (limit) => this.recoveries(list, limit, candidates),
+        ...(job && s.limits.limited(job.spec) && { limited: job, want: list.length }),
       });
     }
     for (const e of this.index.ready) {
@@ -309,16 +313,20 @@ export class Due {
   }
 
   /**
-   * Up to `limit` of job `job`'s stored schedules' shard items waiting for recovery
-   * (NodeState.dueRecoveries, unanswered.ts): of a paused job or schedule they wait; of a job no longer defined here they
-   * are dropped (claimed and never started, they are the nodes' that define it: their watch finds
-   * them).
+   * Up to `limit` of one job's stored schedules' shard items waiting for recovery (`list`, from
+   * NodeState.dueRecoveries, unanswered.ts): of a paused job or schedule they wait; of a job no
+   * longer defined here they are dropped (claimed and never started, they are the nodes' that
+   * define it: their watch finds them).
    */
-  private recoveries(job: string, limit: number, out: Candidate[]): { used: number; more: boolean } {
+  private recoveries(
+    list: readonly [string, Candidate][],
+    limit: number,
+    out: Candidate[],
+  ): { used: number; more: boolean } {
     const s = this.state;
     let used = 0;
-    for (const [key, c] of s.dueRecoveries) {
-      if (c.occ.job !== job) continue;
+    for (const [key, c] of list) {
+      if (!s.dueRecoveries.has(key)) continue;
       if (!s.defined.has(c.occ.job)) s.dueRecoveries.delete(key);
       else if (s.paused.has(c.occ.job) || s.pausedSchedules.has(c.occ.scheduleId!)) continue;
       else if (used >= limit) return { used, more: true };
