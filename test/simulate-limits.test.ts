@@ -12,6 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { densest } from './fixtures/densest.js';
 import { SIM_FAULTS } from './fixtures/sim-faults.js';
 
 function fleet(): { options: Omit<SimulateOptions, 'seed'>; most: () => number; densest: () => number } {
@@ -63,15 +64,7 @@ function fleet(): { options: Omit<SimulateOptions, 'seed'>; most: () => number; 
   return {
     options,
     most: () => most,
-    densest: () => {
-      const t = [...starts].sort((a, b) => a - b);
-      let best = 0;
-      for (let i = 0, j = 0; i < t.length; i++) {
-        while (t[i]! - t[j]! >= 750) j++;
-        best = Math.max(best, i - j + 1);
-      }
-      return best;
-    },
+    densest: () => densest(starts, 750),
   };
 }
 
