@@ -18,7 +18,10 @@
  *   per job, a limited job's within its grant) — seed 49 (3 runs at once);
  * - a page whose start record had to be written again (a lost request) started its runs a second
  *   after their grant, which had counted them: such a late start asks for a start in the window
- *   again (FleetLimits.lateStart) — seed 59 (4 starts in 750 ms).
+ *   again (FleetLimits.rateStart) — seed 59 (4 starts in 750 ms).
+ *
+ * And with nothing lost at all (latency and stalls): a new job's first limit record created twice
+ * (FleetLimits, CREATE_LEASE_MS) — seeds 65, 237 (3 and 4 runs at once).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -88,6 +91,60 @@ describe('simulate: fleet limits with lost replies and requests', () => {
         expect(f.densest(), `seed ${seed}: starts of paced within 750 ms`).toBeLessThanOrEqual(3);
       }
     });
+});
+
+describe("simulate: a new job's first limit record", () => {
+  it('three nodes reserving at once, slow store calls and stalled timers: never three runs at once (seeds 65, 237)', async () => {
+    // The CI test's shape (test/harness/limits-suite.ts): a sharded job's own trigger and 8 stored
+    // one-shots, all due at one instant, maxConcurrency 2, three nodes. With nothing lost, only
+    // latency and stalls, its first record was created twice and a permit count overwritten:
+    // seed 237 ran 4 at once, seed 65 three (fleet-limits.ts, CREATE_LEASE_MS).
+    for (const [seed, latency, stallRate] of [
+      [65, 300, 0.2],
+      [237, 100, 0.05],
+    ] as const) {
+      const start = 1.9e12 + 4_000;
+      let going = 0;
+      let most = 0;
+      let ran = 0;
+      const options: SimulateOptions = {
+        seed,
+        nodes: 3,
+        durationMs: 60_000,
+        settleMs: 50_000,
+        faults: { latencyMs: [1, latency], stallRate, stallMs: 800 },
+        scheduler: { pollInterval: '100ms' },
+        jobs: [
+          {
+            name: 'first',
+            options: {
+              every: '1s',
+              startAt: new Date(start),
+              endAt: new Date(start + 1_200),
+              shards: 2,
+              maxConcurrency: 2,
+              misfireThreshold: '30s',
+            },
+            schedules: Array.from({ length: 8 }, (_, i) => ({ id: `s${i}`, at: start })),
+            handler: async (_ctx, sim) => {
+              going++;
+              ran++;
+              most = Math.max(most, going);
+              try {
+                await sim.sleep(60);
+              } finally {
+                going--;
+              }
+            },
+          },
+        ],
+      };
+      const result = await simulate(options);
+      if (!result.ok) expect.fail(formatReport(options, result));
+      expect(ran, `seed ${seed}: runs`).toBe(20);
+      expect(most, `seed ${seed}: runs at once`).toBe(2);
+    }
+  });
 });
 
 describe('simulate: rateLimit and retries', () => {

@@ -685,6 +685,20 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       expect(replays.length, timeline).toBeGreaterThanOrEqual(1);
       const replay = Math.min(...replays);
       const rest = times.filter((f) => f > replay);
+      // What is still queued or waiting behind the gate, and what each node said it missed: the
+      // failure message shows where a fire time went.
+      const pending = (await a!.store.scan(keys.pendingPrefix(job))).map((r) => {
+        const p = JSON.parse(r.value) as { fireTime: number; source: string; wait?: true };
+        return `${p.fireTime - pausedAt}:${p.source}${p.wait ? ':wait' : ''}`;
+      });
+      const said = [a!, b!].flatMap((n) =>
+        n.events.misfired
+          .filter((m) => m.job === job)
+          .map(
+            (m) =>
+              `${n.id.slice(-1)}:${m.action}:${m.firstFireTime.getTime() - pausedAt}..${m.fireTime.getTime() - pausedAt}`,
+          ),
+      );
       // A node that sees the resume a poll later handles what it missed itself: on a loaded
       // machine a fire time nobody claimed within the misfire threshold is skipped as a misfire
       // (a `misfired` event, action skipped, with its span) — said, not lost, and never also run.
@@ -696,7 +710,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
           replay,
           Math.max(...rest),
           1000,
-          `(offsets from ${pausedAt}) timeline: ${timeline}`,
+          `(offsets from ${pausedAt}, resumed at ${resumedAt - pausedAt}) timeline: ${timeline} pending: ${pending} misfired: ${said}`,
         );
     });
 

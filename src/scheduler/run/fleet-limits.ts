@@ -12,6 +12,15 @@ const RETURN_AFTER_MS = 15;
 const RETRY_AFTER_FAILURE_MS = 1_000;
 /** A rate limit's grant is used within this long of its answer, or given back unused (see `stale`). */
 const MAX_GRANT_AGE_MS = 100;
+/**
+ * How long the lease under which a job's first limit record is created is held (`limnew|<job>`),
+ * so that no node creates it a second time: a node that found no record and was about to create
+ * one, and another that had read the first record and was about to move it, act within a round
+ * trip or a stall, far less than this. (The records are never deleted, so a later create only
+ * follows a manual wipe of `lim|` records: it waits for this lease, the job's reservations
+ * granting nothing meanwhile.)
+ */
+const CREATE_LEASE_MS = 10 * 60_000;
 /** A rate-limited start this long after its claim was sent asks for a start again (see `rateStart`). */
 export const LATE_START_MS = 250;
 
@@ -326,16 +335,23 @@ export class FleetLimits {
         else delete rec.n[this.node];
         const seq = cur ? Number(cur.key.slice(prefix.length)) + 1 : 0;
         const to = prefix + String(seq).padStart(15, '0');
-        // The first record is created empty-handed and then moved like any other: a create racing
-        // a move of the same key would otherwise bring back a record the fleet had moved on from.
+        // The first record is created empty-handed and then moved like any other. A move
+        // replaces whatever its `to` holds, so the chain is sound only if each key is written
+        // once: the first one is created under one lease the whole fleet shares, held for
+        // CREATE_LEASE_MS (see there). Otherwise (each node its own 1 ms lease, as for a move)
+        // a node whose scan found nothing created it again after another had created and moved
+        // it on, and a node that had read the first one moved the second onto the fleet's
+        // record: its permits lost, a second node granted them (simulator, stalls and latency
+        // only, seed 237: 4 runs at once under maxConcurrency 2; CI saw the same on PostgreSQL
+        // and MariaDB, three nodes reserving a new job's first permits at once).
         const op = cur
           ? { op: 'move' as const, from: cur.key, to, value: JSON.stringify(rec) }
           : { op: 'create' as const, key: to, value: JSON.stringify({ n: {} }) };
-        // The lease only carries the batch (each node its own, for 1 ms): the move decides.
-        const claim = await this.store.claimPage(
-          { key: `limcas|${esc(l.spec.name)}|${esc(this.node)}`, owner: this.node, leaseMs: 1 },
-          [op],
-        );
+        // The lease only carries the batch (a move: each node its own, for 1 ms; the move decides).
+        const lease = cur
+          ? { key: `limcas|${esc(l.spec.name)}|${esc(this.node)}`, owner: this.node, leaseMs: 1 }
+          : { key: `limnew|${esc(l.spec.name)}`, owner: this.node, leaseMs: CREATE_LEASE_MS };
+        const claim = await this.store.claimPage(lease, [op]);
         if (cur && claim.lease && claim.results[0] === true) {
           // Taken out now; any added meanwhile (an await above) wait for the next write.
           l.unused = l.unused.filter((u) => !unused.includes(u));
