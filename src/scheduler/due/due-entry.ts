@@ -95,7 +95,12 @@ export interface DueEntry {
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const paged = claimsInPages(state, job);
   const plan = planMoves(state, job, e, now, paged);
-  if (!paged) return e.pending === undefined ? plan : [...plan, ...pendingShards(state, job, e, now)];
+  // The fire time before's shards first: the entry remembers only one fire time back, so a shard
+  // offered after this fire time's shard 0 — whose claim moves the entry on, and with it that
+  // memory — was lost whenever the take stopped between them (a fleet limit's few permits per
+  // tick: simulator, latency and stalls only, a sharded stored schedule under maxConcurrency 2,
+  // seeds 2 and 6; a shard two fire times behind never ran).
+  if (!paged) return e.pending === undefined ? plan : [...pendingShards(state, job, e, now), ...plan];
   // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
   const s = e.schedule;
   for (const c of plan)
