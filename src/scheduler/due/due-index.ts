@@ -12,6 +12,8 @@ import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { scanDue } from './due-scan.js';
 
+/** Entries kept across a read for the candidates they still hold (see `carryOver`), at most. */
+const MAX_CARRIED = 10_000;
 /** The due index is read at least this often, whatever else happens (a safety net). */
 const SAFETY_MS = 10_000;
 /** Reads of the due index follow one another at least this far apart (see `refresh`). */
@@ -106,6 +108,16 @@ export class DueIndex {
     this.pausedSeen = paused;
     this.definedSeen = s.defined.size;
     s.dueWakeAt = Number.POSITIVE_INFINITY;
+    // A sharded job's entries (the others' one candidate carries the move: gone from the index, it
+    // was claimed), not a paused job's or schedule's, nor a job's no longer defined here.
+    const planned = this.ready.filter(
+      (e) =>
+        e.plan !== undefined &&
+        e.plan.length > 0 &&
+        (s.defined.get(e.schedule.job)?.spec.shards?.count ?? 1) > 1 &&
+        !s.paused.has(e.schedule.job) &&
+        !s.pausedSchedules.has(e.schedule.id),
+    );
     this.entries = [];
     this.offeredNow.clear();
     const { due, notDueAt, heldUntil, truncated, resumeAfter } = await scanDue(
@@ -130,7 +142,7 @@ export class DueIndex {
     let metAgain = false;
     for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
     this.offered = new Set(fresh.map((e) => e.key));
-    this.entries = fresh;
+    this.entries = carryOver(planned, fresh);
     // Held elsewhere (claimed, not started yet): look again, less often each time.
     this.retryMs = metAgain ? Math.min(SAFETY_MS, this.retryMs * 2) : s.pollMs;
     let next = Math.min(
@@ -285,4 +297,30 @@ export class DueIndex {
       });
     }
   }
+}
+
+/**
+ * The entries a read returned (`fresh`), after the ones read before that still hold candidates
+ * not offered (`planned`: shards waiting for slots, a fleet limit's permits or another node's
+ * grace) and that this read did not return — moved on by a shard 0's claim (this node's or
+ * another's), or a one-shot's ended. Nothing else holds those shards: the moved entry remembers
+ * only the fire time before, and only for half a done hold (due-entry.ts, `pending`); a one-shot
+ * has no next entry at all. Dropped with the read — any schedule's upsert elsewhere changes the
+ * revision and forces one — they were never run nor recorded (simulator: a sharded job of eight
+ * one-shots under maxConcurrency 2, schedules upserted meanwhile; 2-3 shards lost per seed). An
+ * entry the read returns again replaces its old copy (planned afresh). Offering a moved entry's
+ * leftovers is safe: each is a claim of one occurrence, refused where it ran. (An entry of a job
+ * that is not sharded is never kept: its one candidate carries the move.)
+ */
+function carryOver(planned: readonly DueEntry[], fresh: DueEntry[]): DueEntry[] {
+  if (planned.length === 0) return fresh;
+  const read = new Set(fresh.map((e) => e.key));
+  const kept: DueEntry[] = [];
+  for (const e of planned) {
+    if (read.has(e.key) || kept.length >= MAX_CARRIED) continue;
+    // Only the shards that do not move the entry: it moved (or ended) already.
+    e.plan = e.plan!.filter((c) => c.advance === undefined && c.settleOnly === undefined);
+    if (e.plan.length > 0) kept.push(e);
+  }
+  return kept.length === 0 ? fresh : [...kept, ...fresh];
 }
