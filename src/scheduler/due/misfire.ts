@@ -1,7 +1,9 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
+import { nextFireTimes } from '../../schedule/fire-times.js';
 import type { WriteOp } from '../../store/types.js';
 import { doneHold, type HighWater } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
+import { spreadGrace } from '../control/spread.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -47,7 +49,10 @@ export class Misfires {
     const stored = await s.store.get(hwmKey);
     const hwm = stored === null ? Number.NEGATIVE_INFINITY : Number(stored);
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
-    if (hwm > cursor) await this.watchPassed(job, source, cursor, Math.min(hwm + 1, missedBefore));
+    if (hwm > cursor) {
+      await this.watchPassed(job, source, cursor, Math.min(hwm + 1, missedBefore));
+      await this.restOfMark(job, source, hwm, missedBefore);
+    }
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
     const open = span && (await this.unclaimed(job, source, span));
     if (!open) {
@@ -168,6 +173,36 @@ export class Misfires {
     for (const [i, lease] of leases.entries())
       if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2)
         this.watch(job, source, span.tail[i]!);
+  }
+
+  /**
+   * A sharded job's fire time at the high-water mark (`hwm`, another node's run) whose other
+   * shards nobody holds: queued here to be claimed (as on time, its shards' preferred nodes
+   * first). Some shards of one fire time can start while the rest are dropped: claimed ahead by
+   * nodes that had not seen a pause yet, while the others had and dropped theirs (queue-undo.ts,
+   * `dropOnTime`); the mark then covers that fire time and every misfire scan starts after it
+   * (simulator: a job of 3 shards every 2 s paused at one of its fire times, 7 of 20 seeds lost a
+   * shard of it). Only within half a done hold of it: a shard that ran is held "done" until then,
+   * so one not held never ran. One look-up per shard, only when the cursor is behind the mark.
+   */
+  private async restOfMark(job: Job, source: Source, hwm: number, missedBefore: number): Promise<void> {
+    const shards = shardsOf(job);
+    if (shards.length < 2 || hwm >= missedBefore || missedBefore - hwm >= doneHold(job) / 2) return;
+    if (source.queue.some((q) => q.fireTime === hwm)) return;
+    const s = this.state;
+    const leases = await Promise.all(
+      shards.map((shard) =>
+        s.store.inspect(
+          keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime: hwm, shard }),
+        ),
+      ),
+    );
+    const rest = shards.filter((_, i) => leases[i] === null);
+    if (rest.length === 0) return;
+    const next = nextFireTimes(source.trigger, hwm, 1)[0];
+    const graceMs = spreadGrace(next === undefined ? undefined : next - hwm);
+    source.queue.push({ fireTime: hwm, source: 'schedule', shards: rest, graceMs });
+    source.queue.sort((a, b) => a.fireTime - b.fireTime);
   }
 
   /** Watches the fire time's claim, held by another node (claim/watch.ts). */
