@@ -110,6 +110,27 @@ describe('checkHistory', () => {
     expect(sharded.map((e) => e.shard)).toEqual([0, 1, 2]);
   });
 
+  it('bears out a misfire skip of a fire time that fell due while paused, never of one after the resume', () => {
+    // Nodes healthy throughout; the job paused from T + 500 to T + 2500. T + 1000 and T + 2000 fell
+    // due while paused (after the resume less than the threshold is left to claim them: a loaded
+    // node that sees the resume late misses them); T + 3000 fell due after it and had its whole
+    // threshold: skipping it is unjustified.
+    const expected = expectedOccurrences('j', { every: '1s' }, { from: T + 1000, to: T + 3000 });
+    const check = (from: number, to: number) =>
+      checkHistory({
+        records: [],
+        jobs,
+        expected,
+        skips: [{ job: 'j', from, to, reason: 'misfire' }],
+        pauses: [{ job: 'j', from: T + 500, to: T + 2500 }],
+      });
+    const inPause = check(T + 1000, T + 2000);
+    expect(inPause.skipped).toBe(2);
+    expect(inPause.violations.map((v) => v.kind)).toEqual(['lost-fire-time']); // T + 3000, no skip at all
+    const after = check(T + 3000, T + 3000);
+    expect(after.violations.map((v) => v.kind)).toContain('unjustified-skip');
+  });
+
   it('counts refused stale writes and flags an accepted one', () => {
     const ok = checkHistory({
       records: [],

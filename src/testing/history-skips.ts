@@ -35,13 +35,25 @@ export function checkLost(
     }
   const excludedBy = exclusionsOf(input);
   const pausedAt = pausesOf(input, tolerance);
+  const pausedWhenDue = (e: ExpectedOccurrence) =>
+    (input.pauses ?? []).some(
+      (p) =>
+        p.job === e.job &&
+        (p.scheduleId === undefined || p.scheduleId === e.scheduleId) &&
+        p.from - tolerance <= e.fireTime &&
+        (p.to === undefined || e.fireTime <= p.to + tolerance),
+    );
   const inHealthy = (from: number, to: number) =>
     healthy === undefined || healthy.some((w) => w.from <= from && to <= w.to);
   const justified = (skip: SkipRecord, e: ExpectedOccurrence): boolean => {
     const F = e.fireTime;
     const job = facts.get(e.job);
     const runs = byGate.get(gateOf(e)) ?? [];
-    if (skip.reason === 'misfire') return !inHealthy(F, F + (job?.misfireThresholdMs ?? 1000));
+    // A misfire: no node was healthy for the fire time's whole threshold, or it fell due while its
+    // job or schedule was paused — after the resume (seen by the nodes within a poll, the due
+    // entry read after) less than the threshold is left to claim it, and a loaded node misses it.
+    if (skip.reason === 'misfire')
+      return !inHealthy(F, F + (job?.misfireThresholdMs ?? 1000)) || pausedWhenDue(e);
     if (skip.reason === 'superseded') return runs.some((r) => r.start.fireTime > F);
     if (skip.reason === 'excluded') return excludedBy(e);
     if (skip.reason === 'paused') return pausedAt(e, job?.misfireThresholdMs ?? 1000);
