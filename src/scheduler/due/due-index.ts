@@ -76,12 +76,31 @@ export class DueIndex {
    * sharded stored schedules whose shard waits for another node's grace).
    */
   wakeAt(): number {
-    if (this.ready.length > 0) return Number.POSITIVE_INFINITY;
+    if (this.waitingForSlots()) return Number.POSITIVE_INFINITY;
     let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
     // A paused schedule's expected move will not come (schedule-pause.ts): no read for it.
     const paused = this.state.pausedSchedules;
     for (const [id, x] of this.expected) if (paused.size === 0 || !paused.has(id)) at = Math.min(at, x.at);
     return at;
+  }
+
+  /** The entry's job has fleet limits (run/fleet-limits.ts): what it waits for is permits. */
+  private limited(e: DueEntry): boolean {
+    const job = this.state.defined.get(e.schedule.job);
+    return job !== undefined && this.state.limits.limited(job.spec);
+  }
+
+  /**
+   * Entries read are still to be offered that wait for this node's free slots (or another node's
+   * grace): no read then — it could take nothing more. Those of a job with fleet limits wait for
+   * its permits, which the fleet frees at no known time (a rate limit's backlog of 100,000 mails
+   * at 500 a second lasts minutes): they do not hold the reads back, or every other stored
+   * schedule on the node waited behind them (simulator: 45 one-shots under 3 starts per second,
+   * another job's schedules every second ran 8-11 s late for the 15 s of the backlog).
+   */
+  private waitingForSlots(): boolean {
+    for (const e of this.ready) if (!this.limited(e)) return true;
+    return false;
   }
 
   /** Fresh due entries read and not yet offered in full (no free slot yet), oldest first. */
@@ -101,7 +120,7 @@ export class DueIndex {
       s.scheduleRevision !== this.revision ||
       paused !== this.pausedSeen ||
       s.defined.size !== this.definedSeen;
-    if (!changed && (this.ready.length > 0 || now < this.wakeAt())) return;
+    if (!changed && (this.waitingForSlots() || now < this.wakeAt())) return;
     if (s.freeSlots() <= 0) return;
     if (changed) this.resumeAfter = undefined;
     this.revision = s.scheduleRevision;
@@ -110,14 +129,19 @@ export class DueIndex {
     s.dueWakeAt = Number.POSITIVE_INFINITY;
     // A sharded job's entries (the others' one candidate carries the move: gone from the index, it
     // was claimed), not a paused job's or schedule's, nor a job's no longer defined here.
+    const live = (e: DueEntry) => !s.paused.has(e.schedule.job) && !s.pausedSchedules.has(e.schedule.id);
     const planned = this.ready.filter(
       (e) =>
         e.plan !== undefined &&
         e.plan.length > 0 &&
         (s.defined.get(e.schedule.job)?.spec.shards?.count ?? 1) > 1 &&
-        !s.paused.has(e.schedule.job) &&
-        !s.pausedSchedules.has(e.schedule.id),
+        live(e),
     );
+    // A limited job's entries waiting for permits (see waitingForSlots) stay as they are, and the
+    // read passes over that job's other entries: they would wait behind these, and read again
+    // they would fill the read before the entries of other jobs that can run now.
+    const waiting = this.ready.filter((e) => this.limited(e) && live(e)).slice(0, MAX_CARRIED);
+    const skipJobs = new Set(waiting.map((e) => e.schedule.job));
     this.entries = [];
     this.offeredNow.clear();
     const { due, notDueAt, heldUntil, truncated, resumeAfter } = await scanDue(
@@ -125,6 +149,7 @@ export class DueIndex {
       now,
       s.freeSlots(),
       this.resumeAfter,
+      skipJobs,
     );
     this.resumeAfter = resumeAfter;
     const read = await this.fresh(due, now);
@@ -142,7 +167,7 @@ export class DueIndex {
     let metAgain = false;
     for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
     this.offered = new Set(fresh.map((e) => e.key));
-    this.entries = carryOver(planned, fresh);
+    this.entries = carryOver(planned, waiting, fresh);
     // Held elsewhere (claimed, not started yet): look again, less often each time.
     this.retryMs = metAgain ? Math.min(SAFETY_MS, this.retryMs * 2) : s.pollMs;
     let next = Math.min(
@@ -312,12 +337,23 @@ export class DueIndex {
  * leftovers is safe: each is a claim of one occurrence, refused where it ran. (An entry of a job
  * that is not sharded is never kept: its one candidate carries the move.)
  */
-function carryOver(planned: readonly DueEntry[], fresh: DueEntry[]): DueEntry[] {
-  if (planned.length === 0) return fresh;
+function carryOver(
+  planned: readonly DueEntry[],
+  waiting: readonly DueEntry[],
+  fresh: DueEntry[],
+): DueEntry[] {
+  if (planned.length === 0 && waiting.length === 0) return fresh;
   const read = new Set(fresh.map((e) => e.key));
   const kept: DueEntry[] = [];
+  const seen = new Set<DueEntry>();
+  for (const e of waiting) {
+    // A limited job's, as it was (its entries were passed over by the read).
+    if (read.has(e.key)) continue;
+    kept.push(e);
+    seen.add(e);
+  }
   for (const e of planned) {
-    if (read.has(e.key) || kept.length >= MAX_CARRIED) continue;
+    if (seen.has(e) || read.has(e.key) || kept.length >= MAX_CARRIED) continue;
     // Only the shards that do not move the entry: it moved (or ended) already.
     e.plan = e.plan!.filter((c) => c.advance === undefined && c.settleOnly === undefined);
     if (e.plan.length > 0) kept.push(e);

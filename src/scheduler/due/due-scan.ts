@@ -18,14 +18,16 @@ const MAX_PAGES = 8;
 const READ_AHEAD_MS = 2_000;
 
 /**
- * Due entries of jobs this node runs and that are not paused, at most `want` (entries passed
- * over do not count), and the fire time of the first entry not due yet, if it was reached.
+ * Due entries of jobs this node runs and that are not paused (nor in `skipJobs`), at most `want`
+ * (entries passed over do not count), and the fire time of the first entry not due yet, if it
+ * was reached.
  */
 export async function scanDue(
   s: NodeState,
   now: number,
   want: number,
   resumeAfter: string | undefined,
+  skipJobs?: ReadonlySet<string>,
 ): Promise<{
   due: StoredRecord[];
   notDueAt: number | undefined;
@@ -68,7 +70,8 @@ export async function scanDue(
       if (at > now && at === fireTime) return { due: steal(due, others, want), notDueAt: at, heldUntil };
       const job = (JSON.parse(r.value) as { job: string }).job;
       const defined = s.defined.get(job);
-      if (!defined || s.paused.has(job)) continue;
+      // (`skipJobs`: limited jobs whose entries read before still wait for permits, due-index.ts.)
+      if (!defined || s.paused.has(job) || skipJobs?.has(job) === true) continue;
       // A paused stored schedule (control/schedule-pause.ts): passed over, as a paused job's
       // entries are; it sets no wake-up (not `notDueAt`), so it is met again only by a read that
       // something else asked for, and costs its key in that read.
