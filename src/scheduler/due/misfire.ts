@@ -19,6 +19,8 @@ const HELD_LOOKBACK = 100;
  * another node claimed its replay (16 s of a 1 s job).
  */
 const PASSED_LOOKBACK = 16;
+/** How many of the latest fire times below the mark a sharded job's node looks at for shards left (see `restOfMark`). */
+const PARTIAL_LOOKBACK = 4;
 
 /**
  * Missed fire times (nobody claimed them within misfireThreshold) and the misfire policies. A
@@ -51,7 +53,7 @@ export class Misfires {
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
     if (hwm > cursor) {
       await this.watchPassed(job, source, cursor, Math.min(hwm + 1, missedBefore));
-      await this.restOfMark(job, source, hwm, missedBefore);
+      await this.restOfMark(job, source, cursor, hwm, missedBefore);
     }
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
     const open = span && (await this.unclaimed(job, source, span));
@@ -176,32 +178,50 @@ export class Misfires {
   }
 
   /**
-   * A sharded job's fire time at the high-water mark (`hwm`, another node's run) whose other
-   * shards nobody holds: queued here to be claimed (as on time, its shards' preferred nodes
-   * first). Some shards of one fire time can start while the rest are dropped: claimed ahead by
-   * nodes that had not seen a pause yet, while the others had and dropped theirs (queue-undo.ts,
-   * `dropOnTime`); the mark then covers that fire time and every misfire scan starts after it
-   * (simulator: a job of 3 shards every 2 s paused at one of its fire times, 7 of 20 seeds lost a
-   * shard of it). Only within half a done hold of it: a shard that ran is held "done" until then,
-   * so one not held never ran. One look-up per shard, only when the cursor is behind the mark.
+   * A sharded job's fire times just below the high-water mark (its latest {@link PARTIAL_LOOKBACK}
+   * after this node's cursor) of which some shards are held and others nobody holds: the others
+   * are queued here to be claimed (as on time, their preferred nodes first). Some shards of one
+   * fire time can start while the rest are dropped: claimed ahead by nodes that had not seen a
+   * pause yet, while the others had and dropped theirs (queue-undo.ts, `dropOnTime`); the mark
+   * then covers that fire time — or a replay's raised it past — and every misfire scan starts
+   * after it (simulator: a job of 3 shards every 2 s paused at one of its fire times, 7 of 20
+   * seeds lost a shard of it). A fire time none of whose shards is held is left alone: the mark
+   * passed it as skipped (a misfire's or a pause's span). Only within half a done hold: a shard
+   * that ran is held "done" until then, so one not held never ran. One look-up per shard of each,
+   * only when the cursor is behind the mark.
    */
-  private async restOfMark(job: Job, source: Source, hwm: number, missedBefore: number): Promise<void> {
+  private async restOfMark(
+    job: Job,
+    source: Source,
+    cursor: number,
+    hwm: number,
+    missedBefore: number,
+  ): Promise<void> {
     const shards = shardsOf(job);
-    if (shards.length < 2 || hwm >= missedBefore || missedBefore - hwm >= doneHold(job) / 2) return;
-    if (source.queue.some((q) => q.fireTime === hwm)) return;
+    if (shards.length < 2) return;
+    const span = fireSpan(source.trigger, cursor, Math.min(hwm + 1, missedBefore), PARTIAL_LOOKBACK);
+    if (!span) return;
     const s = this.state;
+    const times = span.tail.filter(
+      (f) => missedBefore - f < doneHold(job) / 2 && !source.queue.some((q) => q.fireTime === f),
+    );
     const leases = await Promise.all(
-      shards.map((shard) =>
-        s.store.inspect(
-          keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime: hwm, shard }),
+      times.flatMap((fireTime) =>
+        shards.map((shard) =>
+          s.store.inspect(
+            keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard }),
+          ),
         ),
       ),
     );
-    const rest = shards.filter((_, i) => leases[i] === null);
-    if (rest.length === 0) return;
-    const next = nextFireTimes(source.trigger, hwm, 1)[0];
-    const graceMs = spreadGrace(next === undefined ? undefined : next - hwm);
-    source.queue.push({ fireTime: hwm, source: 'schedule', shards: rest, graceMs });
+    times.forEach((fireTime, t) => {
+      const held = leases.slice(t * shards.length, (t + 1) * shards.length);
+      const rest = shards.filter((_, i) => held[i] === null);
+      if (rest.length === 0 || rest.length === shards.length) return;
+      const next = nextFireTimes(source.trigger, fireTime, 1)[0];
+      const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
+      source.queue.push({ fireTime, source: 'schedule', shards: rest, graceMs });
+    });
     source.queue.sort((a, b) => a.fireTime - b.fireTime);
   }
 
