@@ -187,8 +187,8 @@ export class Misfires {
    * after it (simulator: a job of 3 shards every 2 s paused at one of its fire times, 7 of 20
    * seeds lost a shard of it). A fire time none of whose shards is held is left alone: the mark
    * passed it as skipped (a misfire's or a pause's span). Only within half a done hold: a shard
-   * that ran is held "done" until then, so one not held never ran. One look-up per shard of each,
-   * only when the cursor is behind the mark.
+   * that ran is held "done" until then, so one not held never ran. A shard held and not "done" is
+   * watched. One look-up per shard of each, only when the cursor is behind the mark.
    */
   private async restOfMark(
     job: Job,
@@ -217,7 +217,14 @@ export class Misfires {
     times.forEach((fireTime, t) => {
       const held = leases.slice(t * shards.length, (t + 1) * shards.length);
       const rest = shards.filter((_, i) => held[i] === null);
-      if (rest.length === 0 || rest.length === shards.length) return;
+      if (rest.length === shards.length) return;
+      // Held and not "done": a claim whose holder may die before it starts or queues it (its
+      // holder crashed as it wrote the other shards' waiting records: fault mix, seed 34) —
+      // looked at after its lease, as a refused claim is (claim/watch.ts).
+      for (const [i, lease] of held.entries())
+        if (lease !== null && lease.expiresAt < fireTime + doneHold(job) / 2)
+          this.watch(job, source, fireTime, shards[i]);
+      if (rest.length === 0) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
       const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
       source.queue.push({ fireTime, source: 'schedule', shards: rest, graceMs });
@@ -226,9 +233,9 @@ export class Misfires {
   }
 
   /** Watches the fire time's claim, held by another node (claim/watch.ts). */
-  private watch(job: Job, source: Source, fireTime: number): void {
+  private watch(job: Job, source: Source, fireTime: number, shard = shardsOf(job)[0]): void {
     this.state.heldElsewhere({
-      occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard: shardsOf(job)[0] },
+      occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard },
       source: 'misfire',
       data: source.data,
       attempt: 1,
