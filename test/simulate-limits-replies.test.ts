@@ -25,12 +25,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { atOnce } from './fixtures/at-once.js';
 import { densest } from './fixtures/densest.js';
 
 /** `sharded`: `capped` has 2 shards and runs of 50-250 ms (the same load on the limit). */
 function fleet(seed: number, sharded = false) {
-  let going = 0;
-  let most = 0;
+  const capped = atOnce();
   const starts: number[] = [];
   const options: SimulateOptions = {
     seed,
@@ -50,16 +50,11 @@ function fleet(seed: number, sharded = false) {
           ...(sharded && { shards: 2 }),
         },
         schedules: Array.from({ length: 4 }, (_, i) => ({ id: `c${i}`, every: '4s' })),
-        handler: async (ctx, sim) => {
-          going++;
-          most = Math.max(most, going);
-          try {
+        handler: (ctx, sim) =>
+          capped.run(() => {
             const ms = sharded ? 50 + Math.floor(sim.random() * 200) : 200 + Math.floor(sim.random() * 600);
-            await sim.sleep(ms, ctx.signal);
-          } finally {
-            going--;
-          }
-        },
+            return sim.sleep(ms, ctx.signal);
+          }),
       },
       {
         name: 'paced',
@@ -71,7 +66,7 @@ function fleet(seed: number, sharded = false) {
       },
     ],
   };
-  return { options, most: () => most, densest: () => densest(starts, 750) };
+  return { options, most: capped.most, densest: () => densest(starts, 750) };
 }
 
 describe('simulate: fleet limits with lost replies and requests', () => {
@@ -104,9 +99,7 @@ describe("simulate: a new job's first limit record", () => {
       [237, 100, 0.05],
     ] as const) {
       const start = 1.9e12 + 4_000;
-      let going = 0;
-      let most = 0;
-      let ran = 0;
+      const first = atOnce();
       const options: SimulateOptions = {
         seed,
         nodes: 3,
@@ -126,23 +119,14 @@ describe("simulate: a new job's first limit record", () => {
               misfireThreshold: '30s',
             },
             schedules: Array.from({ length: 8 }, (_, i) => ({ id: `s${i}`, at: start })),
-            handler: async (_ctx, sim) => {
-              going++;
-              ran++;
-              most = Math.max(most, going);
-              try {
-                await sim.sleep(60);
-              } finally {
-                going--;
-              }
-            },
+            handler: (_ctx, sim) => first.run(() => sim.sleep(60)),
           },
         ],
       };
       const result = await simulate(options);
       if (!result.ok) expect.fail(formatReport(options, result));
-      expect(ran, `seed ${seed}: runs`).toBe(20);
-      expect(most, `seed ${seed}: runs at once`).toBe(2);
+      expect(first.runs(), `seed ${seed}: runs`).toBe(20);
+      expect(first.most(), `seed ${seed}: runs at once`).toBe(2);
     }
   });
 });

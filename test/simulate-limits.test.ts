@@ -12,12 +12,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { atOnce } from './fixtures/at-once.js';
 import { densest } from './fixtures/densest.js';
 import { SIM_FAULTS } from './fixtures/sim-faults.js';
 
 function fleet(): { options: Omit<SimulateOptions, 'seed'>; most: () => number; densest: () => number } {
-  let going = 0;
-  let most = 0;
+  const capped = atOnce();
   const starts: number[] = [];
   const options: Omit<SimulateOptions, 'seed'> = {
     nodes: 3,
@@ -34,15 +34,7 @@ function fleet(): { options: Omit<SimulateOptions, 'seed'>; most: () => number; 
         },
         // Two a second on average, each of 0.2–0.8 s: under what two at once can do, in bursts.
         schedules: Array.from({ length: 4 }, (_, i) => ({ id: `c${i}`, every: '4s' })),
-        handler: async (ctx, sim) => {
-          going++;
-          most = Math.max(most, going);
-          try {
-            await sim.sleep(200 + Math.floor(sim.random() * 600), ctx.signal);
-          } finally {
-            going--;
-          }
-        },
+        handler: (ctx, sim) => capped.run(() => sim.sleep(200 + Math.floor(sim.random() * 600), ctx.signal)),
       },
       {
         // One at a time, every second, runs up to 1.5 s: most fire times wait or misfire.
@@ -63,7 +55,7 @@ function fleet(): { options: Omit<SimulateOptions, 'seed'>; most: () => number; 
   };
   return {
     options,
-    most: () => most,
+    most: capped.most,
     densest: () => densest(starts, 750),
   };
 }

@@ -24,10 +24,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimFaults, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { atOnce } from './fixtures/at-once.js';
 
 function slowMachine(seed: number) {
-  let going = 0;
-  let most = 0;
+  const capped = atOnce();
   const options: SimulateOptions = {
     seed,
     nodes: 3,
@@ -72,19 +72,11 @@ function slowMachine(seed: number) {
         name: 'capped',
         options: { lockAtMostFor: '3s', maxConcurrency: 2, misfireThreshold: '10s', shards: 2 },
         schedules: Array.from({ length: 4 }, (_, i) => ({ id: `c${i}`, every: '6s' })),
-        handler: async (ctx, sim) => {
-          going++;
-          most = Math.max(most, going);
-          try {
-            await sim.sleep(50 + Math.floor(sim.random() * 300), ctx.signal);
-          } finally {
-            going--;
-          }
-        },
+        handler: (ctx, sim) => capped.run(() => sim.sleep(50 + Math.floor(sim.random() * 300), ctx.signal)),
       },
     ],
   };
-  return { options, most: () => most };
+  return { options, most: capped.most };
 }
 
 describe('simulate: a slow machine', () => {
