@@ -164,6 +164,8 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
         const spansOf = (id: string): HistoryEntry[] =>
           history.filter((h) => h.scheduleId === id && h.status === 'skipped' && h.reason === 'paused');
         const { records, skips } = runsFromLines(lines);
+        // Fire times just after a span reported missed (see `misfired` below): skips the checker counts too.
+        let missedAfterSpans = 0;
         for (const id of paused) {
           const ran = ranOf(id).map((s) => s.fireTime);
           // Nothing of the pause ran, beyond the pause's reach and the threshold at the resume.
@@ -199,6 +201,7 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
           for (let t = from; t <= to; t += SECOND) {
             const n = ran.filter((r) => r === t).length;
             const inSpan = first <= t && t <= last;
+            if (!inSpan && n === 0 && misfired(t)) missedAfterSpans++;
             if (inSpan ? n !== 0 : n !== 1 && !(n === 0 && misfired(t)))
               wrong.push(`${iso(t)} ran ${n}${inSpan ? ' (in the span)' : ''}`);
           }
@@ -238,7 +241,9 @@ describe('per-schedule pause: 3 node processes on PostgreSQL', () => {
         });
         const inSpans = paused.reduce((n, id) => n + spansOf(id)[0]!.span!.count!, 0);
         expect(result.skipped).toBeGreaterThanOrEqual(paused.length * 2);
-        expect(result.skipped).toBeLessThanOrEqual(inSpans);
+        // (A fire time due while paused and missed after the resume is a skip the checker bears
+        // out: less than the threshold was left to claim it.)
+        expect(result.skipped).toBeLessThanOrEqual(inSpans + missedAfterSpans);
         expect(result.occurrences + result.skipped).toBeGreaterThanOrEqual(expected.length);
 
         const nodes = new Set(all.map((s) => s.node));
