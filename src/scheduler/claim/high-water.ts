@@ -46,6 +46,15 @@ export function doneHold(job: Job): number {
 }
 
 /**
+ * Whether a lease of the job's occurrence at `fireTime` is a claim still to be settled (running,
+ * or claimed and not started), not a "done" hold: a hold lasts at least a done hold after the
+ * fire time, a claim's lease far less.
+ */
+export function heldNotDone(lease: { expiresAt: number }, fireTime: number, job: Job): boolean {
+  return lease.expiresAt < fireTime + doneHold(job) / 2;
+}
+
+/**
  * Until when a settled occurrence stays claimed ("done"): `holdMs` after its fire time, and at
  * least `holdMs` after it was settled (store time, over-estimated from the grant plus the local
  * time since just before the acquire was sent). The second bound matters for fire times settled

@@ -3,7 +3,7 @@ import { type Candidate, movesEntry } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { isHold } from './backfill-claim.js';
-import { doneHold } from './high-water.js';
+import { heldNotDone } from './high-water.js';
 import { offerAgain } from './unanswered.js';
 
 /** Refused claims watched at most (the oldest are dropped first). */
@@ -101,7 +101,7 @@ export class Watch {
         // "Done" (a hold far past the fire time): accounted for. Else still running or
         // claimed anew: look again when that lease would end.
         const storeNow = s.storeClock.estimate();
-        if (lease.expiresAt >= w.c.occ.fireTime + doneHold(job) / 2) this.watched.delete(key);
+        if (!heldNotDone(lease, w.c.occ.fireTime, job)) this.watched.delete(key);
         else w.at = now + Math.max(0, lease.expiresAt - storeNow) + SLACK_MS;
       } else {
         this.watched.delete(key);

@@ -1,7 +1,7 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import type { WriteOp } from '../../store/types.js';
-import { doneHold, type HighWater } from '../claim/high-water.js';
+import { doneHold, type HighWater, heldNotDone } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { spreadGrace } from '../control/spread.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
@@ -145,7 +145,7 @@ export class Misfires {
     // at after its lease too (no more reads: its lease is in hand).
     for (let i = 0; i < lastHeld; i++) {
       const lease = held[i];
-      if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2) watch(span.tail[i]!);
+      if (lease && heldNotDone(lease, span.tail[i]!, job)) watch(span.tail[i]!);
     }
     const tail = span.tail.slice(lastHeld + 1);
     return tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
@@ -173,8 +173,7 @@ export class Misfires {
       ),
     );
     for (const [i, lease] of leases.entries())
-      if (lease && lease.expiresAt < span.tail[i]! + doneHold(job) / 2)
-        this.watch(job, source, span.tail[i]!);
+      if (lease && heldNotDone(lease, span.tail[i]!, job)) this.watch(job, source, span.tail[i]!);
   }
 
   /**
@@ -222,8 +221,7 @@ export class Misfires {
       // holder crashed as it wrote the other shards' waiting records: fault mix, seed 34) —
       // looked at after its lease, as a refused claim is (claim/watch.ts).
       for (const [i, lease] of held.entries())
-        if (lease !== null && lease.expiresAt < fireTime + doneHold(job) / 2)
-          this.watch(job, source, fireTime, shards[i]);
+        if (lease !== null && heldNotDone(lease, fireTime, job)) this.watch(job, source, fireTime, shards[i]);
       if (rest.length === 0) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
       const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
