@@ -331,6 +331,21 @@ describe('checkHistory: every skip is borne out by the history (unjustified-skip
     expect(kinds(r)).toEqual([]);
   });
 
+  it('a run ends at its earliest finish on record: a finish stored late is no overlap', () => {
+    // Run a of T: its handler ended at T + 150 (its history's finishedAt), its node reported the
+    // stored outcome at T + 4,300 (the finish batch took seconds; the gate's lease lapsed). Run b
+    // of T + 4,000 started at T + 4,000: after a's end, so no overlap — unless only the late report
+    // is on record.
+    const overlapJobs = [{ job: 'j', leaseMs: 3000, overlap: 'skip' as const }];
+    const a = start('a', 1, 1, T);
+    const b: RunRecord = { ...start('b', 1, 2, T + 4000), fireTime: T + 4000 };
+    const late = finish(a, 'succeeded', T + 4300);
+    const early = finish(a, 'succeeded', T + 150);
+    const check = (records: RunRecord[]) => kinds(checkHistory({ records, jobs: overlapJobs }));
+    expect(check([a, late, b, finish(b, 'succeeded', T + 4200)])).toEqual(['overlap']);
+    expect(check([a, late, early, b, finish(b, 'succeeded', T + 4200)])).toEqual([]);
+  });
+
   it('skipsFromHistory reads skipped entries with their reason and the run they name', () => {
     const entry = {
       job: 'j',

@@ -89,6 +89,8 @@ export function checkHistory(input: CheckInput): CheckResult {
 
   const byOccurrence = new Map<string, { starts: RunRecord[]; finishes: RunRecord[] }>();
   const seen = new Map<string, RunRecord>();
+  /** A finish reported twice: its earlier report (the handler's end), for the overlap check. */
+  const endedAt = new Map<RunRecord, number>();
   for (const r of input.records) {
     // The same run may be reported twice (a node's event and the store's history): keep one,
     // lapsed if either report says so. A finish keeps the later report: the history's finishedAt
@@ -99,7 +101,10 @@ export function checkHistory(input: CheckInput): CheckResult {
     const kept = seen.get(id);
     if (kept) {
       if (r.leaseLapsed) kept.leaseLapsed = true;
-      if (r.event === 'finish' && r.at > kept.at) kept.at = r.at;
+      if (r.event === 'finish') {
+        endedAt.set(kept, Math.min(endedAt.get(kept) ?? kept.at, r.at));
+        if (r.at > kept.at) kept.at = r.at;
+      }
       continue;
     }
     const own = { ...r };
@@ -129,7 +134,7 @@ export function checkHistory(input: CheckInput): CheckResult {
     checkRuns(key, starts, finishes, job.leaseMs, tolerance, result);
   }
   checkLost(input, byOccurrence, tolerance, result);
-  checkGates(input, byOccurrence, tolerance, result);
+  checkGates(input, byOccurrence, endedAt, tolerance, result);
   checkWrites(input.writes ?? [], result);
   return result;
 }

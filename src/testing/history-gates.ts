@@ -6,13 +6,15 @@ import { type CheckInput, type CheckResult, occurrenceKey, type RunRecord } from
  * stored schedule; per shard — a run that started while an earlier run of another occurrence of
  * the gate was still going: started at or before it, and finished more than `toleranceMs` after
  * it. Judged only on runs with a finish on record that was not stored after its lease lapsed (a
- * run whose lease lapsed was told to stop, and may have ended late), and under `replace` only
+ * run whose lease lapsed was told to stop, and may have ended late), a run ending at the earlier
+ * report of its finish (its handler's end), and under `replace` only
  * while the earlier run was within its lease (`leaseMs`) of its start: a replaced run is told to
  * stop, and its replacement starts once it has ended or after the lease.
  */
 export function checkGates(
   input: CheckInput,
   byOccurrence: ReadonlyMap<string, { starts: RunRecord[]; finishes: RunRecord[] }>,
+  endedAt: ReadonlyMap<RunRecord, number>,
   toleranceMs: number,
   result: CheckResult,
 ): void {
@@ -26,7 +28,11 @@ export function checkGates(
       const scope = start.scheduleId?.startsWith('manual:') ? undefined : start.scheduleId;
       const gate = `${start.job}\u0000${scope ?? ''}\u0000${start.shard ?? ''}`;
       const list = byGate.get(gate) ?? [];
-      list.push({ start, end: finish && !finish.leaseLapsed ? finish.at : undefined });
+      // Ended at its handler's end (the earlier report of a finish reported twice), not when its
+      // outcome was stored: a finish batch that took seconds (its gate's lease lapsed meanwhile)
+      // made a run that had ended "overlap" the next one (faults-skips, a loaded CI host).
+      const end = finish && !finish.leaseLapsed ? (endedAt.get(finish) ?? finish.at) : undefined;
+      list.push({ start, end });
       byGate.set(gate, list);
     }
   }
