@@ -40,7 +40,7 @@ describe('simulate: replays whose holder died, fire times taken before a pause, 
   it('a replay held by a dead node is watched by a node that goes past it below the mark (seeds 305, 324)', async () => {
     // The holder of the replay lost its queue write and crashed; the nodes that had seen it held
     // at their misfire handling crashed too, and the last one came after on-time runs had raised
-    // the high-water mark past it (due/misfire.ts, watchPassed). 7 of 900 seeds lost a fire time
+    // the high-water mark past it (due/misfire.ts, belowMark). 7 of 900 seeds lost a fire time
     // without it.
     for (const seed of [305, 324]) await expectOk(seed);
   });

@@ -20,7 +20,7 @@
  * And a sharded job trigger paused at one of its fire times: nodes that had not seen the pause
  * claimed some of its shards ahead and ran them, the others dropped theirs, and the high-water
  * mark those runs raised put the fire time behind every misfire scan (due/misfire.ts,
- * restOfMark): 7 of 20 seeds of the second workload lost a shard; seeds 1, 2 and 5 are kept.
+ * belowMark): 7 of 20 seeds of the second workload lost a shard; seeds 1, 2 and 5 are kept.
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimFaults, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -191,7 +191,7 @@ describe('simulate: a sharded trigger paused at one of its fire times, on a slow
   }, 60_000);
 
   it('with the fault mix too: a split fire time below a replay, a shard whose holder crashed (seeds 13, 34)', async () => {
-    // Seed 13: the resume's replay raised the mark past the split fire time (restOfMark looks at
+    // Seed 13: the resume's replay raised the mark past the split fire time (belowMark looks at
     // the latest four below it). Seed 34: the holder of a shard claimed behind the replay's gate
     // crashed as it wrote the other shards' waiting records; that shard is watched now.
     for (const seed of [13, 34]) {

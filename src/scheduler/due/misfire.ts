@@ -19,7 +19,7 @@ const HELD_LOOKBACK = 100;
  * another node claimed its replay (16 s of a 1 s job).
  */
 const PASSED_LOOKBACK = 16;
-/** How many of the latest fire times below the mark a sharded job's node looks at for shards left (see `restOfMark`). */
+/** How many of the latest fire times below the mark a sharded job's node looks at for shards left (see `belowMark`). */
 const PARTIAL_LOOKBACK = 4;
 
 /**
@@ -51,10 +51,7 @@ export class Misfires {
     const stored = await s.store.get(hwmKey);
     const hwm = stored === null ? Number.NEGATIVE_INFINITY : Number(stored);
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
-    if (hwm > cursor) {
-      await this.watchPassed(job, source, cursor, Math.min(hwm + 1, missedBefore));
-      await this.restOfMark(job, source, cursor, hwm, missedBefore);
-    }
+    if (hwm > cursor) await this.belowMark(job, source, cursor, hwm, missedBefore);
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
     const open = span && (await this.unclaimed(job, source, span));
     if (!open) {
@@ -152,77 +149,68 @@ export class Misfires {
   }
 
   /**
-   * The latest missed fire times in (after, before) — at or below the high-water mark, so this node
-   * goes past them unclaimed — that are held and not "done" are watched (claim/watch.ts). One of
-   * them may be another node's replay whose start or queue write was lost before that node died:
-   * the nodes that saw it held at their own misfire handling watch it, but when every one of them
-   * died too, a node that came after the on-time runs raised the mark past it was the last that
-   * could (simulator: one job every 1 s, run-once, two pauses, the fault mix, seed 167 of 300: the
-   * replayer's write lost and it crashed, its one watcher crashed 4 s later, +7 s never ran; 7 of
-   * 900 seeds without this, seeds 305 and 324 kept in test/simulate-replay-watch.test.ts).
-   * Bounded: {@link PASSED_LOOKBACK} look-ups, only when the node's cursor is behind the mark.
+   * The latest missed fire times after this node's cursor and at or below the high-water mark —
+   * this node goes past them unclaimed — looked at once, in one batch of inspects:
+   *
+   * - Watched (claim/watch.ts): their claims held and not "done" — shard 0 of the latest
+   *   {@link PASSED_LOOKBACK}, every shard of a sharded job's latest {@link PARTIAL_LOOKBACK}. One
+   *   may be another node's replay whose start or queue write was lost before that node died: the
+   *   nodes that saw it held at their own misfire handling watch it, but when every one of them
+   *   died too, a node that came after the on-time runs raised the mark past it was the last that
+   *   could (simulator: one job every 1 s, run-once, two pauses, the fault mix, seed 167 of 300:
+   *   +7 s never ran; 7 of 900 seeds without this, seeds 305 and 324 kept in
+   *   test/simulate-replay-watch.test.ts). Or a shard whose holder crashed as it wrote the other
+   *   shards' waiting records (three jobs on a slow machine, the fault mix, seed 34).
+   * - Completed (a sharded job's latest {@link PARTIAL_LOOKBACK}): of a fire time some of whose
+   *   shards are held, those nobody holds are queued here to be claimed (as on time, their
+   *   preferred nodes first). Some shards of one fire time can start while the rest are dropped:
+   *   claimed ahead by nodes that had not seen a pause yet, while the others had and dropped
+   *   theirs (queue-undo.ts, `dropOnTime`); the mark then covers that fire time — or a replay's
+   *   raised it past — and every misfire scan starts after it (a job of 3 shards every 2 s paused
+   *   at one of its fire times: 7 of 20 seeds lost a shard of it). A fire time none of whose
+   *   shards is held is left alone: the mark passed it as skipped (a misfire's or a pause's span).
+   *   Only within half a done hold: a shard that ran is held "done" until then, so one not held
+   *   never ran.
+   *
+   * Bounded: one inspect per fire time and per shard looked at, only when the cursor is behind
+   * the mark.
    */
-  private async watchPassed(job: Job, source: Source, after: number, before: number): Promise<void> {
-    const span = fireSpan(source.trigger, after, before, PASSED_LOOKBACK);
-    if (!span) return;
-    const s = this.state;
-    const shard = shardsOf(job)[0];
-    const leases = await Promise.all(
-      span.tail.map((fireTime) =>
-        s.store.inspect(keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard })),
-      ),
-    );
-    for (const [i, lease] of leases.entries())
-      if (lease && heldNotDone(lease, span.tail[i]!, job)) this.watch(job, source, span.tail[i]!);
-  }
-
-  /**
-   * A sharded job's fire times just below the high-water mark (its latest {@link PARTIAL_LOOKBACK}
-   * after this node's cursor) of which some shards are held and others nobody holds: the others
-   * are queued here to be claimed (as on time, their preferred nodes first). Some shards of one
-   * fire time can start while the rest are dropped: claimed ahead by nodes that had not seen a
-   * pause yet, while the others had and dropped theirs (queue-undo.ts, `dropOnTime`); the mark
-   * then covers that fire time — or a replay's raised it past — and every misfire scan starts
-   * after it (simulator: a job of 3 shards every 2 s paused at one of its fire times, 7 of 20
-   * seeds lost a shard of it). A fire time none of whose shards is held is left alone: the mark
-   * passed it as skipped (a misfire's or a pause's span). Only within half a done hold: a shard
-   * that ran is held "done" until then, so one not held never ran. A shard held and not "done" is
-   * watched. One look-up per shard of each, only when the cursor is behind the mark.
-   */
-  private async restOfMark(
+  private async belowMark(
     job: Job,
     source: Source,
     cursor: number,
     hwm: number,
     missedBefore: number,
   ): Promise<void> {
-    const shards = shardsOf(job);
-    if (shards.length < 2) return;
-    const span = fireSpan(source.trigger, cursor, Math.min(hwm + 1, missedBefore), PARTIAL_LOOKBACK);
+    const span = fireSpan(source.trigger, cursor, Math.min(hwm + 1, missedBefore), PASSED_LOOKBACK);
     if (!span) return;
     const s = this.state;
-    const times = span.tail.filter(
-      (f) => missedBefore - f < doneHold(job) / 2 && !source.queue.some((q) => q.fireTime === f),
+    const shards = shardsOf(job);
+    const partial = shards.length > 1 ? span.tail.length - PARTIAL_LOOKBACK : span.tail.length;
+    // Per fire time, the shards looked at: all of one that may be completed, else shard 0.
+    const looked = span.tail.map((f, t) =>
+      t >= partial && missedBefore - f < doneHold(job) / 2 && !source.queue.some((q) => q.fireTime === f)
+        ? shards
+        : shards.slice(0, 1),
     );
     const leases = await Promise.all(
-      times.flatMap((fireTime) =>
-        shards.map((shard) =>
+      span.tail.flatMap((fireTime, t) =>
+        looked[t]!.map((shard) =>
           s.store.inspect(
             keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard }),
           ),
         ),
       ),
     );
-    times.forEach((fireTime, t) => {
-      const held = leases.slice(t * shards.length, (t + 1) * shards.length);
-      const rest = shards.filter((_, i) => held[i] === null);
-      if (rest.length === shards.length) return;
-      // Held and not "done": a claim whose holder may die before it starts or queues it (its
-      // holder crashed as it wrote the other shards' waiting records: fault mix, seed 34) —
-      // looked at after its lease, as a refused claim is (claim/watch.ts).
+    let at = 0;
+    span.tail.forEach((fireTime, t) => {
+      const of = looked[t]!;
+      const held = leases.slice(at, at + of.length);
+      at += of.length;
       for (const [i, lease] of held.entries())
-        if (lease !== null && heldNotDone(lease, fireTime, job)) this.watch(job, source, fireTime, shards[i]);
-      if (rest.length === 0) return;
+        if (lease && heldNotDone(lease, fireTime, job)) this.watch(job, source, fireTime, of[i]);
+      const rest = of.filter((_, i) => held[i] === null);
+      if (of.length < 2 || rest.length === 0 || rest.length === of.length) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
       const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
       source.queue.push({ fireTime, source: 'schedule', shards: rest, graceMs });
