@@ -35,14 +35,7 @@ export function checkLost(
     }
   const excludedBy = exclusionsOf(input);
   const pausedAt = pausesOf(input, tolerance);
-  const pausedWhenDue = (e: ExpectedOccurrence) =>
-    (input.pauses ?? []).some(
-      (p) =>
-        p.job === e.job &&
-        (p.scheduleId === undefined || p.scheduleId === e.scheduleId) &&
-        p.from - tolerance <= e.fireTime &&
-        (p.to === undefined || e.fireTime <= p.to + tolerance),
-    );
+  const pausedWhenDue = (e: ExpectedOccurrence) => pausedAround(input, e, tolerance, tolerance);
   const inHealthy = (from: number, to: number) =>
     healthy === undefined || healthy.some((w) => w.from <= from && to <= w.to);
   const justified = (skip: SkipRecord, e: ExpectedOccurrence): boolean => {
@@ -156,13 +149,24 @@ export function pausesOf(
   input: Pick<CheckInput, 'pauses'>,
   tolerance: number,
 ): (e: ExpectedOccurrence, thresholdMs: number) => boolean {
-  const pauses = input.pauses ?? [];
-  return (e, thresholdMs) =>
-    pauses.some(
-      (p) =>
-        p.job === e.job &&
-        (p.scheduleId === undefined || p.scheduleId === e.scheduleId) &&
-        p.from - thresholdMs - tolerance <= e.fireTime &&
-        (p.to === undefined || e.fireTime <= p.to + thresholdMs + PAUSE_SLACK_MS),
-    );
+  return (e, thresholdMs) => pausedAround(input, e, thresholdMs + tolerance, thresholdMs + PAUSE_SLACK_MS);
+}
+
+/**
+ * Whether a pause of the occurrence's job or of its stored schedule (input.pauses) covers its fire
+ * time, from `before` ms before the pause began to `after` ms after it ended.
+ */
+function pausedAround(
+  input: Pick<CheckInput, 'pauses'>,
+  e: ExpectedOccurrence,
+  before: number,
+  after: number,
+): boolean {
+  return (input.pauses ?? []).some(
+    (p) =>
+      p.job === e.job &&
+      (p.scheduleId === undefined || p.scheduleId === e.scheduleId) &&
+      p.from - before <= e.fireTime &&
+      (p.to === undefined || e.fireTime <= p.to + after),
+  );
 }
