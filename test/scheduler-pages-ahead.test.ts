@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
 import { compileJitter, scheduledAt } from '../src/schedule/jitter.js';
+import { decodePageRecord } from '../src/scheduler/claim/page-record.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { JobContext } from '../src/scheduler/types.js';
 import type { PageClaim, Store, WriteOp } from '../src/store/types.js';
@@ -88,7 +89,7 @@ describe('jittered stored schedules claimed ahead', () => {
         (o) => o.op === 'put' && o.key.startsWith('ctl|page|') && o.value.includes('"started"'),
       );
       if (put?.op !== 'put') return false;
-      const record = JSON.parse(put.value) as { items: { id: string; fireTime: number; at?: number }[] };
+      const record = decodePageRecord(put.value);
       if (!record.items.some((i) => (i.at ?? i.fireTime) - Date.now() > 500)) return false;
       diedWith = record.items.map((i) => i.id);
       return true;

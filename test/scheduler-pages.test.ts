@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
+import { decodePageRecord } from '../src/scheduler/claim/page-record.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { JobContext } from '../src/scheduler/types.js';
 import type { Store, WriteOp } from '../src/store/types.js';
@@ -297,7 +298,7 @@ describe('pages of stored schedules', () => {
     await until(() => a.faults.dead, 5_000, 'node a to claim and die');
     const claim = a.faults.calls.find((c) => c.method === 'claimPage')!;
     const ops = claim.args[1] as { op: string; value?: string }[];
-    const record = JSON.parse(ops.at(-1)!.value!) as { items: { id: string; fireTime: number }[] };
+    const record = decodePageRecord(ops.at(-1)!.value!);
     const lost = record.items.map((it) => `${it.id}@${it.fireTime}`);
     const nb = scheduler(base, 'node-b');
     const ranB: JobContext[] = [];

@@ -1,5 +1,5 @@
 import { Gauge, Registry } from 'prom-client';
-import { type PageRecord, runningOfPage } from '../scheduler/claim/page-record.js';
+import { decodePageRecord, runningOfPage } from '../scheduler/claim/page-record.js';
 import { jobOfKey, keys } from '../scheduler/keys.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { Store } from '../store/types.js';
@@ -67,7 +67,7 @@ export class DashboardMetrics {
       this.leases.set(leases.length);
       // Runs in flight: one in-flight record each, or one item of a page's record.
       let running = inflight.length;
-      for (const r of pages) running += runningOfPage(JSON.parse(r.value) as PageRecord).length;
+      for (const r of pages) running += runningOfPage(decodePageRecord(r.value)).length;
       this.inflight.set(running);
       this.storeUp.set(1);
     } catch {

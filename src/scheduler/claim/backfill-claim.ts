@@ -8,7 +8,7 @@ import type { NodeState } from '../node-state.js';
 import type { HistoryEntry } from '../types.js';
 import { claimsInPages } from './eligible.js';
 import { BACKFILL_SETTLE_MS, CONSUMED, pageRunGoing } from './gated-runs.js';
-import type { PageRecord } from './page-record.js';
+import { decodePageRecord } from './page-record.js';
 
 /**
  * The claim side of a backfill (control/backfill.ts writes the requests, control/backfill-requests.ts
@@ -75,7 +75,7 @@ async function pageItems(store: Store, job: string): Promise<{ won: Set<string>;
   const pending = new Set<string>();
   for (const r of await store.scan(keys.pageRecordPrefix(job), { limit: MAX_PAGES })) {
     try {
-      const rec = JSON.parse(r.value) as PageRecord;
+      const rec = decodePageRecord(r.value);
       rec.items.forEach((item, i) => {
         if (item.kind !== 'run') return;
         if (!rec.started) pending.add(`${item.id}\u0000${item.fireTime}`);

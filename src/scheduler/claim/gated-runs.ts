@@ -5,7 +5,7 @@ import { esc, gateScope, keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
-import type { PageItem, PageRecord } from './page-record.js';
+import { decodePageRecord, type PageItem, type PageRecord } from './page-record.js';
 
 /**
  * The one overlap rule between the two kinds of runs a stored schedule of a page-claimed job has
@@ -186,7 +186,7 @@ export async function pageRunGoing(
   for (const r of records) {
     let rec: PageRecord;
     try {
-      rec = JSON.parse(r.value) as PageRecord;
+      rec = decodePageRecord(r.value);
     } catch {
       continue;
     }

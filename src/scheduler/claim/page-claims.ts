@@ -10,7 +10,15 @@ import type { Runs } from '../run/runs.js';
 import type { SkipCause } from '../types.js';
 import { countedMove } from './counted-page.js';
 import { gatedHeld, judgeGated } from './gated-runs.js';
-import { type DueValue, itemOcc, type PageItem, type PageRecord, pageKeys } from './page-record.js';
+import {
+  type DueValue,
+  encodeDueValue,
+  encodePageRecord,
+  itemOcc,
+  type PageItem,
+  type PageRecord,
+  pageKeys,
+} from './page-record.js';
 import { skippedEntry, storeWhileHeld } from './page-writes.js';
 import { judgePrev, type PrevVerdict } from './prev-run.js';
 
@@ -111,14 +119,14 @@ export class PageClaims {
         op: 'move',
         from: move.from,
         to: move.to,
-        value: JSON.stringify(value),
+        value: encodeDueValue(value),
         ...(move.next === undefined && { ttlMs: s.retentionMs }),
       };
     });
     // After the items' ops (results[i] is item i's move): each moves exactly when its item's does.
     for (const x of counted ?? [])
       if (x.count) ops.push({ op: 'move', from: x.count.from, to: x.count.to, value: '' });
-    ops.push({ op: 'put', key: recordKey, value: JSON.stringify(record) });
+    ops.push({ op: 'put', key: recordKey, value: encodePageRecord(record) });
     s.telemetry.claim(name, 'attempted', cs.length);
     const sentAt = s.clock.monotonic();
     // No answer: if the page was granted, its record (never started) is recovered after its lease
@@ -163,7 +171,7 @@ export class PageClaims {
     }
     const startedAt = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     record.started = { at: startedAt, claimedAt: lease.acquiredAt, token: lease.token, won };
-    const value = JSON.stringify(record);
+    const value = encodePageRecord(record);
     const skips = won.filter((i) => items[i]!.kind === 'skip');
     const skipOps: WriteOp[] = skips.map((i) =>
       skippedEntry(s, itemOcc(name, items[i]!), items[i]!, lease.token, startedAt),

@@ -117,3 +117,71 @@ export function runningOfPage(rec: PageRecord): HistoryEntry[] {
     ];
   });
 }
+
+/**
+ * A page record as stored — written twice per page and compared whole by the finish's delete, so
+ * every byte of an item costs three times (a 1,000-item page's record was ~130 KB): an item's
+ * fields that say what most items say are left out — `fireTime` when it is the page's (`f`),
+ * `kind` when `run`, `source` when `schedule` — and `to` is its next fire time alone (`n`) when
+ * it is the plain due entry of that time. {@link decodePageRecord} puts them back, and reads a
+ * record written whole (by an earlier version) as it is.
+ */
+export function encodePageRecord(rec: PageRecord): string {
+  const f = rec.items[0]?.fireTime;
+  const items = rec.items.map((it) => {
+    const out: Record<string, unknown> = { id: it.id, v: it.v };
+    if (it.fireTime !== f) out['fireTime'] = it.fireTime;
+    if (it.at !== undefined) out['at'] = it.at;
+    const next = plainNext(it);
+    if (next === undefined) out['to'] = it.to;
+    else out['n'] = next;
+    if (it.kind !== 'run') out['kind'] = it.kind;
+    if (it.source !== 'schedule') out['source'] = it.source;
+    if (it.attempt !== undefined) out['attempt'] = it.attempt;
+    if (it.by !== undefined) out['by'] = it.by;
+    if (it.reason !== undefined) out['reason'] = it.reason;
+    return out;
+  });
+  const out: Record<string, unknown> = { job: rec.job, node: rec.node, leaseMs: rec.leaseMs };
+  if (f !== undefined) out['f'] = f;
+  out['items'] = items;
+  if (rec.started !== undefined) out['started'] = rec.started;
+  return JSON.stringify(out);
+}
+
+/** A page record as written by {@link encodePageRecord} (or whole, by an earlier version). */
+export function decodePageRecord(value: string): PageRecord {
+  const raw = JSON.parse(value) as PageRecord & { f?: number };
+  const f = raw.f;
+  for (const it of raw.items as (PageItem & { n?: number })[]) {
+    if (it.fireTime === undefined && f !== undefined) it.fireTime = f;
+    if (it.to === undefined && it.n !== undefined) it.to = keys.dueEntry(it.n, it.id, it.v);
+    delete it.n;
+    it.kind ??= 'run';
+    it.source ??= 'schedule';
+  }
+  delete raw.f;
+  return raw;
+}
+
+/** The next fire time an item's `to` is the plain due entry of (no jitter), or undefined. */
+function plainNext(it: PageItem): number | undefined {
+  if (!it.to.startsWith('due|')) return undefined;
+  const n = Number(it.to.slice(4, 19));
+  return Number.isSafeInteger(n) && it.to === keys.dueEntry(n, it.id, it.v) ? n : undefined;
+}
+
+/** A due entry's value as stored: `prev.page` is left out when it is `page` (as it is after every run). */
+export function encodeDueValue(value: DueValue): string {
+  const prev = value.prev;
+  if (prev === undefined || prev.page !== value.page) return JSON.stringify(value);
+  return JSON.stringify({ ...value, prev: { fireTime: prev.fireTime } });
+}
+
+/** A due entry's value read back (written by {@link encodeDueValue}, or whole); `pending`: a sharded entry's (due-entry.ts). */
+export function decodeDueValue(value: string): DueValue & { pending?: { fireTime: number; at: number } } {
+  const raw = JSON.parse(value) as DueValue & { pending?: { fireTime: number; at: number } };
+  if (raw.prev !== undefined && raw.prev.page === undefined && raw.page !== undefined)
+    raw.prev = { page: raw.page, fireTime: raw.prev.fireTime };
+  return raw;
+}

@@ -3,7 +3,7 @@ import type { Candidate, Job } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { SkipCause } from '../types.js';
-import { itemOcc, type PageRecord, pageKeys } from './page-record.js';
+import { decodePageRecord, itemOcc, type PageRecord, pageKeys } from './page-record.js';
 
 /** What becomes of a fire time whose schedule's previous fire time was run by a page. */
 export type PrevVerdict = { kind: 'claim' } | { kind: 'wait' } | { kind: 'skip'; by: SkipCause };
@@ -58,7 +58,7 @@ export async function judgePrev(
   const records = new Map<string, PageRecord>();
   named.forEach((p, i) => {
     const v = values[i];
-    if (v !== null && v !== undefined) records.set(p, JSON.parse(v) as PageRecord);
+    if (v !== null && v !== undefined) records.set(p, decodePageRecord(v));
   });
   if (records.size === 0) return verdicts;
   // The runs to look at: a won `run` item of a started page.

@@ -5,7 +5,7 @@ import { compileShared } from '../../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
-import type { DueValue } from '../claim/page-record.js';
+import { decodeDueValue } from '../claim/page-record.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -254,30 +254,23 @@ export class DueIndex {
       }
       // Moved here by a page: the run it names (`prev`), and the page that moved it, when that is
       // another (a skip or settle item's page: the entry must wait while that page has not started).
-      const moved = due[i]!.value.includes('"page"') ? (JSON.parse(due[i]!.value) as DueValue) : undefined;
-      const prev = moved?.prev;
-      const movedBy = moved?.page !== undefined && moved.page !== prev?.page ? moved.page : undefined;
-      // Moved by a sharded job's shard 0: the fire time whose other shards are offered again.
-      const pending = due[i]!.value.includes('"pending"')
-        ? (JSON.parse(due[i]!.value) as { pending?: { fireTime: number; at: number } }).pending
-        : undefined;
-      out.push({
-        key: p.key,
-        fireTime: p.fireTime,
-        at: p.at,
-        schedule,
-        trigger,
-        ...(jitter && { jitter }),
-        ...(exclude && { exclude }),
-        readAt,
-        ...(prev && { prev }),
-        ...(movedBy !== undefined && { movedBy }),
-        ...(pending !== undefined && { pending }),
-        // Moved by the settle of a pause's span (control/pause-span.ts).
-        ...(due[i]!.value.includes('"spanned"') && { spanned: true }),
-        // maxRuns (control/runs-left.ts): the runs left, carried by the entry.
-        ...(due[i]!.value.includes('"left"') && { left: (JSON.parse(due[i]!.value) as DueValue).left! }),
-      });
+      // Moved by a sharded job's shard 0 (`pending`): the fire time whose other shards are offered
+      // again. Moved by the settle of a pause's span (`spanned`, control/pause-span.ts). A schedule
+      // with maxRuns (`left`, control/runs-left.ts): the runs left, carried by the entry.
+      const raw = due[i]!.value;
+      const moved = raw.length > 2 && raw.charCodeAt(0) === 123 ? decodeDueValue(raw) : undefined;
+      const entry: DueEntry = { key: p.key, fireTime: p.fireTime, at: p.at, schedule, trigger, readAt };
+      if (jitter) entry.jitter = jitter;
+      if (exclude) entry.exclude = exclude;
+      if (moved !== undefined) {
+        const prev = moved.prev;
+        if (prev) entry.prev = prev;
+        if (moved.page !== undefined && moved.page !== prev?.page) entry.movedBy = moved.page;
+        if (moved.pending !== undefined) entry.pending = moved.pending;
+        if (moved.spanned === true) entry.spanned = true;
+        if (moved.left !== undefined) entry.left = moved.left;
+      }
+      out.push(entry);
     });
     await this.markLivePrev(out);
     for (let i = 0; i < stale.length; i += MAX_BATCH) {

@@ -2,7 +2,7 @@ import { invalidArgument } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
 import type { Store, StoredRecord } from '../../store/types.js';
 import { compareKeys } from '../../store/validate.js';
-import { type PageRecord, runningOfPage } from '../claim/page-record.js';
+import { decodePageRecord, runningOfPage } from '../claim/page-record.js';
 import { decodeHistory, occFields } from '../finish/history.js';
 import { validateJobName } from '../job-options.js';
 import { jobOfKey, keys, timeKey } from '../keys.js';
@@ -282,7 +282,7 @@ export async function queryHistory(store: Store, query: HistoryQuery = {}): Prom
   ]);
   const entries = [
     ...inflight.map((r) => runningEntry(JSON.parse(r.value) as InflightRecord)),
-    ...pages.flatMap((r) => runningOfPage(JSON.parse(r.value) as PageRecord)),
+    ...pages.flatMap((r) => runningOfPage(decodePageRecord(r.value))),
   ];
   const running = entries.flatMap((entry): Item[] => {
     const key = entryKey(entry);

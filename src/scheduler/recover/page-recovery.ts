@@ -1,7 +1,9 @@
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { gatedHeld, judgeGated } from '../claim/gated-runs.js';
 import {
-  type DueValue,
+  decodeDueValue,
+  decodePageRecord,
+  encodePageRecord,
   itemOcc,
   type PageItem,
   type PageRecord,
@@ -61,7 +63,7 @@ export class PageRecovery {
         young.set(r.key, until);
         continue;
       }
-      const rec = JSON.parse(r.value) as PageRecord;
+      const rec = decodePageRecord(r.value);
       const job = s.defined.get(rec.job);
       if (!job || s.paused.has(rec.job)) continue;
       const claimedAt = rec.started?.claimedAt;
@@ -123,7 +125,7 @@ export class PageRecovery {
         .catch((err) => s.emit('error', { error: err, during: `release of a page of ${name}` }));
       return;
     }
-    const rec = current === read.value ? readRec : (JSON.parse(current) as PageRecord);
+    const rec = current === read.value ? readRec : decodePageRecord(current);
     // The recovery's start: the dead attempts end here on record, and the new runs start here.
     const at = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     const won = rec.started?.won ?? (await this.claimedBy(rec, page));
@@ -171,7 +173,7 @@ export class PageRecovery {
         ...(first && { since: first }),
       },
     };
-    const value = JSON.stringify(next);
+    const value = encodePageRecord(next);
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
     const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
     const launch = (i: number, waited: boolean) => {
@@ -228,7 +230,7 @@ export class PageRecovery {
     const values = await this.state.store.getMany(rec.items.map((it) => it.to));
     const won: number[] = [];
     values.forEach((v, i) => {
-      if (v !== null && v !== undefined && (JSON.parse(v) as DueValue).page === page) won.push(i);
+      if (v !== null && v !== undefined && decodeDueValue(v).page === page) won.push(i);
     });
     return won;
   }

@@ -1,4 +1,4 @@
-import type { PageRecord } from '../../scheduler/claim/page-record.js';
+import { decodePageRecord } from '../../scheduler/claim/page-record.js';
 import { decodeHistory } from '../../scheduler/finish/history.js';
 import { parseDueEntry } from '../../scheduler/keys.js';
 import type { RunSource } from '../../scheduler/types.js';
@@ -196,7 +196,7 @@ export class History {
     const moves = ops.filter((op) => op.op === 'move').length;
     const moved = ops.filter((op, i) => op.op === 'move' && claim.results[i]).length;
     const recordOp = ops.find((op) => op.op === 'put' && op.key.startsWith('ctl|page|'));
-    const rec = recordOp && (JSON.parse((recordOp as { value: string }).value) as PageRecord);
+    const rec = recordOp && decodePageRecord((recordOp as { value: string }).value);
     // The record's items are the claim's moves, in order.
     rec?.items.forEach((item, i) => {
       const op = ops[i];
@@ -352,7 +352,7 @@ export class History {
     // The same write again (a retry after a lost reply): the runs it stands for go on.
     if (this.open.get(key)?.some((r) => r.value === value)) return;
     this.endRecord(key, undefined);
-    const rec = JSON.parse(value) as PageRecord;
+    const rec = decodePageRecord(value);
     const started = rec.started;
     if (!started) return;
     // A recovery's record: its items have been running since the page's first run started.

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { decodeHistory, encodeHistory } from '../src/scheduler/finish/history.js';
+import type { HistoryEntry } from '../src/scheduler/types.js';
+
+const F = 1_796_305_788_000;
+
+describe('history entries as stored', () => {
+  const base: HistoryEntry = {
+    job: 'report',
+    fireTime: new Date(F),
+    node: 'n1',
+    attempt: 1,
+    token: 7,
+    source: 'schedule',
+    status: 'succeeded',
+    startedAt: new Date(F + 3),
+    finishedAt: new Date(F + 9),
+  };
+  const entries: HistoryEntry[] = [
+    base,
+    { ...base, scheduleId: 'u|1', shard: 2, scheduledAt: new Date(F + 37_000), output: 'ok "quoted"' },
+    {
+      ...base,
+      scheduledAt: new Date(F),
+      status: 'failed',
+      error: 'Error: x',
+      willRetry: true,
+      leaseLapsed: true,
+    },
+    {
+      ...base,
+      status: 'skipped',
+      reason: 'overlap',
+      by: { fireTime: new Date(F - 60_000), node: 'n2', token: 3 },
+    },
+    {
+      ...base,
+      status: 'skipped',
+      reason: 'paused',
+      span: { first: new Date(F), last: new Date(F + 120_000), count: 3 },
+    },
+    { ...base, status: 'running', finishedAt: undefined } as unknown as HistoryEntry,
+  ];
+
+  it('reads back every field (scheduledAt: the fire time when it is not stored)', () => {
+    for (const e of entries) {
+      const back = decodeHistory(encodeHistory(e));
+      const expected = { ...e, scheduledAt: e.scheduledAt ?? e.fireTime };
+      for (const k of Object.keys(expected) as (keyof HistoryEntry)[])
+        if (expected[k] === undefined) delete expected[k];
+      expect(back).toEqual(expected);
+    }
+  });
+
+  it('stores dates as epoch ms, and scheduledAt only when it is not the fire time', () => {
+    const raw = JSON.parse(encodeHistory({ ...base, scheduledAt: new Date(F) }));
+    expect(raw).toEqual({ ...base, fireTime: F, startedAt: F + 3, finishedAt: F + 9 });
+    expect(JSON.parse(encodeHistory(entries[1]!)).scheduledAt).toBe(F + 37_000);
+  });
+
+  it('keeps a field it does not know', () => {
+    const odd = { ...base, note: 'kept' } as HistoryEntry;
+    expect(JSON.parse(encodeHistory(odd)).note).toBe('kept');
+  });
+});
