@@ -5,8 +5,10 @@ import {
   encodeDueValue,
   encodePageRecord,
   type PageRecord,
+  peekPageRecord,
 } from '../src/scheduler/claim/page-record.js';
-import { keys } from '../src/scheduler/keys.js';
+import { jobOfDueValue } from '../src/scheduler/due/due-scan.js';
+import { keys, parseDueEntry } from '../src/scheduler/keys.js';
 
 const F = 1_796_305_788_000;
 const DAY = 86_400_000;
@@ -87,6 +89,17 @@ describe('page records as stored', () => {
     expect(plain.match(/1796305788000/g)).toHaveLength(1);
   });
 
+  it('a look at the record reads all of it but its items (ids that spell the items field too)', () => {
+    const { items: _, ...header } = record;
+    expect(peekPageRecord(encodePageRecord(record))).toEqual(header);
+    const tricky = { ...record, job: ',"items":[', items: [{ ...record.items[0]!, id: ',"items":[' }] };
+    expect(peekPageRecord(encodePageRecord(tricky))).toEqual({ ...header, job: ',"items":[' });
+    const { started: __, ...unstarted } = header;
+    expect(peekPageRecord(encodePageRecord({ ...unstarted, items: record.items }))).toEqual(unstarted);
+    // Written whole by an earlier version (items before started): read as not started.
+    expect(peekPageRecord(JSON.stringify(record))).toEqual(unstarted);
+  });
+
   it('reads a record written whole (before this encoding)', () => {
     expect(decodePageRecord(JSON.stringify(record))).toEqual(record);
   });
@@ -99,5 +112,32 @@ describe('page records as stored', () => {
     expect(decodeDueValue(encodeDueValue(other))).toEqual(other);
     expect(decodeDueValue(JSON.stringify(v))).toEqual(v);
     expect(decodeDueValue('{"job":"j"}')).toEqual({ job: 'j' });
+  });
+
+  it("the job a due entry's value names, for any job name", () => {
+    for (const job of ['report', 'a"b', 'back\\slash', 'tab\tx', 'ünï', '"', '\\']) {
+      expect(jobOfDueValue(JSON.stringify({ job }))).toBe(job);
+      expect(jobOfDueValue(JSON.stringify({ job, page: 'p', prev: { fireTime: F } }))).toBe(job);
+      expect(jobOfDueValue(JSON.stringify({ page: 'p', job }))).toBe(job);
+    }
+  });
+
+  it('due keys read back (escaped ids, jitter, missing parts)', () => {
+    expect(parseDueEntry(keys.dueEntry(F, 'u1', 'abc.0'))).toEqual({
+      fireTime: F,
+      at: F,
+      id: 'u1',
+      v: 'abc.0',
+    });
+    expect(parseDueEntry(keys.dueEntry(F, 'u|1%x', 'abc.0', F + 9))).toEqual({
+      fireTime: F,
+      at: F + 9,
+      id: 'u|1%x',
+      v: 'abc.0',
+    });
+    expect(parseDueEntry(keys.dueEntry(5, '', ''))).toEqual({ fireTime: 5, at: 5, id: '', v: '' });
+    expect(parseDueEntry('due|001')).toEqual({ fireTime: 1, at: 1, id: '', v: '' });
+    expect(parseDueEntry('due|001|x')).toEqual({ fireTime: 1, at: 1, id: 'x', v: '' });
+    expect(parseDueEntry('due|001|x|v|002|extra')).toEqual({ fireTime: 2, at: 1, id: 'x', v: 'v' });
   });
 });

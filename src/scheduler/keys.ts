@@ -213,9 +213,17 @@ export function jobOfKey(key: string): string {
  * nominal fire time, `at` when it is to start (the same without jitter).
  */
 export function parseDueEntry(key: string): { fireTime: number; at: number; id: string; v: string } {
-  const [, time, id, v, nominal] = key.split('|');
-  const at = Number(time);
-  return { fireTime: nominal === undefined ? at : Number(nominal), at, id: unesc(id ?? ''), v: v ?? '' };
+  // By index, not split(): read for every row of every due-index scan.
+  const t = key.indexOf('|') + 1;
+  const i = key.indexOf('|', t) + 1;
+  const w = i === 0 ? -1 : key.indexOf('|', i) + 1;
+  const n = w <= 0 ? -1 : key.indexOf('|', w) + 1;
+  const at = Number(i === 0 ? key.slice(t) : key.slice(t, i - 1));
+  const id = i === 0 ? '' : unesc(w <= 0 ? key.slice(i) : key.slice(i, w - 1));
+  const v = w <= 0 ? '' : n <= 0 ? key.slice(w) : key.slice(w, n - 1);
+  const nominal =
+    n <= 0 ? undefined : key.slice(n, key.indexOf('|', n) < 0 ? undefined : key.indexOf('|', n));
+  return { fireTime: nominal === undefined ? at : Number(nominal), at, id, v };
 }
 
 /** The kind of a control record (`pause`, `srev`, `trig`, `pending`, `run`, `page`), from its key. */

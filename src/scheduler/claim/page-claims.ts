@@ -6,6 +6,7 @@ import type { Candidate, Job } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
 import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
+import type { Claim } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
 import type { SkipCause } from '../types.js';
 import { countedMove } from './counted-page.js';
@@ -194,26 +195,24 @@ export class PageClaims {
     }
     const runs = won.filter((i) => items[i]!.kind === 'run');
     const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);
+    const book = pageRun.book();
     const launch = (i: number, waited: boolean) => {
       const c = cs[i]!;
-      return this.runs.launch(
-        job,
-        {
-          occ: c.occ,
-          lease,
-          gate: undefined,
-          sentAt,
-          attempt: 1,
-          source: c.source,
-          ...(c.source === 'misfire' && { replay: true as const }),
-          ...(c.scheduledAt !== undefined && { scheduledAt: c.scheduledAt }),
-          // A run that waited for its start (claimed ahead) started then, others with the page.
-          ...(!waited && { startedAt }),
-          data: c.data,
-        },
-        undefined,
-        pageRun.book(),
-      );
+      // Built by assignment (one per run): conditional spreads made a temporary object each.
+      const claim: Claim = {
+        occ: c.occ,
+        lease,
+        gate: undefined,
+        sentAt,
+        attempt: 1,
+        source: c.source,
+        data: c.data,
+      };
+      if (c.source === 'misfire') claim.replay = true;
+      if (c.scheduledAt !== undefined) claim.scheduledAt = c.scheduledAt;
+      // A run that waited for its start (claimed ahead) started then, others with the page.
+      if (!waited) claim.startedAt = startedAt;
+      return this.runs.launch(job, claim, undefined, book);
     };
     for (const i of runs) {
       const v = gated.get(i);

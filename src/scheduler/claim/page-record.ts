@@ -142,11 +142,34 @@ export function encodePageRecord(rec: PageRecord): string {
     if (it.reason !== undefined) out['reason'] = it.reason;
     return out;
   });
+  // The items last: everything before them is what a poll's look at the record needs (peekPageRecord).
   const out: Record<string, unknown> = { job: rec.job, node: rec.node, leaseMs: rec.leaseMs };
   if (f !== undefined) out['f'] = f;
-  out['items'] = items;
   if (rec.started !== undefined) out['started'] = rec.started;
+  out['items'] = items;
   return JSON.stringify(out);
+}
+
+/** What a look at a page record needs before taking it over: all of it but its items. */
+export type PageHeader = Omit<PageRecord, 'items'>;
+
+/**
+ * A page record's fields before its items, parsed without its items (a 1,000-item record is
+ * ~60 KB; each node's poll looks at every page of the fleet once per version of its record).
+ * Written by {@link encodePageRecord}, the items come last; a JSON string cannot hold the raw
+ * text `,"items":[` (its quotes would be escaped), so the first one is the field's. A record
+ * written whole by an earlier version (items before `started`) reads as not started: the look
+ * then asks the page's lease, as it does for a page that has not started.
+ */
+export function peekPageRecord(value: string): PageHeader {
+  const i = value.indexOf(',"items":[');
+  if (i < 0) {
+    const { items: _, ...header } = decodePageRecord(value);
+    return header;
+  }
+  const header = JSON.parse(`${value.slice(0, i)}}`) as PageHeader & { f?: number };
+  delete header.f;
+  return header;
 }
 
 /** A page record as written by {@link encodePageRecord} (or whole, by an earlier version). */

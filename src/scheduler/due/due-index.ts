@@ -225,8 +225,8 @@ export class DueIndex {
     parsed.forEach((p, i) => {
       const value = values[i] ?? null;
       const schedule = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
-      const sig = `${p.id}|${p.v}`;
-      if (!schedule || schedule.v !== p.v || this.bad.has(sig)) {
+      // (Built only when some schedule failed to compile: most reads have none.)
+      if (!schedule || schedule.v !== p.v || (this.bad.size > 0 && this.bad.has(`${p.id}|${p.v}`))) {
         stale.push({ op: 'delete', key: p.key });
         return;
       }
@@ -247,7 +247,7 @@ export class DueIndex {
         trigger = boundedBy(trigger, schedule, `schedule ${JSON.stringify(p.id)}`);
       } catch (err) {
         // Written around upsert's validation: reported once, its entry dropped.
-        this.bad.add(sig);
+        this.bad.add(`${p.id}|${p.v}`);
         s.emit('error', { error: err, during: `schedule ${p.id}` });
         stale.push({ op: 'delete', key: p.key });
         return;

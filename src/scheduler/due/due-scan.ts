@@ -68,7 +68,7 @@ export async function scanDue(
         return { due: steal(due, others, want), notDueAt: at - READ_AHEAD_MS / 2, heldUntil };
       const { id, fireTime } = parseDueEntry(r.key);
       if (at > now && at === fireTime) return { due: steal(due, others, want), notDueAt: at, heldUntil };
-      const job = (JSON.parse(r.value) as { job: string }).job;
+      const job = jobOfDueValue(r.value);
       const defined = s.defined.get(job);
       // (`skipJobs`: limited jobs whose entries read before still wait for permits, due-index.ts.)
       if (!defined || s.paused.has(job) || skipJobs?.has(job) === true) continue;
@@ -135,4 +135,22 @@ function steal(own: StoredRecord[], others: StoredRecord[], want: number): Store
   const room = want - own.length;
   if (room <= 0 || others.length === 0) return own;
   return [...own, ...others.slice(-room)];
+}
+
+const JOB_FIELD = '{"job":"';
+
+/**
+ * The job a due entry's value names (`{"job":…}`: every writer puts it first). Read by slicing
+ * when the name needs no JSON escape, which is what a scan of a fan-out meets on every row
+ * (parsing each value was half of this scan's own CPU); parsed otherwise.
+ */
+export function jobOfDueValue(value: string): string {
+  if (value.startsWith(JOB_FIELD)) {
+    const end = value.indexOf('"', JOB_FIELD.length);
+    if (end > 0) {
+      const job = value.slice(JOB_FIELD.length, end);
+      if (!job.includes('\\')) return job;
+    }
+  }
+  return (JSON.parse(value) as { job: string }).job;
 }

@@ -9,6 +9,7 @@ import {
   type PageRecord,
   pageKeys,
   pageOfRecordKey,
+  peekPageRecord,
 } from '../claim/page-record.js';
 import { skippedEntry, storeWhileHeld } from '../claim/page-writes.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
@@ -63,7 +64,7 @@ export class PageRecovery {
         young.set(r.key, until);
         continue;
       }
-      const rec = decodePageRecord(r.value);
+      const rec = peekPageRecord(r.value);
       const job = s.defined.get(rec.job);
       if (!job || s.paused.has(rec.job)) continue;
       const claimedAt = rec.started?.claimedAt;
@@ -77,7 +78,7 @@ export class PageRecovery {
         young.set(r.key, held.expiresAt);
         continue;
       }
-      await this.takeOver(job, page, r, rec);
+      await this.takeOver(job, page, r);
     }
   }
 
@@ -90,8 +91,9 @@ export class PageRecovery {
    * a limited job holds at most what one grant allowed, so the same count comes free again; until
    * then the page waits for the next poll, as the rest of the job's due work waits.
    */
-  private async takeOver(job: Job, page: string, read: StoredRecord, readRec: PageRecord): Promise<void> {
+  private async takeOver(job: Job, page: string, read: StoredRecord): Promise<void> {
     const s = this.state;
+    const readRec = decodePageRecord(read.value);
     if (!s.limits.limited(job.spec)) return this.takeOverNow(job, page, read, readRec);
     const want = readRec.started?.won.length ?? readRec.items.length;
     const permits = await s.limits.reserve(job.spec, want);
