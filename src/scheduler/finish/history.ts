@@ -13,41 +13,35 @@ import type { HistoryEntry } from '../types.js';
 export function encodeHistory(entry: HistoryEntry): string {
   const fireTime = entry.fireTime.getTime();
   const out: Record<string, unknown> = { job: entry.job };
-  let known = 1;
-  if (entry.scheduleId !== undefined) (out['scheduleId'] = entry.scheduleId), known++;
+  if (entry.scheduleId !== undefined) out['scheduleId'] = entry.scheduleId;
   out['fireTime'] = fireTime;
-  known++;
-  if (entry.scheduledAt !== undefined) {
-    known++;
-    const at = entry.scheduledAt.getTime();
-    if (at !== fireTime) out['scheduledAt'] = at;
-  }
-  if (entry.shard !== undefined) (out['shard'] = entry.shard), known++;
+  // A scheduledAt that is the fire time is known but not stored.
+  const at = entry.scheduledAt?.getTime();
+  if (at !== undefined && at !== fireTime) out['scheduledAt'] = at;
+  if (entry.shard !== undefined) out['shard'] = entry.shard;
   out['node'] = entry.node;
   out['attempt'] = entry.attempt;
   out['token'] = entry.token;
   out['source'] = entry.source;
   out['status'] = entry.status;
   out['startedAt'] = entry.startedAt.getTime();
-  known += 6;
-  if (entry.finishedAt !== undefined) (out['finishedAt'] = entry.finishedAt.getTime()), known++;
-  if (entry.error !== undefined) (out['error'] = entry.error), known++;
-  if (entry.output !== undefined) (out['output'] = entry.output), known++;
-  if (entry.leaseLapsed !== undefined) (out['leaseLapsed'] = entry.leaseLapsed), known++;
-  if (entry.willRetry !== undefined) (out['willRetry'] = entry.willRetry), known++;
-  if (entry.reason !== undefined) (out['reason'] = entry.reason), known++;
-  if (entry.by !== undefined) (out['by'] = { ...entry.by, fireTime: entry.by.fireTime.getTime() }), known++;
-  if (entry.span !== undefined) {
+  if (entry.finishedAt !== undefined) out['finishedAt'] = entry.finishedAt.getTime();
+  if (entry.error !== undefined) out['error'] = entry.error;
+  if (entry.output !== undefined) out['output'] = entry.output;
+  if (entry.leaseLapsed !== undefined) out['leaseLapsed'] = entry.leaseLapsed;
+  if (entry.willRetry !== undefined) out['willRetry'] = entry.willRetry;
+  if (entry.reason !== undefined) out['reason'] = entry.reason;
+  if (entry.by !== undefined) out['by'] = { ...entry.by, fireTime: entry.by.fireTime.getTime() };
+  if (entry.span !== undefined)
     out['span'] = { ...entry.span, first: entry.span.first.getTime(), last: entry.span.last.getTime() };
-    known++;
-  }
+  const known = countDefined(out) + (at === fireTime ? 1 : 0);
   return known === countDefined(entry) ? JSON.stringify(out) : encodeGeneric(entry);
 }
 
 /** The fields of `entry` that are not `undefined` (JSON.stringify leaves those out). */
-function countDefined(entry: HistoryEntry): number {
+function countDefined(entry: object): number {
   let n = 0;
-  for (const k in entry) if ((entry as unknown as Record<string, unknown>)[k] !== undefined) n++;
+  for (const k in entry) if ((entry as Record<string, unknown>)[k] !== undefined) n++;
   return n;
 }
 
