@@ -10,6 +10,12 @@ import { decodePageRecord } from '../src/scheduler/claim/page-record.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { JobContext } from '../src/scheduler/types.js';
 import type { Store, WriteOp } from '../src/store/types.js';
+import {
+  checkHistory,
+  formatViolations,
+  recordsFromHistory,
+  skipsFromHistory,
+} from '../src/testing/index.js';
 import { eventually, faulty } from './harness/faulty-store.js';
 import { checkedHistory, pageNode, sleep, stopNodes, unique } from './harness/page-kit.js';
 import { until } from './harness/scheduler-suite.js';
@@ -277,6 +283,65 @@ describe('pages of stored schedules', () => {
     expect(ranB.map((r) => `${r.scheduleId}#${r.attempt}/t${r.token}`)).toEqual([]);
     expect(new Set(ranA.map((r) => r.scheduleId)).size).toBe(n);
     await checked(na, job, 30_000);
+  }, 30_000);
+
+  it('a page that never started whose schedules were removed meanwhile: each fire time on record, skipped as removed', async () => {
+    // Before: the node that took the page over ran nothing for the removed schedules and wrote
+    // nothing either — their fire times, due while the schedules were in the store, were neither
+    // run nor on record (found by the simulator: 5 nodes, lost replies, a removal).
+    const base = await openStore(`memory:${unique('removed')}`);
+    const a = faulty(base);
+    const job = unique('removed');
+    const opts = { misfire: 'skip' as const, lockAtMostFor: '2s' };
+    const na = scheduler(a, 'node-a');
+    na.define(job, opts, () => {});
+    a.faults.dieAfter = (method) => method === 'claimPage';
+    const n = 4;
+    const F = (await base.now()) + 1500;
+    await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, at: F })));
+    await na.start();
+    await until(() => a.faults.dead, 5_000, 'node a to claim and die');
+    // Two of the page's schedules are removed, one is changed, one stays.
+    const nb = scheduler(base, 'node-b');
+    const ranB: JobContext[] = [];
+    const skipped: { scheduleId?: string | undefined; reason: string }[] = [];
+    nb.define(job, opts, (ctx) => {
+      ranB.push(ctx);
+    });
+    nb.on('skipped', (e) => skipped.push({ scheduleId: e.scheduleId, reason: e.reason }));
+    const removedAt = await base.now();
+    await nb.schedules.remove('u0');
+    await nb.schedules.remove('u1');
+    await nb.schedules.upsert([{ id: 'u2', job, at: F, data: { changed: true } }]);
+    await nb.start();
+    await until(() => skipped.length >= 3, 10_000, 'the removed fire times to be recorded skipped');
+    await until(() => ranB.length >= 1, 5_000, 'the kept schedule to run');
+    expect(ranB.map((r) => r.scheduleId)).toEqual(['u3']);
+    expect(skipped.map((x) => `${x.scheduleId}:${x.reason}`).sort()).toEqual([
+      'u0:removed',
+      'u1:removed',
+      'u2:removed',
+    ]);
+    const entries = await nb.history({ job, limit: 100 });
+    const skips = entries.filter((e) => e.status === 'skipped');
+    expect(skips.map((e) => `${e.scheduleId}@${e.fireTime.getTime()}:${e.reason}`).sort()).toEqual(
+      ['u0', 'u1', 'u2'].map((id) => `${id}@${F}:removed`),
+    );
+    // The history checker bears the skips out by the removals, and only by them.
+    const input = {
+      records: recordsFromHistory(entries.filter((e) => e.status !== 'skipped')),
+      skips: skipsFromHistory(entries),
+      jobs: [{ job, leaseMs: 2000 }],
+      expected: ['u0', 'u1', 'u2', 'u3'].map((scheduleId) => ({ job, scheduleId, fireTime: F })),
+    };
+    const removals = ['u0', 'u1', 'u2'].map((scheduleId) => ({ job, scheduleId, at: removedAt }));
+    expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
+    const without = checkHistory(input);
+    expect(without.violations.map((v) => v.kind)).toEqual([
+      'unjustified-skip',
+      'unjustified-skip',
+      'unjustified-skip',
+    ]);
   }, 30_000);
 
   it('overlap allow: a page that never started holds its schedules next fire times back until it is recovered', async () => {

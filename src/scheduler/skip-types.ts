@@ -11,10 +11,13 @@
  * entry); `excluded`: the fire time matches the trigger's `exclude` list (a cron, a range, a
  * calendar: docs/calendars.md; no `by`); `paused`: fire times that passed while the job or the
  * stored schedule was paused and that its misfire policy did not replay — ONE entry per pause, its
- * `span` saying which (docs/pause.md; no `by`). A claim that was granted and never started never
- * causes a skip: it is recovered.
+ * `span` saying which (docs/pause.md; no `by`); `removed`: its stored schedule was removed, or
+ * replaced by an upsert that changed it, after the fire time was claimed and before its run
+ * started — the claim's node died or lost the claim's answer, and the node that took its page
+ * over found the schedule gone (no `by`). Any other claim that was granted and never started
+ * never causes a skip: it is recovered.
  */
-export type SkipReason = 'overlap' | 'superseded' | 'misfire' | 'excluded' | 'paused';
+export type SkipReason = 'overlap' | 'superseded' | 'misfire' | 'excluded' | 'paused' | 'removed';
 
 /**
  * The fire times one `paused` skip stands for (HistoryEntry.span): every fire time of the trigger

@@ -245,8 +245,8 @@ export interface SchedulerEvents {
     /** The shard index, for a sharded job. */
     shard?: number;
     /** Why: see {@link SkipReason}. */
-    reason: 'overlap' | 'superseded' | 'excluded' | 'paused';
-    /** The run it overlapped, or the queued fire time that superseded it (absent for `excluded`, `paused`). */
+    reason: 'overlap' | 'superseded' | 'excluded' | 'paused' | 'removed';
+    /** The run it overlapped, or the queued fire time that superseded it (absent for `excluded`, `paused`, `removed`). */
     by?: SkipCause;
     /** (`paused`) the fire times skipped, from `fireTime` on: see {@link SkipSpan}. */
     span?: SkipSpan;

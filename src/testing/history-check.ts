@@ -21,7 +21,8 @@
  *   fallen outside the `healthy` windows: a fire time some healthy node could claim in time
  *   (within `misfireThresholdMs`) is never missed — a claim granted and never started is
  *   recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
- *   `exclude` list (`exclusions`, with the `calendars` they name).
+ *   `exclude` list (`exclusions`, with the `calendars` they name). A `removed` skip needs its stored
+ *   schedule to have been removed or changed after the fire time (`removals`).
  * - No overlap within a gate, for a job whose facts give its `overlap` policy (not `allow`): no
  *   run starts while an earlier run of another occurrence of its gate is going (history-gates.ts).
  * - A fenced effects sink (a write accepted only with a token higher than the last accepted one

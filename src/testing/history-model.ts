@@ -46,7 +46,7 @@ export interface SkipRecord {
   /** See `from`. */
   to: number;
   /** Why the fire times were skipped (the scheduler's `SkipReason`). */
-  reason: 'misfire' | 'overlap' | 'superseded' | 'excluded' | 'paused';
+  reason: 'misfire' | 'overlap' | 'superseded' | 'excluded' | 'paused' | 'removed';
   /** The run it overlapped (`overlap`), or the queued fire time that replaced it (`superseded`). */
   by?: {
     /** That run's fire time, epoch ms. */
@@ -113,6 +113,18 @@ export interface CheckInput {
     from: number;
     /** End of the window, epoch ms. */
     to: number;
+  }[];
+  /**
+   * When stored schedules were removed (`schedules.remove`) or replaced by an upsert that changed
+   * them (epoch ms): a `removed` skip needs one of its schedule after its fire time. Absent: none.
+   */
+  removals?: readonly {
+    /** The job's name. */
+    job: string;
+    /** The stored schedule's id. */
+    scheduleId: string;
+    /** When it was removed or replaced, epoch ms. */
+    at: number;
   }[];
   /** Writes to a fenced sink, in the order the sink decided them. */
   writes?: readonly FencedWrite[];

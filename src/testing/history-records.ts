@@ -97,8 +97,8 @@ function pausedSkip(e: {
 }
 
 /**
- * An overlap or superseded skip of one fire time, or a `paused` span; an entry stored before
- * reasons existed counts as overlap.
+ * An overlap, superseded, excluded or removed skip of one fire time, or a `paused` span; an entry
+ * stored before reasons existed counts as overlap.
  */
 function skipRecord(e: {
   job: string;
@@ -116,7 +116,8 @@ function skipRecord(e: {
     ...opt('shard', e.shard),
     from: e.fireTime.getTime(),
     to: e.fireTime.getTime(),
-    reason: e.reason === 'superseded' ? 'superseded' : 'overlap',
+    reason:
+      e.reason === 'superseded' || e.reason === 'excluded' || e.reason === 'removed' ? e.reason : 'overlap',
     ...(e.by !== undefined && {
       by: { fireTime: e.by.fireTime.getTime(), ...opt('node', e.by.node), ...opt('token', e.by.token) },
     }),

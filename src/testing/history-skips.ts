@@ -50,6 +50,10 @@ export function checkLost(
     if (skip.reason === 'superseded') return runs.some((r) => r.start.fireTime > F);
     if (skip.reason === 'excluded') return excludedBy(e);
     if (skip.reason === 'paused') return pausedAt(e, job?.misfireThresholdMs ?? 1000);
+    if (skip.reason === 'removed')
+      return (input.removals ?? []).some(
+        (r) => r.job === e.job && r.scheduleId === e.scheduleId && r.at >= F - tolerance,
+      );
     const hold = job?.lockAtLeastForMs ?? 0;
     return runs.some(
       ({ start, end }) =>
@@ -108,6 +112,8 @@ function whyUnjustified(s: SkipRecord): string {
   if (s.reason === 'excluded')
     return "the fire time matches no entry of its trigger's exclude list (input.exclusions)";
   if (s.reason === 'paused') return 'no pause of its job or schedule (input.pauses) covers the fire time';
+  if (s.reason === 'removed')
+    return 'its stored schedule was not removed or changed after the fire time (input.removals)';
   return s.by === undefined
     ? 'no run of its overlap gate had started by the fire time and was still going then'
     : 'that run had not started by the fire time, or had finished before it';

@@ -34,13 +34,17 @@ export async function storeWhileHeld(
   }
 }
 
-/** The history entry of a page's `skip` item: excluded, or skipped for overlap with the run it names. */
+/**
+ * The history entry of a page's `skip` item: excluded, or skipped for overlap with the run it
+ * names; or (`removed`) of a `run` item of a page that never started whose schedule is gone.
+ */
 export function skippedEntry(
   state: NodeState,
   occ: OccurrenceId,
   item: PageItem,
   token: number,
   at: number,
+  removed = false,
 ): WriteOp {
   const when = new Date(at);
   const by = item.by;
@@ -56,16 +60,18 @@ export function skippedEntry(
       status: 'skipped',
       startedAt: when,
       finishedAt: when,
-      ...(item.reason === 'excluded' || by === undefined
-        ? { reason: 'excluded' as const }
-        : {
-            reason: 'overlap' as const,
-            by: {
-              fireTime: new Date(by.fireTime),
-              ...(by.node !== undefined && { node: by.node }),
-              ...(by.token !== undefined && { token: by.token }),
-            },
-          }),
+      ...(removed
+        ? { reason: 'removed' as const }
+        : item.reason === 'excluded' || by === undefined
+          ? { reason: 'excluded' as const }
+          : {
+              reason: 'overlap' as const,
+              by: {
+                fireTime: new Date(by.fireTime),
+                ...(by.node !== undefined && { node: by.node }),
+                ...(by.token !== undefined && { token: by.token }),
+              },
+            }),
     }),
     ttlMs: state.retentionMs,
   };

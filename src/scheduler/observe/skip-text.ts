@@ -11,6 +11,8 @@ export function skipText(e: {
 }): string {
   if (e.reason === 'paused') return pausedText(e.span);
   if (e.reason === 'excluded') return "excluded: the fire time matches the schedule's exclude list";
+  if (e.reason === 'removed')
+    return 'removed: its schedule was removed or changed after the fire time was claimed, before it started';
   if (e.reason === undefined || e.by === undefined)
     return 'skipped (no reason recorded: written by an older oncely)';
   const at = e.by.fireTime.toISOString();

@@ -146,18 +146,34 @@ export class PageRecovery {
     const toRun: number[] = [];
     const items: PageItem[] = rec.items.map((it) => ({ ...it }));
     const writes: WriteOp[] = [];
+    /** Won items of a page that never started whose schedule is gone: recorded skipped, `removed`. */
+    const removed: number[] = [];
     won.forEach((i, n) => {
       const p = plans[n]!;
       if (p.write) writes.push(p.write);
       const item = items[i]!;
-      // A schedule removed or changed meanwhile: its dead run is not run again.
-      if (p.attempt === undefined || !data.has(`${item.id}|${item.v}`)) return;
+      if (p.attempt === undefined) return;
+      // A schedule removed or changed meanwhile: its dead run is not run again. A run that never
+      // started (the page's claim was granted, its node died or lost the answer before its
+      // start) would leave its fire time with no record at all: it is recorded skipped.
+      if (!data.has(`${item.id}|${item.v}`)) {
+        if (!rec.started) {
+          writes.push(skippedEntry(s, itemOcc(name, item), item, lease.token, at, true));
+          removed.push(i);
+        }
+        return;
+      }
       item.attempt = p.attempt;
       item.source = 'recover';
       toRun.push(i);
     });
+    const announce = () => {
+      for (const i of removed)
+        s.emit('skipped', { ...occFields(itemOcc(name, items[i]!)), reason: 'removed' });
+    };
     if (toRun.length === 0) {
       await s.writes.submit([...writes, { op: 'delete', key: recordKey, ifValue: current }, release]);
+      announce();
       return;
     }
     const first =
@@ -177,6 +193,7 @@ export class PageRecovery {
     };
     const value = encodePageRecord(next);
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
+    announce();
     const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
     const launch = (i: number, waited: boolean) => {
       const item = items[i]!;

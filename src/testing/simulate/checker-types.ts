@@ -95,6 +95,12 @@ export interface CheckedJob {
    * required. Absent: no such pause.
    */
   pausedToEnd?: (scheduleId: string | undefined, fireTime: number) => boolean;
+  /**
+   * Whether the version of stored schedule `scheduleId` that held `fireTime` (store ms) was removed,
+   * or replaced by a changed upsert, after it: a `removed` skip is borne out only then (a page
+   * claimed the fire time and never started; its schedule was gone when the page was taken over).
+   */
+  removedAfter?: (scheduleId: string | undefined, fireTime: number) => boolean;
   /** The job's `scheduler.backfill()` calls (sim-backfills.ts). */
   backfills?: readonly CheckedBackfill[];
   /**

@@ -31,7 +31,8 @@ export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './ch
  *   `excluded` skip needs its trigger's exclude list to match (`CheckedJob.excluded`); a `paused`
  *   skip (one entry per pause: fire times `fireTime` to its span's last) needs a pause of its job
  *   or schedule covering its first and its last fire time (`CheckedJob.paused`: the public
- *   checker's rule, history-skips.ts).
+ *   checker's rule, history-skips.ts). A `removed` skip needs the version of its stored schedule
+ *   that held the fire time to have been removed or replaced after it (`CheckedJob.removedAfter`).
  * - `unexpected-fire-time`: a run of a stored schedule at a fire time that none of its versions
  *   has while it is in the store (see `CheckedSchedule.allowed`), or a backfill run at a fire
  *   time no backfill call covers.
@@ -286,6 +287,15 @@ function checkSkips(history: History, jobs: readonly CheckedJob[], violations: V
           kind: 'unjustified-skip',
           occ: skip.occ,
           message: `recorded skipped as paused (fire times ${at(skip.fireTime)} to ${at(last)}), but no pause of its job or schedule covers them`,
+        });
+      continue;
+    }
+    if (skip.reason === 'removed') {
+      if (jobOf.get(skip.job)?.removedAfter?.(skip.scheduleId, skip.fireTime) !== true)
+        violations.push({
+          kind: 'unjustified-skip',
+          occ: skip.occ,
+          message: `recorded skipped as removed, but schedule ${skip.scheduleId ?? '(none)'} was neither removed nor changed after ${at(skip.fireTime)}`,
         });
       continue;
     }

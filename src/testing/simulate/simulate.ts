@@ -226,6 +226,15 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
             : (schedules.find((s) => s.id === scheduleId)?.excludes ?? []);
         return excludedBy(lists, fireTime, calendars);
       },
+      removedAfter: (scheduleId: string | undefined, fireTime: number) =>
+        versions.some(
+          (v) =>
+            v.job === job.name &&
+            v.input.id === scheduleId &&
+            EPOCH + v.from <= fireTime &&
+            EPOCH + v.to > fireTime &&
+            v.to !== Number.POSITIVE_INFINITY,
+        ),
       overlap: spec.overlap,
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
       finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
