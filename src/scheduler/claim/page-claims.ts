@@ -14,6 +14,7 @@ import { gatedHeld, judgeGated } from './gated-runs.js';
 import {
   type DueValue,
   encodeDueValue,
+  encodePageItems,
   encodePageRecord,
   itemOcc,
   type PageItem,
@@ -127,7 +128,8 @@ export class PageClaims {
     // After the items' ops (results[i] is item i's move): each moves exactly when its item's does.
     for (const x of counted ?? [])
       if (x.count) ops.push({ op: 'move', from: x.count.from, to: x.count.to, value: '' });
-    ops.push({ op: 'put', key: recordKey, value: encodePageRecord(record) });
+    let itemsText = encodePageItems(items);
+    ops.push({ op: 'put', key: recordKey, value: encodePageRecord(record, itemsText) });
     s.telemetry.claim(name, 'attempted', cs.length);
     const sentAt = s.clock.monotonic();
     // No answer: if the page was granted, its record (never started) is recovered after its lease
@@ -169,10 +171,11 @@ export class PageClaims {
       }
       items[i] = { ...items[i]!, kind: 'skip', by: { ...v.by, fireTime: v.by.fireTime.getTime() } };
       judged[i] = v;
+      itemsText = '';
     }
     const startedAt = lease.acquiredAt + Math.max(0, s.clock.monotonic() - sentAt);
     record.started = { at: startedAt, claimedAt: lease.acquiredAt, token: lease.token, won };
-    const value = encodePageRecord(record);
+    const value = encodePageRecord(record, itemsText === '' ? undefined : itemsText);
     const skips = won.filter((i) => items[i]!.kind === 'skip');
     const skipOps: WriteOp[] = skips.map((i) =>
       skippedEntry(s, itemOcc(name, items[i]!), items[i]!, lease.token, startedAt),

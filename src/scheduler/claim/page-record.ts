@@ -126,28 +126,37 @@ export function runningOfPage(rec: PageRecord): HistoryEntry[] {
  * it is the plain due entry of that time. {@link decodePageRecord} puts them back, and reads a
  * record written whole (by an earlier version) as it is.
  */
-export function encodePageRecord(rec: PageRecord): string {
-  const f = rec.items[0]?.fireTime;
-  const items = rec.items.map((it) => {
-    const out: Record<string, unknown> = { id: it.id, v: it.v };
-    if (it.fireTime !== f) out['fireTime'] = it.fireTime;
-    if (it.at !== undefined) out['at'] = it.at;
-    const next = plainNext(it);
-    if (next === undefined) out['to'] = it.to;
-    else out['n'] = next;
-    if (it.kind !== 'run') out['kind'] = it.kind;
-    if (it.source !== 'schedule') out['source'] = it.source;
-    if (it.attempt !== undefined) out['attempt'] = it.attempt;
-    if (it.by !== undefined) out['by'] = it.by;
-    if (it.reason !== undefined) out['reason'] = it.reason;
-    return out;
-  });
+export function encodePageRecord(rec: PageRecord, items = encodePageItems(rec.items)): string {
   // The items last: everything before them is what a poll's look at the record needs (peekPageRecord).
   const out: Record<string, unknown> = { job: rec.job, node: rec.node, leaseMs: rec.leaseMs };
+  const f = rec.items[0]?.fireTime;
   if (f !== undefined) out['f'] = f;
   if (rec.started !== undefined) out['started'] = rec.started;
-  out['items'] = items;
-  return JSON.stringify(out);
+  return `${JSON.stringify(out).slice(0, -1)},"items":${items}}`;
+}
+
+/**
+ * The `items` of {@link encodePageRecord}, as JSON: given to it again for the page's start write
+ * when the items did not change since the claim's (one encoding per page, not two).
+ */
+export function encodePageItems(items: readonly PageItem[]): string {
+  const f = items[0]?.fireTime;
+  return JSON.stringify(
+    items.map((it) => {
+      const out: Record<string, unknown> = { id: it.id, v: it.v };
+      if (it.fireTime !== f) out['fireTime'] = it.fireTime;
+      if (it.at !== undefined) out['at'] = it.at;
+      const next = plainNext(it);
+      if (next === undefined) out['to'] = it.to;
+      else out['n'] = next;
+      if (it.kind !== 'run') out['kind'] = it.kind;
+      if (it.source !== 'schedule') out['source'] = it.source;
+      if (it.attempt !== undefined) out['attempt'] = it.attempt;
+      if (it.by !== undefined) out['by'] = it.by;
+      if (it.reason !== undefined) out['reason'] = it.reason;
+      return out;
+    }),
+  );
 }
 
 /** What a look at a page record needs before taking it over: all of it but its items. */
