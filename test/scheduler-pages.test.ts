@@ -285,64 +285,77 @@ describe('pages of stored schedules', () => {
     await checked(na, job, 30_000);
   }, 30_000);
 
-  it('a page that never started whose schedules were removed meanwhile: each fire time on record, skipped as removed', async () => {
-    // Before: the node that took the page over ran nothing for the removed schedules and wrote
-    // nothing either — their fire times, due while the schedules were in the store, were neither
-    // run nor on record (found by the simulator: 5 nodes, lost replies, a removal).
-    const base = await openStore(`memory:${unique('removed')}`);
-    const a = faulty(base);
-    const job = unique('removed');
-    const opts = { misfire: 'skip' as const, lockAtMostFor: '2s' };
-    const na = scheduler(a, 'node-a');
-    na.define(job, opts, () => {});
-    a.faults.dieAfter = (method) => method === 'claimPage';
-    const n = 4;
-    const F = (await base.now()) + 1500;
-    await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, at: F })));
-    await na.start();
-    await until(() => a.faults.dead, 5_000, 'node a to claim and die');
-    // Two of the page's schedules are removed, one is changed, one stays.
-    const nb = scheduler(base, 'node-b');
-    const ranB: JobContext[] = [];
-    const skipped: { scheduleId?: string | undefined; reason: string }[] = [];
-    nb.define(job, opts, (ctx) => {
-      ranB.push(ctx);
-    });
-    nb.on('skipped', (e) => skipped.push({ scheduleId: e.scheduleId, reason: e.reason }));
-    const removedAt = await base.now();
-    await nb.schedules.remove('u0');
-    await nb.schedules.remove('u1');
-    await nb.schedules.upsert([{ id: 'u2', job, at: F, data: { changed: true } }]);
-    await nb.start();
-    await until(() => skipped.length >= 3, 10_000, 'the removed fire times to be recorded skipped');
-    await until(() => ranB.length >= 1, 5_000, 'the kept schedule to run');
-    expect(ranB.map((r) => r.scheduleId)).toEqual(['u3']);
-    expect(skipped.map((x) => `${x.scheduleId}:${x.reason}`).sort()).toEqual([
-      'u0:removed',
-      'u1:removed',
-      'u2:removed',
-    ]);
-    const entries = await nb.history({ job, limit: 100 });
-    const skips = entries.filter((e) => e.status === 'skipped');
-    expect(skips.map((e) => `${e.scheduleId}@${e.fireTime.getTime()}:${e.reason}`).sort()).toEqual(
-      ['u0', 'u1', 'u2'].map((id) => `${id}@${F}:removed`),
-    );
-    // The history checker bears the skips out by the removals, and only by them.
-    const input = {
-      records: recordsFromHistory(entries.filter((e) => e.status !== 'skipped')),
-      skips: skipsFromHistory(entries),
-      jobs: [{ job, leaseMs: 2000 }],
-      expected: ['u0', 'u1', 'u2', 'u3'].map((scheduleId) => ({ job, scheduleId, fireTime: F })),
-    };
-    const removals = ['u0', 'u1', 'u2'].map((scheduleId) => ({ job, scheduleId, at: removedAt }));
-    expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
-    const without = checkHistory(input);
-    expect(without.violations.map((v) => v.kind)).toEqual([
-      'unjustified-skip',
-      'unjustified-skip',
-      'unjustified-skip',
-    ]);
-  }, 30_000);
+  for (const shape of ['one-shot', 'every second'] as const)
+    it(`a page that never started whose schedules were removed meanwhile (${shape}): each fire time on record, skipped as removed`, async () => {
+      // Before: the node that took the page over ran nothing for the removed schedules and wrote
+      // nothing either — their fire times, due while the schedules were in the store, were
+      // neither run nor on record (found by the simulator: 5 nodes, lost replies, a removal).
+      // Every second: the claim moved each entry to the next second, where a read of the due
+      // index found it stale (its schedule gone) before the takeover — deleted, the takeover
+      // could not tell which items its page had won.
+      const base = await openStore(`memory:${unique('removed')}`);
+      const a = faulty(base);
+      const job = unique('removed');
+      const opts = { misfire: 'skip' as const, lockAtMostFor: '2s' };
+      const na = scheduler(a, 'node-a');
+      na.define(job, opts, () => {});
+      a.faults.dieAfter = (method) => method === 'claimPage';
+      const n = 4;
+      const at = (await base.now()) + 1500;
+      const trigger = shape === 'one-shot' ? { at } : { every: '1s' };
+      await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, ...trigger })));
+      await na.start();
+      await until(() => a.faults.dead, 5_000, 'node a to claim and die');
+      const claim = a.faults.calls.find((c) => c.method === 'claimPage')!;
+      const ops = claim.args[1] as { op: string; value?: string }[];
+      const record = decodePageRecord(ops.at(-1)!.value!);
+      const F = record.items[0]!.fireTime;
+      expect(record.items.map((it) => `${it.id}@${it.fireTime}`).sort()).toEqual(
+        ['u0', 'u1', 'u2', 'u3'].map((id) => `${id}@${F}`),
+      );
+      // Two of the page's schedules are removed, one is changed, one stays; node b reads the due
+      // index (the moved entries, stale now) before the page's lease ends.
+      const nb = scheduler(base, 'node-b');
+      const ranB: JobContext[] = [];
+      const skipped: { scheduleId?: string | undefined; reason: string }[] = [];
+      nb.define(job, opts, (ctx) => {
+        ranB.push(ctx);
+      });
+      nb.on('skipped', (e) => skipped.push({ scheduleId: e.scheduleId, reason: e.reason }));
+      const removedAt = await base.now();
+      await nb.schedules.remove('u0');
+      await nb.schedules.remove('u1');
+      await nb.schedules.upsert([{ id: 'u2', job, ...trigger, data: { changed: true } }]);
+      await nb.start();
+      await until(() => skipped.length >= 3, 10_000, 'the removed fire times to be recorded skipped');
+      const ranAtF = () => ranB.filter((r) => r.fireTime.getTime() === F).map((r) => r.scheduleId);
+      await until(() => ranAtF().length >= 1, 5_000, 'the kept schedule to run its fire time');
+      expect(ranAtF()).toEqual(['u3']);
+      expect(skipped.map((x) => `${x.scheduleId}:${x.reason}`).sort()).toEqual([
+        'u0:removed',
+        'u1:removed',
+        'u2:removed',
+      ]);
+      const entries = (await nb.history({ job, limit: 1000 })).filter((e) => e.fireTime.getTime() <= F);
+      const skips = entries.filter((e) => e.status === 'skipped');
+      expect(skips.map((e) => `${e.scheduleId}@${e.fireTime.getTime()}:${e.reason}`).sort()).toEqual(
+        ['u0', 'u1', 'u2'].map((id) => `${id}@${F}:removed`),
+      );
+      // The history checker bears the skips out by the removals, and only by them.
+      const input = {
+        records: recordsFromHistory(entries.filter((e) => e.status !== 'skipped')),
+        skips: skipsFromHistory(entries),
+        jobs: [{ job, leaseMs: 2000 }],
+        expected: ['u0', 'u1', 'u2', 'u3'].map((scheduleId) => ({ job, scheduleId, fireTime: F })),
+      };
+      const removals = ['u0', 'u1', 'u2'].map((scheduleId) => ({ job, scheduleId, at: removedAt }));
+      expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
+      expect(checkHistory(input).violations.map((v) => v.kind)).toEqual([
+        'unjustified-skip',
+        'unjustified-skip',
+        'unjustified-skip',
+      ]);
+    }, 30_000);
 
   it('overlap allow: a page that never started holds its schedules next fire times back until it is recovered', async () => {
     // Before: under `allow` the next fire time was claimed at once; its move carried the entry on

@@ -220,14 +220,14 @@ export class DueIndex {
       await Promise.all(chunks.map((c) => s.store.getMany(c.map((p) => keys.schedule(p.id)))))
     ).flat();
     const out: DueEntry[] = [];
-    const stale: WriteOp[] = [];
+    const stale: StoredRecord[] = [];
     if (this.calendars.size > 1_000) this.calendars.clear();
     parsed.forEach((p, i) => {
       const value = values[i] ?? null;
       const schedule = value === null ? undefined : (JSON.parse(value) as StoredScheduleRecord);
       // (Built only when some schedule failed to compile: most reads have none.)
       if (!schedule || schedule.v !== p.v || (this.bad.size > 0 && this.bad.has(`${p.id}|${p.v}`))) {
-        stale.push({ op: 'delete', key: p.key });
+        stale.push(due[i]!);
         return;
       }
       const { id: _i, job: _j, data: _d, v: _v, jitter: j, exclude: x, ...t } = schedule;
@@ -249,7 +249,7 @@ export class DueIndex {
         // Written around upsert's validation: reported once, its entry dropped.
         this.bad.add(`${p.id}|${p.v}`);
         s.emit('error', { error: err, during: `schedule ${p.id}` });
-        stale.push({ op: 'delete', key: p.key });
+        stale.push(due[i]!);
         return;
       }
       // Moved here by a page: the run it names (`prev`), and the page that moved it, when that is
@@ -273,13 +273,40 @@ export class DueIndex {
       out.push(entry);
     });
     await this.markLivePrev(out);
-    for (let i = 0; i < stale.length; i += MAX_BATCH) {
+    const deletes = await this.deletable(stale);
+    for (let i = 0; i < deletes.length; i += MAX_BATCH) {
       // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.
       void s.writes
-        .submit(stale.slice(i, i + MAX_BATCH))
+        .submit(deletes.slice(i, i + MAX_BATCH))
         .catch((err) => s.emit('error', { error: err, during: 'due index cleanup' }));
     }
     return out;
+  }
+
+  /**
+   * The deletes of stale entries: all but those moved there by a page still on record. Its
+   * recovery finds the items its claim won by the entries that name it (page-recovery.ts,
+   * `claimedBy`): deleted first, the fire time of a schedule removed after a claim that never
+   * started would have no record at all (recovery records it skipped, `removed`). Such an entry is
+   * read again, and judged stale again, until the page is gone (one getMany per read that meets
+   * one; most reads meet none).
+   */
+  private async deletable(stale: readonly StoredRecord[]): Promise<WriteOp[]> {
+    const named: { key: string; record: string }[] = [];
+    const deletes: WriteOp[] = [];
+    for (const r of stale) {
+      const moved = r.value.includes('"page"') ? decodeDueValue(r.value) : undefined;
+      if (moved?.page === undefined) deletes.push({ op: 'delete', key: r.key });
+      else named.push({ key: r.key, record: keys.pageRecord(moved.job, moved.page) });
+    }
+    for (let i = 0; i < named.length; i += MAX_BATCH) {
+      const chunk = named.slice(i, i + MAX_BATCH);
+      const values = await this.state.store.getMany(chunk.map((n) => n.record));
+      chunk.forEach((n, k) => {
+        if (values[k] === null || values[k] === undefined) deletes.push({ op: 'delete', key: n.key });
+      });
+    }
+    return deletes;
   }
 
   /**
