@@ -97,10 +97,17 @@ export interface CheckedJob {
   pausedToEnd?: (scheduleId: string | undefined, fireTime: number) => boolean;
   /**
    * Whether the version of stored schedule `scheduleId` that held `fireTime` (store ms) was removed,
-   * or replaced by a changed upsert, after it: a `removed` skip is borne out only then (a page
-   * claimed the fire time and never started; its schedule was gone when the page was taken over).
+   * or replaced by a changed upsert, after it (and by `by`, store ms, when given): a `removed` skip
+   * is borne out only then (a page claimed the fire time and never started; its schedule was gone
+   * when the page was taken over).
    */
-  removedAfter?: (scheduleId: string | undefined, fireTime: number) => boolean;
+  removedAfter?: (scheduleId: string | undefined, fireTime: number, by?: number) => boolean;
+  /**
+   * How long after a run's start its recovery may come (store ms: the longest lease, the longest
+   * run, two polls and slack for stalls): a run unfinished because its schedule was removed or
+   * changed is excused only when that came within this of its start (`unfinished`).
+   */
+  recoverWithinMs?: number;
   /** The job's `scheduler.backfill()` calls (sim-backfills.ts). */
   backfills?: readonly CheckedBackfill[];
   /**

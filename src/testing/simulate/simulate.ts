@@ -226,15 +226,17 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
             : (schedules.find((s) => s.id === scheduleId)?.excludes ?? []);
         return excludedBy(lists, fireTime, calendars);
       },
-      removedAfter: (scheduleId: string | undefined, fireTime: number) =>
+      removedAfter: (scheduleId: string | undefined, fireTime: number, by?: number) =>
         versions.some(
           (v) =>
             v.job === job.name &&
             v.input.id === scheduleId &&
             EPOCH + v.from <= fireTime &&
             EPOCH + v.to > fireTime &&
-            v.to !== Number.POSITIVE_INFINITY,
+            v.to !== Number.POSITIVE_INFINITY &&
+            (by === undefined || EPOCH + v.to <= by),
         ),
+      recoverWithinMs: longestLease + longestRun + 2 * pollMs + 3_000,
       overlap: spec.overlap,
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
       finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
