@@ -180,31 +180,34 @@ function threeJobs(seed: number, faults: SimFaults): SimulateOptions {
 }
 
 const SLOW: SimFaults = { latencyMs: [1, 80], stallRate: 0.05, stallMs: 600, clockDriftRate: 0.01 };
+/** Runs the three-job workload with each seed: each must pass the checker. */
+async function threeJobsClean(seeds: readonly number[], faults: SimFaults): Promise<void> {
+  for (const seed of seeds) {
+    const options = threeJobs(seed, faults);
+    const result = await simulate(options);
+    if (!result.ok) expect.fail(formatReport(options, result));
+  }
+}
+
+/** The slow machine with lost replies and requests and two crashes. */
+const FAULT_MIX: SimFaults = {
+  ...SLOW,
+  lostReplyRate: 0.02,
+  lostRequestRate: 0.01,
+  crashes: 2,
+  downMs: [200, 3_000],
+};
 
 describe('simulate: a sharded trigger paused at one of its fire times, on a slow machine', () => {
   it('the shards the pause left of a fire time that partly ran run at the resume (seeds 1, 2, 5)', async () => {
-    for (const seed of [1, 2, 5]) {
-      const options = threeJobs(seed, SLOW);
-      const result = await simulate(options);
-      if (!result.ok) expect.fail(formatReport(options, result));
-    }
+    await threeJobsClean([1, 2, 5], SLOW);
   }, 60_000);
 
   it('with the fault mix too: a split fire time below a replay, a shard whose holder crashed (seeds 13, 34)', async () => {
     // Seed 13: the resume's replay raised the mark past the split fire time (belowMark looks at
     // the latest four below it). Seed 34: the holder of a shard claimed behind the replay's gate
     // crashed as it wrote the other shards' waiting records; that shard is watched now.
-    for (const seed of [13, 34]) {
-      const options = threeJobs(seed, {
-        ...SLOW,
-        lostReplyRate: 0.02,
-        lostRequestRate: 0.01,
-        crashes: 2,
-        downMs: [200, 3_000],
-      });
-      const result = await simulate(options);
-      if (!result.ok) expect.fail(formatReport(options, result));
-    }
+    await threeJobsClean([13, 34], FAULT_MIX);
   }, 60_000);
 });
 
@@ -215,16 +218,6 @@ describe('simulate: the three-job workload with the fault mix', () => {
     // schedule gone, ran it no more (by design). The checker still demanded it be stored
     // succeeded (`unfinished`); it excuses such a run now (CheckedJob.removedAfter, within a
     // recovery's reach of its start).
-    for (const seed of [32, 102]) {
-      const options = threeJobs(seed, {
-        ...SLOW,
-        lostReplyRate: 0.02,
-        lostRequestRate: 0.01,
-        crashes: 2,
-        downMs: [200, 3_000],
-      });
-      const result = await simulate(options);
-      if (!result.ok) expect.fail(formatReport(options, result));
-    }
+    await threeJobsClean([32, 102], FAULT_MIX);
   }, 60_000);
 });

@@ -56,8 +56,9 @@ export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './ch
  *   favour of the latest is a `skipped` span, so it is not "lost".)
  * - `unfinished`: (jobs with `mustFinish`) an occurrence that started (by `finishBy`) but was never
  *   recorded as succeeded by the end — unless its stored schedule was removed or changed after its
- *   fire time (`CheckedJob.removedAfter`): a dead run of a schedule that is gone is recorded
- *   `abandoned` and not run again (recover/page-recovery.ts).
+ *   fire time and within a recovery's reach of its first start (`CheckedJob.removedAfter`,
+ *   `recoverWithinMs`): a dead run of a schedule that is gone is recorded `abandoned` and not run
+ *   again (recover/page-recovery.ts).
  * - the same two for each fire time a judged backfill call covers (checker-backfills.ts): it has
  *   run by the end, whether it had run before the call or the backfill ran it.
  */
@@ -185,13 +186,13 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
             message:
               'no node ran it, skipped it on record (overlap, excluded, a paused span), or reported it as a skipped misfire',
           });
-        } else if (
-          ran &&
-          job.mustFinish &&
-          !succeeded.has(occ) &&
-          !removedMidRun(job, scheduleId, fireTime, byOcc.get(occ)!) &&
-          Math.min(...byOcc.get(occ)!.map((r) => r.startedAt)) <= (job.finishBy ?? Number.POSITIVE_INFINITY)
-        ) {
+        } else if (ran && job.mustFinish && !succeeded.has(occ)) {
+          const first = Math.min(...byOcc.get(occ)!.map((r) => r.startedAt));
+          if (
+            first > (job.finishBy ?? Number.POSITIVE_INFINITY) ||
+            removedMidRun(job, scheduleId, fireTime, first)
+          )
+            continue;
           violations.push({
             kind: 'unfinished',
             occ,
@@ -328,17 +329,16 @@ function checkSkips(history: History, jobs: readonly CheckedJob[], violations: V
 
 /**
  * A run of a stored schedule that was removed or changed after its fire time and within a
- * recovery's reach of the run's first start: its dead run is recorded abandoned and not run again
- * (recover/page-recovery.ts), so it need not finish.
+ * recovery's reach of the run's first start (`first`, virtual ms): its dead run is recorded
+ * abandoned and not run again (recover/page-recovery.ts), so it need not finish.
  */
 function removedMidRun(
   job: CheckedJob,
   scheduleId: string | undefined,
   fireTime: number,
-  runs: readonly { startedAt: number }[],
+  first: number,
 ): boolean {
   if (scheduleId === undefined || job.removedAfter === undefined) return false;
-  const first = Math.min(...runs.map((r) => r.startedAt));
   // Starts are virtual ms, fire times and `by` store ms (EPOCH + virtual ms).
   return job.removedAfter(scheduleId, fireTime, EPOCH + first + (job.recoverWithinMs ?? 0));
 }

@@ -123,7 +123,9 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
   const pollMs = parseDuration(options.scheduler?.pollInterval ?? '1s', 'scheduler.pollInterval');
   const longestLease = Math.max(...specs.map((s) => s.lockAtMostForMs));
   const longestRun = Math.max(...options.jobs.map((j) => j.runMs?.[1] ?? 300));
-  const settleMs = options.settleMs ?? longestLease + longestRun + 2 * pollMs + 5_000;
+  /** How long after a run's start a recovery may still run it (or a run end): a lease, a run, two polls. */
+  const recoveryReach = longestLease + longestRun + 2 * pollMs;
+  const settleMs = options.settleMs ?? recoveryReach + 5_000;
   const faultsUntil = durationMs - settleMs;
   const plan = options.plan ?? drawPlan(seed, nodes, healthy, faults, [WARMUP_MS, faultsUntil]);
 
@@ -236,10 +238,10 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
             v.to !== Number.POSITIVE_INFINITY &&
             (by === undefined || EPOCH + v.to <= by),
         ),
-      recoverWithinMs: longestLease + longestRun + 2 * pollMs + 3_000,
+      recoverWithinMs: recoveryReach + 3_000,
       overlap: spec.overlap,
       mustFinish: spec.recover && !job.handler && !job.failRate && spec.timeoutMs === undefined,
-      finishBy: durationMs - (longestLease + longestRun + 2 * pollMs),
+      finishBy: durationMs - recoveryReach,
     };
   });
   const ignored = new Set(options.ignore ?? []);
