@@ -208,7 +208,10 @@ export class Misfires {
       const held = leases.slice(at, at + of.length);
       at += of.length;
       for (const [i, lease] of held.entries())
-        if (lease && heldNotDone(lease, fireTime, job)) this.watch(job, source, fireTime, of[i]);
+        if (lease && heldNotDone(lease, fireTime, job))
+          // Shard 0 alone looked at: its holder may have claimed the other shards too and died
+          // with them unstarted, so every shard of the fire time is watched.
+          this.watch(job, source, fireTime, of.length === 1 ? shardsOf(job) : [of[i]]);
       const rest = of.filter((_, i) => held[i] === null);
       if (of.length < 2 || rest.length === 0 || rest.length === of.length) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
@@ -218,15 +221,25 @@ export class Misfires {
     source.queue.sort((a, b) => a.fireTime - b.fireTime);
   }
 
-  /** Watches the fire time's claim, held by another node (claim/watch.ts). */
-  private watch(job: Job, source: Source, fireTime: number, shard = shardsOf(job)[0]): void {
-    this.state.heldElsewhere({
-      occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard },
-      source: 'misfire',
-      data: source.data,
-      attempt: 1,
-      gate: job.spec.overlap !== 'allow',
-    });
+  /**
+   * Watches the fire time's claim, held by another node (claim/watch.ts): each of `shards` (every
+   * shard of a sharded job unless said). Only shard 0's claim is looked at to find a fire time
+   * held; a node that claimed it claims the fire time's other shards in the same acquire, and when
+   * it dies before their start records they are lost unless watched too (simulator: three jobs,
+   * the fault mix, seeds 67, 181 and 481 — a sharded trigger's fire time just after a resume,
+   * claimed whole by a node that crashed 33 ms later; every other node saw shard 0 held, watched
+   * it, and recovered shard 0 alone). A watched shard found free and not on record is run as a
+   * recovery; one running or "done" is left alone.
+   */
+  private watch(job: Job, source: Source, fireTime: number, shards = shardsOf(job)): void {
+    for (const shard of shards)
+      this.state.heldElsewhere({
+        occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard },
+        source: 'misfire',
+        data: source.data,
+        attempt: 1,
+        gate: job.spec.overlap !== 'allow',
+      });
   }
 
   /** A replay is announced once, not at every tick that offers it again. */
