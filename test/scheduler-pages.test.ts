@@ -7,8 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../src/index.js';
 import { decodePageRecord } from '../src/scheduler/claim/page-record.js';
+import { createScheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
-import type { JobContext } from '../src/scheduler/types.js';
+import type { JobContext, SchedulerEvents } from '../src/scheduler/types.js';
 import type { Store, WriteOp } from '../src/store/types.js';
 import {
   checkHistory,
@@ -433,6 +434,72 @@ describe('pages of stored schedules', () => {
     expect(ran).toHaveLength(50);
     expect(await base.listLeases({ prefix: `page|` })).toEqual([]);
     await checked(s, job, 30_000);
+  }, 20_000);
+
+  it("a page's runs end as any run does: failed, succeeded with output, history write retried, abandoned when stop() gives up", async () => {
+    // A page's items run the lean way (run/page-item-run.ts): each outcome a user reads must be
+    // the one executeRun records — the failed run's error and event, the output, a history write
+    // that failed and was retried, and a handler ignoring its signal at stop().
+    const base = await openStore(`memory:${unique('end')}`);
+    const st = faulty(base);
+    const job = unique('end');
+    let historyFailures = 0;
+    st.faults.fail = (method, args) =>
+      method === 'apply' &&
+      (args[0] as WriteOp[]).some((o) => o.key.startsWith('hist|') && o.key.includes('|ok|')) &&
+      historyFailures++ < 2;
+    const s = createScheduler({
+      store: st,
+      node: unique('n'),
+      pollInterval: '200ms',
+      logger: false,
+      stopTimeout: '300ms',
+    });
+    const failed: SchedulerEvents['failed'][] = [];
+    const succeeded: SchedulerEvents['succeeded'][] = [];
+    const errors: unknown[] = [];
+    s.on('failed', (e) => failed.push(e));
+    s.on('succeeded', (e) => succeeded.push(e));
+    s.on('error', (e) => errors.push(e.error));
+    let hung = 0;
+    s.define(job, {}, (ctx) => {
+      if (ctx.scheduleId === 'bad') throw new Error('the handler failed');
+      if (ctx.scheduleId === 'hang') {
+        hung++;
+        return new Promise<never>(() => {});
+      }
+      return `output of ${ctx.scheduleId}`;
+    });
+    const F = (await st.now()) + 500;
+    await s.schedules.upsert(['bad', 'ok', 'hang'].map((id) => ({ id, job, at: F })));
+    await s.start();
+    await until(() => failed.length >= 1 && succeeded.length >= 1 && hung === 1, 10_000, 'the runs');
+    await s.stop();
+    const entries = await base.scan('hist|');
+    const byId = new Map((await s.history({ job, limit: 10 })).map((e) => [e.scheduleId, e] as const));
+    expect(entries.length).toBe(3);
+    expect(byId.get('bad')).toMatchObject({
+      status: 'failed',
+      error: 'Error: the handler failed',
+      attempt: 1,
+    });
+    expect(byId.get('ok')).toMatchObject({ status: 'succeeded', output: 'output of ok', attempt: 1 });
+    expect(byId.get('hang')).toMatchObject({ status: 'abandoned', attempt: 1 });
+    expect(historyFailures).toBeGreaterThanOrEqual(2);
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({
+      job,
+      scheduleId: 'bad',
+      willRetry: false,
+      status: 'failed',
+      attempt: 1,
+    });
+    expect(succeeded).toHaveLength(1);
+    expect(succeeded[0]).toMatchObject({ job, scheduleId: 'ok', attempt: 1, source: 'schedule' });
+    expect(succeeded[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    // The hung run's page is left to recovery: its record stays, its lease is freed.
+    expect(await base.listLeases({ prefix: 'page|' })).toEqual([]);
   }, 20_000);
 
   it('overlap skip per schedule: a run still going names itself in the skips of later fire times', async () => {

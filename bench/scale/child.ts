@@ -4,6 +4,9 @@
  * the plumbing around it (IPC, batching of starts, round-trip counting, seeding in chunks
  * against a deadline). A system file is only ever run as a forked child.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { requestCounter } from '../counters.js';
 import type { ChildConfig, FromChild, ToChild } from './protocol.js';
 import { dueSchedule, otherSchedule, type UserSchedule } from './workload.js';
@@ -122,6 +125,7 @@ async function runNode(impl: SystemImpl, config: ChildConfig): Promise<void> {
     rows = [];
   };
   const timer = setInterval(flush, FLUSH_MS);
+  const allocations = await sampleAllocations();
   const handle = await impl.node({
     config,
     started(scheduleId, fireTime) {
@@ -152,6 +156,9 @@ async function runNode(impl: SystemImpl, config: ChildConfig): Promise<void> {
         .then(() => {
           clearInterval(timer);
           flush();
+          return allocations?.();
+        })
+        .then(() => {
           process.send?.({ t: 'stopped' } satisfies FromChild, undefined, undefined, () => process.exit(0));
         });
     }
@@ -175,4 +182,27 @@ export function serveChild(impl: SystemImpl): void {
     const run = m.config.role === 'seed' ? runSeeder : runNode;
     run(impl, m.config).catch(fail);
   });
+}
+
+/**
+ * SCALE_HEAP_PROF=<dir>: a node process samples what it allocates (every 32 KiB, objects the
+ * garbage collector freed included: where the GC's work comes from) from its start to its stop,
+ * and writes a `.heapprofile` there (Chrome DevTools reads it). Returns the writer, or undefined.
+ */
+async function sampleAllocations(): Promise<(() => Promise<void>) | undefined> {
+  const dir = process.env['SCALE_HEAP_PROF'];
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 32 * 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    writeFileSync(join(dir, `alloc-${process.pid}.heapprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }

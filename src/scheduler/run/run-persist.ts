@@ -14,8 +14,10 @@ export async function persist(
   what: string,
   write: () => Promise<unknown>,
   halt: AbortSignal | LazyAbort,
+  /** Failures already reported by the caller (its own first try). */
+  failed = 0,
 ): Promise<boolean> {
-  for (let failures = 0; ; failures++) {
+  for (let failures = failed; ; failures++) {
     if (halt.aborted) return false;
     try {
       await write();

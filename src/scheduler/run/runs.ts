@@ -2,6 +2,7 @@ import { doneHold, type HighWater } from '../claim/high-water.js';
 import type { Job } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { leanPageRun, runPageItem } from './page-item-run.js';
 import { replaceable } from './replace.js';
 import { type Claim, executeRun, type RunDeps } from './run.js';
 import type { RunBook } from './run-book.js';
@@ -111,7 +112,14 @@ export class Runs {
         s.poke();
       }
     };
-    const run = executeRun(this.depsOf(job), claim, { handlerEnded, notStarted }, book).finally(() => {
+    const deps = this.depsOf(job);
+    const hooks = { handlerEnded, notStarted };
+    // A page's item without retries, timeout, rate limit or tracing: the lean way (page-item-run.ts).
+    const execution =
+      book !== undefined && leanPageRun(deps, claim, book)
+        ? runPageItem(deps, claim, hooks, book)
+        : executeRun(deps, claim, hooks, book);
+    const run = execution.finally(() => {
       s.telemetry.metrics.running.dec();
       const wasFull = s.freeSlots() <= 0;
       if (ended) s.settling--;
