@@ -33,6 +33,13 @@ export interface AuditContext {
   actor: string;
   /** Entries expire after this long (ms). */
   retentionMs: number;
+  /**
+   * The time of this writer's latest entry (epoch ms): a scheduler's entries never go back in
+   * time, so they keep its call order. Per writer, not per process: a process that runs several
+   * schedulers on stores of their own (tests, the simulator's runs one after another, each from
+   * the same epoch) gave every later one the earlier one's latest time.
+   */
+  lastAt?: number;
 }
 
 /** Throws `INVALID_ARGUMENT` unless `actor` can name who made a change; `where` names the call. */
@@ -66,17 +73,17 @@ export function actorOf(options: { actor?: unknown }, ctx: AuditContext, where: 
 }
 
 let sequence = 0;
-let lastAt = 0;
 
 /**
- * A new entry id: the store time (never behind this process's previous id, so one process's
+ * A new entry id: the store time (never behind the writer's previous id, so one scheduler's
  * entries keep their call order), a per-process sequence (the order within one millisecond) and
  * a random part (two processes in one millisecond never collide).
  */
-function newId(at: number): { id: string; at: number } {
-  lastAt = Math.max(lastAt, Math.round(at));
+function newId(at: number, ctx: AuditContext): { id: string; at: number } {
+  const when = Math.max(ctx.lastAt ?? 0, Math.round(at));
+  ctx.lastAt = when;
   sequence = (sequence + 1) % 36 ** 8;
-  return { id: `${timeKey(lastAt)}-${sequence.toString(36).padStart(8, '0')}${randomId(3)}`, at: lastAt };
+  return { id: `${timeKey(when)}-${sequence.toString(36).padStart(8, '0')}${randomId(3)}`, at: when };
 }
 
 /** What `audit({ after })` accepts: an entry id as {@link newId} makes it. */
@@ -90,7 +97,7 @@ export type AuditChange = Omit<AuditRecord, 'id' | 'at' | 'actor'> & { actor?: s
  * entry, and an index record for its job and its stored schedule.
  */
 export function auditOps(change: AuditChange, at: number, ctx: AuditContext): WriteOp[] {
-  const { id, at: when } = newId(at);
+  const { id, at: when } = newId(at, ctx);
   const { actor = ctx.actor, action, target, ...rest } = change;
   const record: AuditRecord = { id, at: when, actor, action, target, ...rest };
   const ttlMs = ctx.retentionMs;
