@@ -9,6 +9,7 @@ import { openStore } from '../src/index.js';
 import { decodePageRecord } from '../src/scheduler/claim/page-record.js';
 import { createScheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
+import { skipText } from '../src/scheduler/observe/skip-text.js';
 import type { JobContext, SchedulerEvents } from '../src/scheduler/types.js';
 import type { Store, WriteOp } from '../src/store/types.js';
 import {
@@ -357,6 +358,79 @@ describe('pages of stored schedules', () => {
         'unjustified-skip',
       ]);
     }, 30_000);
+
+  it('a page that never started, its schedule removed seconds later: the fire times it held back are on record too, one removed span', async () => {
+    // The page's claim moved u0's entry to F + 1 s, which then waited for the page's recovery
+    // (never skipped behind a claim that did not start) — as did F + 2 s behind it. Removed at
+    // F + 2.5 s, before the takeover: F was recorded removed, F + 1 s and F + 2 s, due while the
+    // schedule was in the store, had no record at all (simulator: three jobs, the fault mix,
+    // 5 nodes, seeds 41 and 233).
+    const base = await openStore(`memory:${unique('held')}`);
+    const a = faulty(base);
+    const job = unique('held');
+    const opts = { misfire: 'skip' as const, lockAtMostFor: '2s' };
+    const na = scheduler(a, 'node-a');
+    na.define(job, opts, () => {});
+    a.faults.dieAfter = (method) => method === 'claimPage';
+    await na.schedules.upsert(['u0', 'u1'].map((id) => ({ id, job, every: '1s' })));
+    await na.start();
+    await until(() => a.faults.dead, 5_000, 'node a to claim and die');
+    const claim = a.faults.calls.find((c) => c.method === 'claimPage')!;
+    const ops = claim.args[1] as { op: string; value?: string }[];
+    const F = decodePageRecord(ops.at(-1)!.value!).items[0]!.fireTime;
+    const nb = scheduler(base, 'node-b');
+    nb.define(job, opts, () => {});
+    const skipped: SchedulerEvents['skipped'][] = [];
+    nb.on('skipped', (e) => skipped.push(e));
+    await eventually(async () => (await base.now()) >= F + 2_500, 10_000, 'F + 2.5 s');
+    const removedAt = await base.now();
+    await nb.schedules.remove('u0');
+    await nb.start();
+    await until(
+      () => skipped.some((e) => e.span !== undefined),
+      10_000,
+      'the held-back fire times on record',
+    );
+    const u0 = (await nb.history({ job, limit: 1000 })).filter(
+      (e) => e.scheduleId === 'u0' && e.status === 'skipped',
+    );
+    expect(
+      u0
+        .map(
+          (e) =>
+            `${e.fireTime.getTime() - F}:${e.reason}:${e.span ? `${e.span.first.getTime() - F}..${e.span.last.getTime() - F}/${e.span.count}` : '-'}`,
+        )
+        .sort(),
+    ).toEqual(['0:removed:-', '1000:removed:1000..2000/2']);
+    expect(
+      skipped
+        .filter((e) => e.scheduleId === 'u0')
+        .map((e) => e.fireTime.getTime() - F)
+        .sort(),
+    ).toEqual([0, 1000]);
+    // As `oncely history` and the dashboard say it.
+    const spanEntry = u0.find((e) => e.span !== undefined)!;
+    const t = (d: number) => new Date(F + d).toISOString();
+    // (The last one's date is left out when it is the first's day.)
+    const end = t(2000).slice(0, 11) === t(1000).slice(0, 11) ? t(2000).slice(11) : t(2000);
+    expect(skipText(spanEntry)).toBe(
+      `removed: 2 fire times ${t(1000)}–${end} held back by a claim that never started, until its schedule was removed or changed`,
+    );
+    // The history checker bears the span out by the removal, and only by it.
+    const input = {
+      records: [],
+      skips: skipsFromHistory(u0),
+      jobs: [{ job, leaseMs: 2000 }],
+      expected: [0, 1000, 2000].map((d) => ({ job, scheduleId: 'u0', fireTime: F + d })),
+    };
+    const removals = [{ job, scheduleId: 'u0', at: removedAt }];
+    expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
+    expect(checkHistory(input).violations.map((v) => v.kind)).toEqual([
+      'unjustified-skip',
+      'unjustified-skip',
+      'unjustified-skip',
+    ]);
+  }, 30_000);
 
   it('overlap allow: a page that never started holds its schedules next fire times back until it is recovered', async () => {
     // Before: under `allow` the next fire time was claimed at once; its move carried the entry on

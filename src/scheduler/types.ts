@@ -168,7 +168,7 @@ export interface HistoryEntry {
   reason?: SkipReason;
   /** (`skipped`) the run it overlapped, or the queued fire time that superseded it. */
   by?: SkipCause;
-  /** (`skipped`, reason `paused`) the fire times this one entry stands for: see {@link SkipSpan}. */
+  /** (`skipped`, reason `paused` or `removed`) the fire times this one entry stands for: see {@link SkipSpan}. */
   span?: SkipSpan;
 }
 
@@ -248,7 +248,7 @@ export interface SchedulerEvents {
     reason: 'overlap' | 'superseded' | 'excluded' | 'paused' | 'removed';
     /** The run it overlapped, or the queued fire time that superseded it (absent for `excluded`, `paused`, `removed`). */
     by?: SkipCause;
-    /** (`paused`) the fire times skipped, from `fireTime` on: see {@link SkipSpan}. */
+    /** (`paused`, `removed`) the fire times skipped, from `fireTime` on: see {@link SkipSpan}. */
     span?: SkipSpan;
   };
   /**

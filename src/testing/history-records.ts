@@ -81,10 +81,11 @@ export function skipsFromHistory(entries: readonly HistoryEntry[]): SkipRecord[]
   return entries.filter((e) => e.status === 'skipped').map((e) => skipRecord(e));
 }
 
-/** A `paused` skip (one entry or event for a whole span of fire times) as the checker's skip record. */
-function pausedSkip(e: {
+/** A `paused` or `removed` skip of a whole span of fire times (one entry or event) as the checker's skip record. */
+function spanSkip(e: {
   job: string;
   scheduleId?: string | undefined;
+  reason: 'paused' | 'removed';
   span: { first: Date; last: Date };
 }): SkipRecord {
   return {
@@ -92,12 +93,12 @@ function pausedSkip(e: {
     ...opt('scheduleId', e.scheduleId),
     from: e.span.first.getTime(),
     to: e.span.last.getTime(),
-    reason: 'paused',
+    reason: e.reason,
   };
 }
 
 /**
- * An overlap, superseded, excluded or removed skip of one fire time, or a `paused` span; an entry
+ * An overlap, superseded, excluded or removed skip of one fire time, or a `paused` or `removed` span; an entry
  * stored before reasons existed counts as overlap.
  */
 function skipRecord(e: {
@@ -109,7 +110,8 @@ function skipRecord(e: {
   by?: { fireTime: Date; node?: string | undefined; token?: number | undefined } | undefined;
   span?: { first: Date; last: Date } | undefined;
 }): SkipRecord {
-  if (e.reason === 'paused' && e.span !== undefined) return pausedSkip({ ...e, span: e.span });
+  if ((e.reason === 'paused' || e.reason === 'removed') && e.span !== undefined)
+    return spanSkip({ ...e, reason: e.reason, span: e.span });
   return {
     job: e.job,
     ...opt('scheduleId', e.scheduleId),

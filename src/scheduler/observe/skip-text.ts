@@ -12,7 +12,9 @@ export function skipText(e: {
   if (e.reason === 'paused') return pausedText(e.span);
   if (e.reason === 'excluded') return "excluded: the fire time matches the schedule's exclude list";
   if (e.reason === 'removed')
-    return 'removed: its schedule was removed or changed after the fire time was claimed, before it started';
+    return e.span === undefined
+      ? 'removed: its schedule was removed or changed after the fire time was claimed, before it started'
+      : `removed: ${spanText(e.span)} held back by a claim that never started, until its schedule was removed or changed`;
   if (e.reason === undefined || e.by === undefined)
     return 'skipped (no reason recorded: written by an older oncely)';
   const at = e.by.fireTime.toISOString();
@@ -31,7 +33,11 @@ export function skipText(e: {
  * last one's date left out when it is the first's day).
  */
 export function pausedText(span: SkipSpan | undefined): string {
-  if (span === undefined) return 'paused';
+  return span === undefined ? 'paused' : `paused: ${spanText(span)}`;
+}
+
+/** The fire times of a span: `14 fire times 2026-12-02T09:00:00.000Z–09:13:00.000Z` (see {@link pausedText}). */
+function spanText(span: SkipSpan): string {
   const first = span.first.toISOString();
   const last = span.last.toISOString();
   const end = last.slice(0, 11) === first.slice(0, 11) ? last.slice(11) : last;
@@ -39,5 +45,5 @@ export function pausedText(span: SkipSpan | undefined): string {
     span.count === undefined
       ? 'over 1,000 fire times'
       : `${span.count} fire time${span.count === 1 ? '' : 's'}`;
-  return span.count === 1 ? `paused: ${count} ${first}` : `paused: ${count} ${first}–${end}`;
+  return span.count === 1 ? `${count} ${first}` : `${count} ${first}–${end}`;
 }

@@ -20,7 +20,8 @@ import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
 import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
 import type { Runs } from '../run/runs.js';
-import type { HistoryEntry } from '../types.js';
+import type { HistoryEntry, SchedulerEvents } from '../types.js';
+import { heldBackSkip } from './removed-span.js';
 
 /** Statuses that end an occurrence (a failed attempt followed by a retry does not). */
 const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
@@ -148,6 +149,8 @@ export class PageRecovery {
     const writes: WriteOp[] = [];
     /** Won items of a page that never started whose schedule is gone: recorded skipped, `removed`. */
     const removed: number[] = [];
+    /** The `skipped` events of the fire times such items held back (removed-span.ts). */
+    const heldBack: SchedulerEvents['skipped'][] = [];
     won.forEach((i, n) => {
       const p = plans[n]!;
       if (p.write) writes.push(p.write);
@@ -167,9 +170,18 @@ export class PageRecovery {
       item.source = 'recover';
       toRun.push(i);
     });
+    // One audit read each, at once (a bulk removal may leave many): rare, only for removed items.
+    for (const skip of await Promise.all(
+      removed.map((i) => heldBackSkip(s, name, items[i]!, lease.token, at)),
+    )) {
+      if (!skip) continue;
+      writes.push(skip.write);
+      heldBack.push(skip.event);
+    }
     const announce = () => {
       for (const i of removed)
         s.emit('skipped', { ...occFields(itemOcc(name, items[i]!)), reason: 'removed' });
+      for (const e of heldBack) s.emit('skipped', e);
     };
     if (toRun.length === 0) {
       await s.writes.submit([...writes, { op: 'delete', key: recordKey, ifValue: current }, release]);
