@@ -136,6 +136,22 @@ export function pausedSpanEntry(
   token: number,
   at: number,
 ): WriteOp {
+  return spanSkipEntry(state, occ, 'paused', span, token, at);
+}
+
+/**
+ * One history entry that stands for fire times `first`..`last` (`count` of them, when known) not
+ * run, for `reason` (`paused`, or `removed`: recover/removed-span.ts), at the history key of `occ`
+ * (its fire time is `first`), attempt 1; `span` undefined: the one fire time of `occ` (no span).
+ */
+export function spanSkipEntry(
+  state: NodeState,
+  occ: OccurrenceId,
+  reason: 'paused' | 'removed',
+  span: { last: number; count: number | undefined } | undefined,
+  token: number,
+  at: number,
+): WriteOp {
   const when = new Date(at);
   return {
     op: 'put',
@@ -150,12 +166,14 @@ export function pausedSpanEntry(
       status: 'skipped',
       startedAt: when,
       finishedAt: when,
-      reason: 'paused',
-      span: {
-        first: new Date(occ.fireTime),
-        last: new Date(span.last),
-        ...(span.count !== undefined && { count: span.count }),
-      },
+      reason,
+      ...(span && {
+        span: {
+          first: new Date(occ.fireTime),
+          last: new Date(span.last),
+          ...(span.count !== undefined && { count: span.count }),
+        },
+      }),
     }),
     ttlMs: state.retentionMs,
   };

@@ -4,8 +4,9 @@ import { compileShared } from '../../schedule/shared-triggers.js';
 import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import type { PageItem } from '../claim/page-record.js';
-import { encodeHistory, occFields } from '../finish/history.js';
-import { keys, type OccurrenceId, parseDueEntry } from '../keys.js';
+import { spanSkipEntry } from '../control/pause-span.js';
+import { occFields } from '../finish/history.js';
+import { type OccurrenceId, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { queryAudit } from '../observe/audit-query.js';
 import type { SchedulerEvents } from '../types.js';
@@ -60,31 +61,14 @@ export async function heldBackSkip(
   if (!span) return undefined;
   const last = span.tail[0]!;
   const occ: OccurrenceId = { job, scheduleId: item.id, fireTime: span.first, shard: undefined };
-  const when = new Date(at);
-  const spanned =
-    span.count === 1
-      ? undefined
-      : {
-          first: new Date(span.first),
-          last: new Date(last),
-          ...(span.count !== undefined && { count: span.count }),
-        };
-  const write: WriteOp = {
-    op: 'put',
-    key: keys.history(occ, 1),
-    value: encodeHistory({
-      ...occFields(occ),
-      node: s.node,
-      attempt: 1,
-      token,
-      source: 'schedule',
-      status: 'skipped',
-      startedAt: when,
-      finishedAt: when,
-      reason: 'removed',
-      ...(spanned && { span: spanned }),
-    }),
-    ttlMs: s.retentionMs,
-  };
-  return { write, event: { ...occFields(occ), reason: 'removed', ...(spanned && { span: spanned }) } };
+  const spanned = span.count === 1 ? undefined : { last, count: span.count };
+  const write = spanSkipEntry(s, occ, 'removed', spanned, token, at);
+  const event: SchedulerEvents['skipped'] = { ...occFields(occ), reason: 'removed' };
+  if (spanned)
+    event.span = {
+      first: new Date(span.first),
+      last: new Date(last),
+      ...(span.count !== undefined && { count: span.count }),
+    };
+  return { write, event };
 }
