@@ -414,7 +414,7 @@ describe('pages of stored schedules', () => {
     // (The last one's date is left out when it is the first's day.)
     const end = t(2000).slice(0, 11) === t(1000).slice(0, 11) ? t(2000).slice(11) : t(2000);
     expect(skipText(spanEntry)).toBe(
-      `removed: 2 fire times ${t(1000)}–${end} held back by a claim that never started, until its schedule was removed or changed`,
+      `removed: 2 fire times ${t(1000)}–${end} due and never run before its schedule was removed or changed`,
     );
     // The history checker bears the span out by the removal, and only by it.
     const input = {
@@ -430,6 +430,45 @@ describe('pages of stored schedules', () => {
       'unjustified-skip',
       'unjustified-skip',
     ]);
+  }, 30_000);
+
+  it('fire times that fell due and never ran, their schedule removed: on record as one removed span, run ones never', async () => {
+    // Nobody ran u0's fire times (no node was up); it was removed 2.3 s after the first. A node
+    // that reads the due index afterwards finds its entry stale: before, deleted with no record
+    // of the three fire times due while the schedule was in the store (simulator: 5 nodes, seeds
+    // 114 and 233 — held back behind a recovery that came after the removal).
+    const base = await openStore(`memory:${unique('gone')}`);
+    const job = unique('gone');
+    const na = scheduler(base, 'node-a');
+    na.define(job, {}, () => {});
+    const t0 = await base.now();
+    await na.schedules.upsert(['u0', 'u1'].map((id) => ({ id, job, every: '1s' })));
+    const F = Math.floor(t0 / 1000) * 1000 + 1000;
+    await eventually(async () => (await base.now()) >= F + 2_300, 10_000, 'F + 2.3 s');
+    await na.schedules.remove('u0');
+    const nb = scheduler(base, 'node-b');
+    const ran: JobContext[] = [];
+    nb.define(job, {}, (ctx) => {
+      ran.push(ctx);
+    });
+    const skipped: SchedulerEvents['skipped'][] = [];
+    nb.on('skipped', (e) => skipped.push(e));
+    await nb.start();
+    await until(() => skipped.length >= 1 && ran.length >= 1, 10_000, 'the removed span and a run of u1');
+    const u0 = (await nb.history({ job, limit: 1000 })).filter((e) => e.scheduleId === 'u0');
+    expect(
+      u0.map(
+        (e) =>
+          `${e.status}:${e.reason}:${e.fireTime.getTime() - F}:${e.span ? `${e.span.last.getTime() - F}/${e.span.count}` : '-'}`,
+      ),
+    ).toEqual(['skipped:removed:0:2000/3']);
+    expect(skipped.map((e) => `${e.scheduleId}:${e.fireTime.getTime() - F}:${e.span?.count}`)).toEqual([
+      'u0:0:3',
+    ]);
+    expect(ran.every((r) => r.scheduleId === 'u1')).toBe(true);
+    // Read again later (another node, the entry gone): nothing more is recorded.
+    await sleep(1_500);
+    expect((await nb.history({ job, limit: 1000 })).filter((e) => e.scheduleId === 'u0')).toHaveLength(1);
   }, 30_000);
 
   it('overlap allow: a page that never started holds its schedules next fire times back until it is recovered', async () => {

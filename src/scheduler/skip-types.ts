@@ -14,18 +14,18 @@
  * `span` saying which (docs/pause.md; no `by`); `removed`: its stored schedule was removed, or
  * replaced by an upsert that changed it, after the fire time was claimed and before its run
  * started — the claim's node died or lost the claim's answer, and the node that took its page
- * over found the schedule gone (no `by`); the fire times that claim held back until the removal
- * or change (its next ones, waiting for it) are one more `removed` entry, a `span` when more
- * than one. Any other claim that was granted and never started never causes a skip: it is
- * recovered.
+ * over found the schedule gone (no `by`); or its fire times that fell due while it was in the
+ * store and never ran — held back behind such a claim or a recovery, or with no node up — one
+ * `removed` entry, a `span` when more than one. Any other claim that was granted and never
+ * started never causes a skip: it is recovered.
  */
 export type SkipReason = 'overlap' | 'superseded' | 'misfire' | 'excluded' | 'paused' | 'removed';
 
 /**
  * The fire times one `paused` skip stands for (HistoryEntry.span): every fire time of the trigger
  * from `first` to `last`, inclusive — those that passed while paused and were not replayed by the
- * misfire policy at the resume; or those of a `removed` skip that a claim which never started
- * held back until its schedule was removed or changed. The entry's `fireTime` is `first`.
+ * misfire policy at the resume; or those of a `removed` skip: due while the stored schedule was
+ * in the store, never run, until it was removed or changed. The entry's `fireTime` is `first`.
  */
 export interface SkipSpan {
   /** The first fire time not run. */

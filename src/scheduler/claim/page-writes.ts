@@ -36,7 +36,8 @@ export async function storeWhileHeld(
 
 /**
  * The history entry of a page's `skip` item: excluded, or skipped for overlap with the run it
- * names; or (`removed`) of a `run` item of a page that never started whose schedule is gone.
+ * names; or, `reason` given (`removed`), of a `run` item of a page that never started whose
+ * schedule is gone.
  */
 export function skippedEntry(
   state: NodeState,
@@ -44,7 +45,7 @@ export function skippedEntry(
   item: PageItem,
   token: number,
   at: number,
-  removed = false,
+  reason?: 'removed',
 ): WriteOp {
   const when = new Date(at);
   const by = item.by;
@@ -60,8 +61,8 @@ export function skippedEntry(
       status: 'skipped',
       startedAt: when,
       finishedAt: when,
-      ...(removed
-        ? { reason: 'removed' as const }
+      ...(reason === 'removed'
+        ? { reason }
         : item.reason === 'excluded' || by === undefined
           ? { reason: 'excluded' as const }
           : {

@@ -11,6 +11,7 @@ import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { scanDue } from './due-scan.js';
+import { removedDue } from './removed-due.js';
 
 /** Entries kept across a read for the candidates they still hold (see `carryOver`), at most. */
 const MAX_CARRIED = 10_000;
@@ -273,7 +274,13 @@ export class DueIndex {
       out.push(entry);
     });
     await this.markLivePrev(out);
-    const deletes = await this.deletable(stale);
+    // A stale entry whose start had come: its fire times are recorded `removed` with its delete.
+    const { skips, rest: deletes } = await removedDue(s, stale, await this.deletable(stale), readAt);
+    for (const { writes, event } of skips)
+      void s.writes.submit(writes).then(
+        () => s.emit('skipped', event),
+        (err) => s.emit('error', { error: err, during: 'due index cleanup' }),
+      );
     for (let i = 0; i < deletes.length; i += MAX_BATCH) {
       // Blind deletes of entries that can never be current again: safe to lose, safe to repeat.
       void s.writes

@@ -14,7 +14,7 @@ export function skipText(e: {
   if (e.reason === 'removed')
     return e.span === undefined
       ? 'removed: its schedule was removed or changed after the fire time was claimed, before it started'
-      : `removed: ${spanText(e.span)} held back by a claim that never started, until its schedule was removed or changed`;
+      : `removed: ${spanText(e.span)} due and never run before its schedule was removed or changed`;
   if (e.reason === undefined || e.by === undefined)
     return 'skipped (no reason recorded: written by an older oncely)';
   const at = e.by.fireTime.toISOString();

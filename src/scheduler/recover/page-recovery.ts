@@ -12,6 +12,7 @@ import {
   peekPageRecord,
 } from '../claim/page-record.js';
 import { skippedEntry, storeWhileHeld } from '../claim/page-writes.js';
+import { heldBackSkip } from '../control/removed-span.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { decodeHistory, encodeHistory, occFields } from '../finish/history.js';
 import type { Job } from '../internal-types.js';
@@ -21,7 +22,6 @@ import { PageRun } from '../run/page-run.js';
 import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
 import type { Runs } from '../run/runs.js';
 import type { HistoryEntry, SchedulerEvents } from '../types.js';
-import { heldBackSkip } from './removed-span.js';
 
 /** Statuses that end an occurrence (a failed attempt followed by a retry does not). */
 const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
@@ -161,7 +161,7 @@ export class PageRecovery {
       // start) would leave its fire time with no record at all: it is recorded skipped.
       if (!data.has(`${item.id}|${item.v}`)) {
         if (!rec.started) {
-          writes.push(skippedEntry(s, itemOcc(name, item), item, lease.token, at, true));
+          writes.push(skippedEntry(s, itemOcc(name, item), item, lease.token, at, 'removed'));
           removed.push(i);
         }
         return;

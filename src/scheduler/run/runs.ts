@@ -114,7 +114,7 @@ export class Runs {
     };
     const deps = this.depsOf(job);
     const hooks = { handlerEnded, notStarted };
-    // A page's item without retries, timeout, rate limit or tracing: the lean way (page-item-run.ts).
+    // A page's item without retries, timeout, `replace` or rate limit: the lean way (page-item-run.ts).
     const execution =
       book !== undefined && leanPageRun(deps, claim, book)
         ? runPageItem(deps, claim, hooks, book)
