@@ -22,13 +22,15 @@ const JOB_JITTER: Jitter = { max: '1500ms', per: 'fire' };
 const scheduleJitter = (i: number): Jitter => (i % 3 === 0 ? '1500ms' : { max: '1500ms', per: 'fire' });
 
 interface Line {
-  event: 'next' | 'start';
+  event: 'next' | 'start' | 'misfired';
   node: string;
   starts?: number[];
   scheduleId?: string;
   fireTime?: number;
   scheduledAt?: number;
   storeNow?: number;
+  firstFireTime?: number;
+  action?: 'skipped' | 'run';
 }
 
 /** The pure function's start of `fireTime` (every 2 s: the next fire time is the cap). */
@@ -114,11 +116,24 @@ describe('jitter: 3 node processes on PostgreSQL', () => {
         expect(nodes.size).toBeGreaterThanOrEqual(2);
         // What each process's next() said before is what started: the job's own trigger.
         const ownStarts = new Set(runs.filter((l) => l.scheduleId === undefined).map((l) => l.scheduledAt));
+        // Unless every process stalled past the misfire threshold (5 s) on a loaded host: a
+        // predicted start then missed is on record as a misfire skip, not lost. (Each start is
+        // before its fire time's successor, so its fire time is the interval it falls in.)
+        const misfired = all().filter((l) => l.event === 'misfired' && l.scheduleId === undefined);
+        const skippedByMisfire = (fireTime: number) =>
+          misfired.some(
+            (m) => m.action === 'skipped' && m.firstFireTime! <= fireTime && fireTime <= m.fireTime!,
+          );
         for (const p of procs) {
           const predicted = p.lines.find((l) => l.event === 'next')!.starts!;
           expect(predicted).toHaveLength(4);
-          for (const s of predicted.filter((s) => s <= last))
-            expect(ownStarts.has(s), `predicted ${s}`).toBe(true);
+          for (const s of predicted.filter((s) => s <= last)) {
+            const fireTime = Math.floor(s / INTERVAL) * INTERVAL;
+            expect(
+              ownStarts.has(s) || skippedByMisfire(fireTime),
+              `predicted ${s} (fire time ${fireTime}); misfired: ${JSON.stringify(misfired)}; started: ${[...ownStarts].join(' ')}`,
+            ).toBe(true);
+          }
         }
       } finally {
         for (const p of procs) if (p.child.process.exitCode === null) p.child.process.kill('SIGKILL');

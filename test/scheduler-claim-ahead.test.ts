@@ -84,27 +84,57 @@ for (const backend of backends) {
     it('a previous run that ends inside the lead: the fire time still runs, on time, not skipped', async () => {
       const base = await backend.open();
       const job = unique('tight');
-      const started: { fireTime: number; at: number }[] = [];
+      const started: { fireTime: number; at: number; end?: number | undefined }[] = [];
       const s = pageNode(base, unique('n'));
       // Each run ends 100 ms before the next fire time: inside the lead, so the claim ahead finds
       // the gate held and must not judge the overlap then.
       s.define(job, { every: '1s', overlap: 'skip' }, async (ctx) => {
-        started.push({ fireTime: ctx.fireTime.getTime(), at: await base.now() });
+        const run = {
+          fireTime: ctx.fireTime.getTime(),
+          at: await base.now(),
+          end: undefined as number | undefined,
+        };
+        started.push(run);
         const end = ctx.fireTime.getTime() + 900;
         while ((await base.now()) < end) await sleep(Math.max(1, Math.min(20, end - (await base.now()))));
+        run.end = await base.now();
       });
       await s.start();
       await until(() => started.length >= 5, 20_000, 'five fire times');
       await s.stop();
-      const fireTimes = started.map((r) => r.fireTime);
-      // Each fire time after the first ran: none skipped, none waited behind the gate for a poll.
-      for (let i = 1; i < fireTimes.length; i++) expect(fireTimes[i]! - fireTimes[i - 1]!).toBe(1_000);
-      for (const r of started.slice(1)) {
-        expect(r.at).toBeGreaterThanOrEqual(r.fireTime);
-        expect(r.at - r.fireTime, 'started on time (a wait behind the gate costs a poll)').toBeLessThan(150);
-      }
       const history = await checkedHistory(s, job, 30_000);
-      expect(history.filter((e) => e.status === 'skipped')).toEqual([]);
+      // On a loaded host a run can overrun its 900 ms (its loop waits for the event loop) and end
+      // after the next fire time: that fire time is then rightly skipped, and its skip must name
+      // a run still going at it. Every fire time whose previous run ended before it ran, on time.
+      const timeline = started
+        .map((r) => `${r.fireTime % 100_000}:+${r.at - r.fireTime}..+${(r.end ?? 0) - r.fireTime}`)
+        .join(' ');
+      const skipped = history.filter((e) => e.status === 'skipped');
+      for (const e of skipped) {
+        const f = e.fireTime.getTime();
+        expect(
+          started.some((r) => r.fireTime < f && (r.end === undefined || r.end >= f)),
+          `skipped ${f % 100_000} with no run going at it: ${timeline}`,
+        ).toBe(true);
+      }
+      for (let i = 1; i < started.length; i++) {
+        const prev = started[i - 1]!;
+        const r = started[i]!;
+        if (prev.end !== undefined && prev.end < prev.fireTime + 1_000) {
+          expect(
+            r.fireTime - prev.fireTime,
+            `the fire time after ${prev.fireTime % 100_000}: ${timeline}`,
+          ).toBe(1_000);
+          expect(r.at).toBeGreaterThanOrEqual(r.fireTime);
+          expect(
+            r.at - r.fireTime,
+            `started on time (a wait behind the gate costs a poll): ${timeline}`,
+          ).toBeLessThan(150);
+        }
+      }
+      // The host was calm enough to test what this is about: most runs ended inside the lead.
+      const inLead = started.filter((r) => r.end !== undefined && r.end < r.fireTime + 1_000).length;
+      expect(inLead, timeline).toBeGreaterThanOrEqual(3);
       await base.close();
     }, 40_000);
   });
