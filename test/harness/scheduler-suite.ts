@@ -1052,7 +1052,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
           replay,
           Math.max(...rest),
           1000,
-          `(offsets from ${downAt}; up at +${upAt - downAt}) timeline: ${timeline} misfired: ${misfires}`,
+          `(offsets from ${downAt}; up at +${upAt - downAt}) timeline: ${timeline} misfired: ${misfires} started: ${calls.map((c) => `${c.fireTime - downAt}@${c.node.slice(-1)}#${c.attempt}`).join(' ')}`,
         );
         expect(
           nodes.flatMap((n) => n.events.misfired).filter((m) => m.action === 'skipped').length,
