@@ -12,14 +12,15 @@ import { keys } from '../src/scheduler/keys.js';
 import { skipText } from '../src/scheduler/observe/skip-text.js';
 import type { JobContext, SchedulerEvents } from '../src/scheduler/types.js';
 import type { Store, WriteOp } from '../src/store/types.js';
-import {
-  checkHistory,
-  formatViolations,
-  recordsFromHistory,
-  skipsFromHistory,
-} from '../src/testing/index.js';
 import { eventually, faulty } from './harness/faulty-store.js';
-import { checkedHistory, pageNode, sleep, stopNodes, unique } from './harness/page-kit.js';
+import {
+  checkedHistory,
+  expectRemovalsJustify,
+  pageNode,
+  sleep,
+  stopNodes,
+  unique,
+} from './harness/page-kit.js';
 import { until } from './harness/scheduler-suite.js';
 
 afterEach(stopNodes);
@@ -344,19 +345,13 @@ describe('pages of stored schedules', () => {
         ['u0', 'u1', 'u2'].map((id) => `${id}@${F}:removed`),
       );
       // The history checker bears the skips out by the removals, and only by them.
-      const input = {
-        records: recordsFromHistory(entries.filter((e) => e.status !== 'skipped')),
-        skips: skipsFromHistory(entries),
-        jobs: [{ job, leaseMs: 2000 }],
-        expected: ['u0', 'u1', 'u2', 'u3'].map((scheduleId) => ({ job, scheduleId, fireTime: F })),
-      };
-      const removals = ['u0', 'u1', 'u2'].map((scheduleId) => ({ job, scheduleId, at: removedAt }));
-      expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
-      expect(checkHistory(input).violations.map((v) => v.kind)).toEqual([
-        'unjustified-skip',
-        'unjustified-skip',
-        'unjustified-skip',
-      ]);
+      expectRemovalsJustify(
+        entries,
+        ['u0', 'u1', 'u2', 'u3'].map((scheduleId) => ({ job, scheduleId, fireTime: F })),
+        ['u0', 'u1', 'u2'].map((scheduleId) => ({ job, scheduleId, at: removedAt })),
+        2000,
+        3,
+      );
     }, 30_000);
 
   it('a page that never started, its schedule removed seconds later: the fire times it held back are on record too, one removed span', async () => {
@@ -417,19 +412,13 @@ describe('pages of stored schedules', () => {
       `removed: 2 fire times ${t(1000)}–${end} due and never run before its schedule was removed or changed`,
     );
     // The history checker bears the span out by the removal, and only by it.
-    const input = {
-      records: [],
-      skips: skipsFromHistory(u0),
-      jobs: [{ job, leaseMs: 2000 }],
-      expected: [0, 1000, 2000].map((d) => ({ job, scheduleId: 'u0', fireTime: F + d })),
-    };
-    const removals = [{ job, scheduleId: 'u0', at: removedAt }];
-    expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
-    expect(checkHistory(input).violations.map((v) => v.kind)).toEqual([
-      'unjustified-skip',
-      'unjustified-skip',
-      'unjustified-skip',
-    ]);
+    expectRemovalsJustify(
+      u0,
+      [0, 1000, 2000].map((d) => ({ job, scheduleId: 'u0', fireTime: F + d })),
+      [{ job, scheduleId: 'u0', at: removedAt }],
+      2000,
+      3,
+    );
   }, 30_000);
 
   it('fire times that fell due and never ran, their schedule removed: on record as one removed span, run ones never', async () => {

@@ -42,3 +42,28 @@ export async function checkedHistory(s: Scheduler, job: string, leaseMs: number)
   expect(result.violations, formatViolations(result)).toEqual([]);
   return entries;
 }
+
+/**
+ * The history checker bears out the `removed` skips of `entries` (one job, lease `leaseMs`) by
+ * `removals` — the fire times `expected` are each run or skipped — and only by them: without the
+ * removals each of the `unjustified` skips is a violation.
+ */
+export function expectRemovalsJustify(
+  entries: readonly HistoryEntry[],
+  expected: { job: string; scheduleId: string; fireTime: number }[],
+  removals: { job: string; scheduleId: string; at: number }[],
+  leaseMs: number,
+  unjustified: number,
+): void {
+  const job = expected[0]!.job;
+  const input = {
+    records: recordsFromHistory(entries.filter((e) => e.status !== 'skipped')),
+    skips: skipsFromHistory(entries),
+    jobs: [{ job, leaseMs }],
+    expected,
+  };
+  expect(formatViolations(checkHistory({ ...input, removals }))).toBe('');
+  expect(checkHistory(input).violations.map((v) => v.kind)).toEqual(
+    Array.from({ length: unjustified }, () => 'unjustified-skip'),
+  );
+}
