@@ -32,6 +32,35 @@ function stored(s: UserSchedule, variant: ChildConfig['variant']): StoredSchedul
   };
 }
 
+/**
+ * SCALE_CALLS=1: each node process prints (stderr; shown with --verbose) its Store calls of the
+ * last 20 s by kind — the method, and the key prefixes its keys or ops touch, with the batch's size
+ * (S up to 10, M up to 100, L more) — to see which calls a change adds or saves.
+ */
+const callKinds = process.env['SCALE_CALLS'] ? new Map<string, number>() : undefined;
+if (callKinds)
+  setInterval(() => {
+    process.stderr.write(
+      `store calls by kind, last 20 s: ${JSON.stringify([...callKinds].sort((a, b) => b[1] - a[1]))}\n`,
+    );
+    callKinds.clear();
+  }, 20_000).unref();
+
+/** The kind of a Store call for SCALE_CALLS: `apply put:hist,put:ctl#M`, `scan due`, `getMany sch#L`. */
+function callKind(method: string, first: unknown): string {
+  const prefix = (key: unknown) => String(key ?? '').split('|')[0];
+  if (!Array.isArray(first)) return `${method} ${typeof first === 'string' ? prefix(first) : ''}`;
+  const parts = new Set(
+    first.map((o: unknown) =>
+      typeof o === 'string'
+        ? prefix(o)
+        : `${(o as { op?: string }).op}:${prefix((o as { key?: string }).key)}`,
+    ),
+  );
+  const size = first.length > 100 ? 'L' : first.length > 10 ? 'M' : 'S';
+  return `${method} ${[...parts].sort().join(',')}#${size}`;
+}
+
 /** `store` with every Store call counted, and the records `scan` and `get` return. */
 function counted(store: Store, counts: { calls: number; rowsRead: number }): Store {
   return new Proxy(store, {
@@ -40,6 +69,10 @@ function counted(store: Store, counts: { calls: number; rowsRead: number }): Sto
       if (typeof value !== 'function' || prop === 'close' || typeof prop === 'symbol') return value;
       return (...args: unknown[]) => {
         counts.calls++;
+        if (callKinds) {
+          const kind = callKind(prop, args[0]);
+          callKinds.set(kind, (callKinds.get(kind) ?? 0) + 1);
+        }
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (prop === 'scan' || prop === 'get') {
           return (result as Promise<unknown>).then((r) => {
