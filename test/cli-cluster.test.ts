@@ -10,6 +10,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/index.js';
+import { keys } from '../src/scheduler/keys.js';
 import { expectedOccurrences } from '../src/testing/index.js';
 import { type CliProcess, requireBuiltCli, runCli, sleep, startCli, until } from './fixtures/cli/cli.js';
 import { serverBackend, testPrefix } from './harness/backends.js';
@@ -62,6 +64,19 @@ async function json<T>(args: string[]): Promise<T> {
   const r = await runCli([...args, '--json']);
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as T;
+}
+
+/** The fire times of `tick` queued or waiting behind its overlap gate in the store the CLI args name. */
+async function pendingFireTimes(args: string[]): Promise<number[]> {
+  const url = args[args.indexOf('--store') + 1]!;
+  const at = args.indexOf('--prefix');
+  const store = await openStore(url, at >= 0 ? { prefix: args[at + 1]! } : {});
+  try {
+    const records = await store.scan(`${keys.pendingOfGate('tick', undefined, undefined)}|`, { limit: 100 });
+    return records.map((r) => (JSON.parse(r.value) as { fireTime: number }).fireTime);
+  } finally {
+    await store.close();
+  }
 }
 
 async function clusterScenario(label: string, store: string[]): Promise<void> {
@@ -207,6 +222,15 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
         ...[...nodes].map(([name, n]) => `--- ${name}\n${n.stderr()}`),
       ].join('\n');
     expect(duplicates, evidence()).toEqual([]);
+    // Fire times still waiting behind the overlap gate when the survivors stopped: claimed on
+    // time behind the resume's misfire replay (docs/overlap.md: such a fire time waits rather
+    // than being skipped), kept in the store as pending runs, to run at the next start — not lost.
+    // CI saw one (+1 s after the replay's run on a loaded host, the nodes stopped a second later).
+    const waiting = await pendingFireTimes(store);
+    expect(
+      waiting.length,
+      `still waiting at the stop: ${waiting.map((t) => new Date(t).toISOString())}`,
+    ).toBeLessThanOrEqual(3);
     // No holes: consecutive seconds from the first line to the last, except while paused (a node
     // was alive throughout, so nothing else may be missing).
     const sorted = [...counts.keys()].sort((a, b) => a - b);
@@ -214,10 +238,13 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
     const holes: string[] = [];
     for (let i = 1; i < sorted.length; i++) {
       for (let t = sorted[i - 1]! + 1000; t < sorted[i]!; t += 1000) {
-        if (t < pausedAt - 2000 || t > resumedAt + 1000) holes.push(new Date(t).toISOString());
+        if ((t < pausedAt - 2000 || t > resumedAt + 1000) && !waiting.includes(t))
+          holes.push(new Date(t).toISOString());
       }
     }
-    expect(holes, evidence()).toEqual([]);
+    expect(holes, `${evidence()}\nstill waiting: ${waiting.map((t) => new Date(t).toISOString())}`).toEqual(
+      [],
+    );
     // The history checker over the ledger (each line: job, fire time, node, token, attempt): no
     // duplicate, no stale token, no fire time lost outside the pause.
     const sinceFirst =
@@ -239,7 +266,10 @@ async function clusterScenario(label: string, store: string[]): Promise<void> {
         };
       }),
       jobs: [{ job: 'tick', leaseMs: 30_000 }],
-      expected: sinceFirst.filter((e) => e.fireTime < pausedAt - 2000 || e.fireTime > resumedAt + 1000),
+      expected: sinceFirst.filter(
+        (e) =>
+          (e.fireTime < pausedAt - 2000 || e.fireTime > resumedAt + 1000) && !waiting.includes(e.fireTime),
+      ),
     });
     // Both survivors took part after the kill (not required for correctness, but a sign the
     // work is shared): at least one ran something after it.
