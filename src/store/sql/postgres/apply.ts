@@ -26,7 +26,8 @@ export type SimpleQuery = (text: string) => Promise<readonly { rowCount: number 
  * write per row (distinct leases; records in any order but delete-then-put of one key), else one
  * multi-statement query; either way one round trip, all or nothing.
  *
- * One statement — a prepared statement with three data-modifying CTEs over unnest() arrays:
+ * One statement — a prepared statement with up to three data-modifying CTEs over unnest() arrays
+ * (only those the batch needs: one prepared statement per combination, see `applyStatement`):
  * `puts` is put.ts's upsert, `deletes` the shared delete and deleteIf, `releases` release.ts's
  * UPDATE, each for many keys, on one clock instant read once in `c`. Takes: put keys, values, ttls
  * (NULL = never expires); delete keys and the value each must hold (NULL = any: a plain delete);
@@ -65,33 +66,45 @@ export function pgApply(
   simple: SimpleQuery,
   single: PgWriteStatements,
 ): (ops: readonly NormalizedWriteOp[]) => Promise<boolean[]> {
-  const statement: Statement = {
-    name: `${t.prefix}apply`,
-    text:
-      `${PG_NOW_CTE}, ` +
-      `puts AS (INSERT INTO ${t.records} AS r ("key", value, expires_at) ` +
-      `SELECT u.k, u.v, c.now + u.ttl FROM c, unnest($1::text[], $2::text[], $3::bigint[]) AS u(k, v, ttl) ` +
-      `ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at), ` +
-      `deletes AS (DELETE FROM ${t.records} AS r USING c, unnest($4::text[], $5::text[]) WITH ORDINALITY AS u(k, v, i) ` +
-      `WHERE r."key" = u.k AND (u.v IS NULL OR r.value = u.v) ` +
-      `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING u.i), ` +
-      `releases AS (UPDATE ${t.leases} AS l SET expires_at = CASE WHEN u.hold > c.now THEN u.hold ELSE l.acquired_at END ` +
-      `FROM c, unnest($6::text[], $7::bigint[], $8::bigint[]) WITH ORDINALITY AS u(k, token, hold, i) ` +
-      `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING u.i) ` +
-      `SELECT (SELECT string_agg(i::text, ',') FROM deletes) AS d, (SELECT string_agg(i::text, ',') FROM releases) AS r`,
+  // One prepared statement per combination of what a batch holds (puts, deletes, releases): most
+  // batches hold one or two kinds (history puts; a page's delete and release). PostgreSQL plans
+  // this statement afresh at each call (custom plans: the arrays' sizes vary), and planning the
+  // three CTEs cost ~0.45 ms a call — as much as running a history batch of 25 puts (bench:scale
+  // --variant jitter, pg_stat_statements). A CTE with nothing to do is left out instead.
+  const statements = new Map<number, Statement>();
+  const statementOf = (puts: boolean, deletes: boolean, releases: boolean): Statement => {
+    const kinds = (puts ? 1 : 0) | (deletes ? 2 : 0) | (releases ? 4 : 0);
+    let statement = statements.get(kinds);
+    if (!statement) {
+      statement = applyStatement(t, puts, deletes, releases);
+      statements.set(kinds, statement);
+    }
+    return statement;
   };
 
   const together = async (plan: Plan): Promise<boolean[]> => {
-    const { rows } = await run(statement, [
-      plan.puts.map((op) => op.key),
-      plan.puts.map((op) => op.value),
-      plan.puts.map((op) => op.ttlMs ?? null) as unknown as readonly number[],
-      plan.deletes.map((d) => d.key),
-      plan.deletes.map((d) => d.ifValue ?? null) as unknown as readonly string[],
-      plan.releases.map((op) => op.key),
-      plan.releases.map((op) => op.token),
-      plan.releases.map((op) => op.holdUntil ?? 0),
-    ]);
+    const puts = plan.puts.length > 0;
+    const deletes = plan.deletes.length > 0;
+    const releases = plan.releases.length > 0;
+    const params: SqlValue[] = [];
+    if (puts)
+      params.push(
+        plan.puts.map((op) => op.key),
+        plan.puts.map((op) => op.value),
+        plan.puts.map((op) => op.ttlMs ?? null) as unknown as readonly number[],
+      );
+    if (deletes)
+      params.push(
+        plan.deletes.map((d) => d.key),
+        plan.deletes.map((d) => d.ifValue ?? null) as unknown as readonly string[],
+      );
+    if (releases)
+      params.push(
+        plan.releases.map((op) => op.key),
+        plan.releases.map((op) => op.token),
+        plan.releases.map((op) => op.holdUntil ?? 0),
+      );
+    const { rows } = await run(statementOf(puts, deletes, releases), params);
     // One row: the 1-based places (in plan.deletes, plan.releases) of the records deleted and
     // the leases released, comma-separated — not a row per key (~3 per run) for the driver to parse.
     const deleted = places(rows[0]?.['d'], plan.deletes.length);
@@ -127,6 +140,40 @@ export function pgApply(
   return async (ops) => {
     const plan = planTogether(ops);
     return plan ? together(plan) : inOrder(ops);
+  };
+}
+
+/**
+ * The one statement of a batch with the given kinds of writes (at least one): `puts` — keys,
+ * values, ttls; `deletes` — keys, the values they must hold; `releases` — keys, tokens,
+ * holdUntils; parameters numbered in that order, only for the kinds present.
+ */
+function applyStatement(t: Tables, puts: boolean, deletes: boolean, releases: boolean): Statement {
+  let n = 0;
+  const $ = () => `$${++n}`;
+  const ctes = [PG_NOW_CTE];
+  if (puts)
+    ctes.push(
+      `puts AS (INSERT INTO ${t.records} AS r ("key", value, expires_at) ` +
+        `SELECT u.k, u.v, c.now + u.ttl FROM c, unnest(${$()}::text[], ${$()}::text[], ${$()}::bigint[]) AS u(k, v, ttl) ` +
+        `ON CONFLICT ("key") DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at)`,
+    );
+  if (deletes)
+    ctes.push(
+      `deletes AS (DELETE FROM ${t.records} AS r USING c, unnest(${$()}::text[], ${$()}::text[]) WITH ORDINALITY AS u(k, v, i) ` +
+        `WHERE r."key" = u.k AND (u.v IS NULL OR r.value = u.v) ` +
+        `AND (r.expires_at IS NULL OR r.expires_at > c.now) RETURNING u.i)`,
+    );
+  if (releases)
+    ctes.push(
+      `releases AS (UPDATE ${t.leases} AS l SET expires_at = CASE WHEN u.hold > c.now THEN u.hold ELSE l.acquired_at END ` +
+        `FROM c, unnest(${$()}::text[], ${$()}::bigint[], ${$()}::bigint[]) WITH ORDINALITY AS u(k, token, hold, i) ` +
+        `WHERE l."key" = u.k AND l.token = u.token AND l.expires_at > c.now RETURNING u.i)`,
+    );
+  const agg = (cte: string) => `(SELECT string_agg(i::text, ',') FROM ${cte})`;
+  return {
+    name: `${t.prefix}apply${puts ? 'p' : ''}${deletes ? 'd' : ''}${releases ? 'r' : ''}`,
+    text: `${ctes.join(', ')} SELECT ${deletes ? agg('deletes') : 'NULL::text'} AS d, ${releases ? agg('releases') : 'NULL::text'} AS r`,
   };
 }
 
