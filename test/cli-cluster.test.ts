@@ -72,7 +72,7 @@ async function pendingFireTimes(args: string[]): Promise<number[]> {
   const at = args.indexOf('--prefix');
   const store = await openStore(url, at >= 0 ? { prefix: args[at + 1]! } : {});
   try {
-    const records = await store.scan(`${keys.pendingOfGate('tick', undefined, undefined)}|`, { limit: 100 });
+    const records = await store.scan(keys.pendingPrefix('tick'), { limit: 100 });
     return records.map((r) => (JSON.parse(r.value) as { fireTime: number }).fireTime);
   } finally {
     await store.close();

@@ -288,6 +288,39 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       return { timeline, replays };
     }
 
+    /** Gives fire times waiting behind the job's gate (pending records) up to 3 s to be claimed. */
+    async function untilNoneWaiting(store: Store, job: string): Promise<void> {
+      const waiting = async () => (await store.scan(keys.pendingPrefix(job))).length > 0;
+      for (let i = 0; i < 30 && (await waiting()); i++) await sleep(100);
+    }
+
+    /**
+     * The history with each fire time still queued or waiting behind the job's gate at the stop
+     * (its pending record; none of the nodes ran it: it runs at the next start) counted as on
+     * record, and the pending records as one line (`offset:source[:wait]`, from `since`).
+     */
+    async function pendingOnRecord(
+      store: Store,
+      job: string,
+      history: HistoryEntry[],
+      ran: number[],
+      since: number,
+    ): Promise<{ onRecord: HistoryEntry[]; pending: string }> {
+      const queued = (await store.scan(keys.pendingPrefix(job))).map(
+        (r) => JSON.parse(r.value) as { fireTime: number; source: string; wait?: true },
+      );
+      const onRecord = [
+        ...history,
+        ...queued
+          .filter((p) => !ran.includes(p.fireTime))
+          .map((p) => ({ fireTime: new Date(p.fireTime), status: 'skipped' }) as HistoryEntry),
+      ];
+      const pending = queued
+        .map((p) => `${p.fireTime - since}:${p.source}${p.wait ? ':wait' : ''}`)
+        .join(' ');
+      return { onRecord, pending };
+    }
+
     /** Waits until the store clock is at `phaseMs` (± a little) within a `periodMs` cycle. */
     async function untilPhase(probe: Store, periodMs: number, from: number, to: number): Promise<number> {
       for (;;) {
@@ -678,8 +711,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       // win the gate first when the replay ends: the waiting one runs at a poll after. Give it a
       // few polls before stopping; one still waiting at the stop is on record as its pending
       // record (it runs at the next start), counted below.
-      const waiting = async () => (await a!.store.scan(keys.pendingPrefix(job))).length > 0;
-      for (let i = 0; i < 30 && (await waiting()); i++) await sleep(100);
+      await untilNoneWaiting(a!.store, job);
       await Promise.all([a!.s.stop(), b!.s.stop()]);
       // run-once: what fell due while paused is replayed once, as a misfire; from the replay on
       // every fire time is accounted for (run once, or recorded skipped), none run twice. (Which
@@ -694,10 +726,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       const rest = times.filter((f) => f > replay);
       // What is still queued or waiting behind the gate, and what each node said it missed: the
       // failure message shows where a fire time went.
-      const queued = (await a!.store.scan(keys.pendingPrefix(job))).map(
-        (r) => JSON.parse(r.value) as { fireTime: number; source: string; wait?: true },
-      );
-      const pending = queued.map((p) => `${p.fireTime - pausedAt}:${p.source}${p.wait ? ':wait' : ''}`);
+      const { onRecord, pending } = await pendingOnRecord(a!.store, job, history, times, pausedAt);
       const said = [a!, b!].flatMap((n) =>
         n.events.misfired
           .filter((m) => m.job === job)
@@ -710,12 +739,6 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       // machine a fire time nobody claimed within the misfire threshold is skipped as a misfire
       // (a `misfired` event, action skipped, with its span) — said, not lost, and never also run.
       // Still queued when the nodes stopped (none of them ran it): on record, as its pending record.
-      const onRecord = [
-        ...history,
-        ...queued
-          .filter((p) => !times.includes(p.fireTime))
-          .map((p) => ({ fireTime: new Date(p.fireTime), status: 'skipped' }) as HistoryEntry),
-      ];
       if (rest.length > 0)
         expectAccountedForWithMisfires(
           onRecord,
@@ -1022,8 +1045,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
         // A fire time claimed on time while a replay held the gate waits behind it, and may be
         // overtaken (see the pause test): a few polls for it, then one still waiting at the stop
         // is on record as its pending record (it runs at the next start).
-        const waiting = async () => (await nodes[0]!.store.scan(keys.pendingPrefix(job))).length > 0;
-        for (let i = 0; i < 30 && (await waiting()); i++) await sleep(100);
+        await untilNoneWaiting(nodes[0]!.store, job);
         await Promise.all(nodes.map((n) => n.s.stop()));
         expect(nodes.flatMap((n) => n.events.error).length).toBeGreaterThan(0);
         expect(unhandled).toEqual([]);
@@ -1050,16 +1072,7 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
           .join(' ');
         // Still queued or waiting when the nodes stopped (none of them ran it): on record, as its
         // pending record.
-        const queued = (await nodes[0]!.store.scan(keys.pendingPrefix(job))).map(
-          (r) => JSON.parse(r.value) as { fireTime: number; source: string; wait?: true },
-        );
-        const onRecord = [
-          ...history,
-          ...queued
-            .filter((p) => !times.includes(p.fireTime))
-            .map((p) => ({ fireTime: new Date(p.fireTime), status: 'skipped' }) as HistoryEntry),
-        ];
-        const pending = queued.map((p) => `${p.fireTime - downAt}:${p.source}${p.wait ? ':wait' : ''}`);
+        const { onRecord, pending } = await pendingOnRecord(nodes[0]!.store, job, history, times, downAt);
         // A node stalled past the misfire threshold after the store came back (a loaded host)
         // skips what it missed as a misfire, and says so: on record, not lost.
         expectAccountedForWithMisfires(
