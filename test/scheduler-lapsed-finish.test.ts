@@ -123,3 +123,60 @@ it('memory: a finish stored after its lease lapsed is marked, and leaves the rec
   expect(result.violations).toEqual([]);
   expect(result.recoveries).toBe(1);
 }, 30_000);
+
+/**
+ * The other way a run outlives its lease: its keep-alive finds the lease gone while the handler
+ * still runs (a node frozen past `lockAtMostFor` wakes to this; CI: a SIGSTOPped Redis node,
+ * test/faults-skips.test.ts). The attempt is recorded `abandoned` and marked `leaseLapsed`, so
+ * that nobody reads the handler, which may go on after its signal, as a run ended at that record
+ * — the next run of its gate may start beside it. Forced here: every extend of the first
+ * occurrence's lease answers "gone".
+ */
+it('memory: a run whose lease is found gone mid-run is recorded abandoned with leaseLapsed', async () => {
+  const base = new MemoryStore();
+  let lost: string | undefined;
+  const store = new Proxy(base, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop === 'acquire') {
+        return async (...args: Parameters<Store['acquire']>) => {
+          const leases = await target.acquire(...args);
+          lost ??= leases.find((l) => l?.key.startsWith('occ|'))?.key;
+          return leases;
+        };
+      }
+      if (prop === 'extend') {
+        return async (key: string, token: number, leaseMs: number) =>
+          key === lost ? null : target.extend(key, token, leaseMs);
+      }
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const job = `lost-${randomId(5)}`;
+  const s = createScheduler({ store, node: 'node-a', pollInterval: '100ms' });
+  cleanup.push(() => s.stop());
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const signals: AbortSignal[] = [];
+  s.define(job, { every: '1h', lockAtMostFor: '1s', overlap: 'skip' }, async (ctx) => {
+    signals.push(ctx.signal);
+    // The first attempt ignores its signal and goes on past its lease.
+    if (signals.length === 1) await held;
+  });
+  const events = recordEvents(s);
+  await s.start();
+  await s.trigger(job);
+  await until(() => signals[0]?.aborted === true, 10_000, 'the lost lease to abort the run');
+  let history = await s.history({ job, limit: 10 });
+  for (const deadline = performance.now() + 10_000; history[0]?.status !== 'abandoned'; ) {
+    if (performance.now() > deadline) throw new Error('the abandoned attempt never reached the history');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    history = await s.history({ job, limit: 10 });
+  }
+  const [first] = history;
+  expect(first).toMatchObject({ status: 'abandoned', attempt: 1, leaseLapsed: true, node: 'node-a' });
+  expect(events.succeeded).toEqual([]);
+  release();
+}, 30_000);

@@ -160,6 +160,8 @@ export interface HistoryEntry {
   /**
    * The outcome was stored only after the run's lease had lapsed (a stalled link, a long pause):
    * another node may have recovered the occurrence meanwhile — the documented at-least-once case.
+   * On an `abandoned` attempt: its lease was lost while its handler ran (its node frozen past the
+   * lease, say), so the handler may have gone on beside the next run of its overlap gate.
    */
   leaseLapsed?: boolean;
   /** (`failed`, `timed-out`) another attempt of the occurrence followed this one (a retry). */

@@ -273,6 +273,8 @@ class PageItemRun {
       final.status = 'abandoned';
       final.finishedAt = new Date(storeTimeNow(this.claim, deps.clock));
       final.error = errorText(error ?? this.halt.reason);
+      // Lease lost: the handler may still be going while another node runs (run.ts says why).
+      if (this.leaseLost) final.leaseLapsed = true;
       this.endSpan('abandoned', error ?? this.halt.reason);
       this.handlerEnded();
     } else {

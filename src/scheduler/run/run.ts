@@ -228,7 +228,16 @@ export async function executeRun(
           ]);
           settle.abort(INTERNAL_ABORT);
         }
-        final = { ...entry, status: 'abandoned', finishedAt, error: errorText(error ?? halt.reason) };
+        // Its lease lost (the keep-alive found it gone: a node frozen past it, a store that
+        // lapsed it): the handler may still be going, and another node may already have the gate
+        // and the occurrence — the history says so (`leaseLapsed`), as a finish stored late does.
+        final = {
+          ...entry,
+          status: 'abandoned',
+          finishedAt,
+          error: errorText(error ?? halt.reason),
+          ...(leaseLost ? { leaseLapsed: true } : {}),
+        };
         endSpan('abandoned', error ?? halt.reason);
         outcome = 'abandoned';
         return;
