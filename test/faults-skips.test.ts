@@ -20,6 +20,7 @@ import { openStore, type Store } from '../src/index.js';
 import { Spread } from '../src/scheduler/control/spread.js';
 import { CLAIM_LEAD_MS } from '../src/scheduler/due/claim-lead.js';
 import { createScheduler, type HistoryEntry, type Scheduler } from '../src/scheduler/index.js';
+import { keys } from '../src/scheduler/keys.js';
 import {
   expectedOccurrences,
   type RunRecord,
@@ -162,9 +163,11 @@ describe.skipIf(redis.skip ?? (hasFaketime ? false : `${LIBFAKETIME} is missing`
       const prefix = testPrefix('stopskip');
       const job = 'report';
       const skews = { fast: 30_000, slow: -20_000, right: 0 } as const;
-      // The true-clock node reaches Redis through a proxy that delays each way by 25 ms: its claim
-      // is applied ~25 ms after the fire time, its start record ~75 ms after, and a SIGSTOP at
-      // +50 ms freezes it in between — the claim granted (occurrence and gate), nothing started.
+      // The true-clock node reaches Redis through a proxy that delays each way by 25 ms and shows
+      // the test each request as it leaves the node: the node is frozen the instant its claim of
+      // the fire time is sent, so the claim is granted (occurrence and gate) while nothing has
+      // started. (A SIGSTOP at a fixed time missed that window once claims went ahead of the fire
+      // time, src/scheduler/due/claim-lead.ts: it froze a run mid-handler, past its lease.)
       const link = await startFaultProxy(redis.url!);
       link.delay(25);
       const children: TsxChild[] = Object.entries(skews).map(([node, skew]) =>
@@ -179,12 +182,27 @@ describe.skipIf(redis.skip ?? (hasFaketime ? false : `${LIBFAKETIME} is missing`
         // lease: its timers, claims and keep-alives stop) and resumes among nodes that kept running.
         const right = children[2]!;
         const offset = (await store.now()) - Date.now();
+        let onClaim = 0;
         for (const f of await firstFor(store, 'right', job, (await store.now()) + 1_000, 4, 6_000)) {
-          await sleepUntil(f + 50, offset);
-          right.process.kill('SIGSTOP');
+          const claim = keys.occurrence({ job, scheduleId: undefined, fireTime: f, shard: undefined });
+          const sent = new Promise<boolean>((resolve) => {
+            link.onRequest((chunk) => {
+              if (!chunk.includes(claim)) return;
+              link.onRequest(undefined);
+              right.process.kill('SIGSTOP');
+              resolve(true);
+            });
+          });
+          // Not claimed half a second after the fire time: frozen then anyway (and counted).
+          const claimed = await Promise.race([sent, sleepUntil(f + 500, offset).then(() => false)]);
+          link.onRequest(undefined);
+          if (claimed) onClaim++;
+          else right.process.kill('SIGSTOP');
           await sleep(4_000);
           right.process.kill('SIGCONT');
         }
+        // The test's own premise: the freezes came between a claim and its start.
+        expect(onClaim, 'freezes at the instant of a claim').toBeGreaterThanOrEqual(3);
         const to = Math.floor((await store.now()) / 1_000) * 1_000 - 1_000;
         await sleep(LEASE_MS + 2_000);
         await stopAll(children);

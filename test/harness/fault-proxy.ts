@@ -15,6 +15,8 @@
  *   half-open connection); what arrived meanwhile is delivered, in order, on `stall(false)`.
  * - `reset()` / `resetAll()`: destroys both sides with a TCP RST (`resetAndDestroy`).
  * - `refuse(on)` (proxy only): new connections get an RST at once, the server never sees them.
+ * - `onRequest(listener)` (proxy only): each client → server chunk is shown to `listener` as it
+ *   arrives, before any delay (a test acts the instant a client sent a given request).
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -36,6 +38,8 @@ export interface FaultProxy extends FaultControls {
   /** The target URL with its host:port replaced by the proxy's (user, password, path kept). */
   readonly url: string;
   refuse(on: boolean): void;
+  /** Shows each client → server chunk to `listener` as it arrives (`undefined`: no longer). */
+  onRequest(listener: ((chunk: Buffer) => void) | undefined): void;
   /** RST on every open connection (both sides). */
   resetAll(): void;
   /** How many proxied connections are open now. */
@@ -69,8 +73,10 @@ class Pipe {
     private readonly to: Socket,
     private readonly settings: () => Required<Settings>,
     private readonly replies: boolean,
+    tap?: (chunk: Buffer) => void,
   ) {
     from.on('data', (chunk: Buffer) => {
+      tap?.(chunk);
       const s = this.settings();
       if (this.replies && s.drop) return;
       this.queue.push({ chunk, dueAt: performance.now() + s.delayMs });
@@ -123,13 +129,14 @@ class Connection implements ProxyConnection {
     readonly server: Socket,
     proxySettings: Required<Settings>,
     onClose: () => void,
+    tap: (chunk: Buffer) => void,
   ) {
     const settings = (): Required<Settings> => ({
       delayMs: this.own.delayMs ?? proxySettings.delayMs,
       drop: this.own.drop ?? proxySettings.drop,
       stalled: this.own.stalled ?? proxySettings.stalled,
     });
-    this.pipes = [new Pipe(client, server, settings, false), new Pipe(server, client, settings, true)];
+    this.pipes = [new Pipe(client, server, settings, false, tap), new Pipe(server, client, settings, true)];
     let closed = false;
     const close = (peer: Socket, hadError: boolean) => {
       // An RST (or a failed connect) on one side is passed on as an RST; a clean close needs
@@ -176,6 +183,8 @@ export async function startFaultProxy(target: string | { host: string; port: num
   const settings: Required<Settings> = { delayMs: 0, drop: false, stalled: false };
   const open = new Set<Connection>();
   let refusing = false;
+  let requestListener: ((chunk: Buffer) => void) | undefined;
+  const tap = (chunk: Buffer) => requestListener?.(chunk);
   let nextId = 1;
 
   const server: Server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
@@ -186,7 +195,14 @@ export async function startFaultProxy(target: string | { host: string; port: num
     }
     const upstream = connect({ host, port, allowHalfOpen: true });
     upstream.pause();
-    const connection = new Connection(nextId++, client, upstream, settings, () => open.delete(connection));
+    const connection = new Connection(
+      nextId++,
+      client,
+      upstream,
+      settings,
+      () => open.delete(connection),
+      tap,
+    );
     open.add(connection);
     connection.refresh();
   });
@@ -223,6 +239,9 @@ export async function startFaultProxy(target: string | { host: string; port: num
     },
     refuse(on) {
       refusing = on;
+    },
+    onRequest(listener) {
+      requestListener = listener;
     },
     resetAll() {
       for (const c of open) c.reset();
