@@ -1,7 +1,7 @@
 /**
- * The schedule features (issue 32: audit, jitter, exclusions, next(), bounds, pauses, backfill,
- * overlap policies, fleet limits) on sqlite, apart from the core scheduler suite (scheduler-sqlite.test.ts) so that
- * the two files run side by side.
+ * The schedule features (issue 32: audit, jitter, exclusions, next(), bounds, pauses) on sqlite,
+ * apart from the core scheduler suite (scheduler-sqlite.test.ts) and from backfill, overlap policies
+ * and fleet limits (schedule-runs-sqlite.test.ts), so that the files run side by side.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,13 +9,10 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { openStore } from '../src/index.js';
 import { describeAudit } from './harness/audit-suite.js';
-import { describeBackfill } from './harness/backfill-suite.js';
 import { describeBounds } from './harness/bounds-suite.js';
 import { describeExclude } from './harness/exclude-suite.js';
 import { describeJitter } from './harness/jitter-suite.js';
-import { describeLimits } from './harness/limits-suite.js';
 import { describeNext } from './harness/next-suite.js';
-import { describeOverlap } from './harness/overlap-suite.js';
 import { describePause } from './harness/pause-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncely-feat-sqlite-'));
@@ -29,6 +26,3 @@ describeExclude('sqlite', () => openStore(url, { prefix: 's_' }));
 describeNext('sqlite', () => openStore(url, { prefix: 's_' }));
 describeBounds('sqlite', () => openStore(url, { prefix: 's_' }));
 describePause('sqlite', () => openStore(url, { prefix: 's_' }));
-describeBackfill('sqlite', () => openStore(url, { prefix: 's_' }));
-describeOverlap('sqlite', () => openStore(url, { prefix: 's_' }));
-describeLimits('sqlite', () => openStore(url, { prefix: 's_' }));

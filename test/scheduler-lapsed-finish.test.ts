@@ -127,7 +127,7 @@ it('memory: a finish stored after its lease lapsed is marked, and leaves the rec
 /**
  * The other way a run outlives its lease: its keep-alive finds the lease gone while the handler
  * still runs (a node frozen past `lockAtMostFor` wakes to this; CI: a SIGSTOPped Redis node,
- * test/faults-skips.test.ts). The attempt is recorded `abandoned` and marked `leaseLapsed`, so
+ * test/faults-sigstop.test.ts). The attempt is recorded `abandoned` and marked `leaseLapsed`, so
  * that nobody reads the handler, which may go on after its signal, as a run ended at that record
  * — the next run of its gate may start beside it. Forced here: every extend of the first
  * occurrence's lease answers "gone".
