@@ -171,3 +171,70 @@ describe('a lost reply to a claim of an occurrence this node already ran', () =>
     expect(runs).toHaveLength(1);
   }, 30_000);
 });
+
+describe('a lost reply to the gate a queued run asks for once it has its occurrence', () => {
+  // A queued run (and a takeover) asks for its overlap gate in a second acquire, once it has won
+  // its occurrence (internal-types.ts, gateAfterWin). When that acquire's reply is lost, the gate
+  // may be held by this very claim, unheard of. It used to be asked for again, refused by that
+  // grant, and the queued run (and every fire time behind it) waited for the orphan's whole lease.
+  it('the orphan gate is adopted at the next tick: the queued run starts then, not a lease later', async () => {
+    const base = await openStore(`memory:${testPrefix('gatelost')}`);
+    const job = unique('queued');
+    let armed = false;
+    const lostGates: string[] = [];
+    const store = new Proxy(base, {
+      get(t, prop, receiver) {
+        const value = Reflect.get(t, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop !== 'acquire') return value.bind(t);
+        return async (requests: LeaseRequest[]) => {
+          const gateOnly = requests.length > 0 && requests.every((r) => r.key.startsWith(`run|${job}|`));
+          if (!armed || !gateOnly) return t.acquire(requests);
+          // Refused while the first run holds the gate; the grant's reply is the one lost.
+          const leases = await t.acquire(requests);
+          if (!leases[0]) return leases;
+          armed = false;
+          lostGates.push(leases[0].owner);
+          throw new OncelyError('STORE_UNAVAILABLE', 'test: reply lost');
+        };
+      },
+    });
+    const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
+    cleanup.push(() => s.stop());
+    let first = true;
+    // The first run outlasts the next fire time, which is queued behind it.
+    s.define(job, { every: '1s', overlap: 'queue', lockAtMostFor: '10s' }, async () => {
+      if (!first) return;
+      first = false;
+      armed = true;
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    });
+    const events = recordEvents(s);
+    await s.start();
+    await until(() => lostGates.length === 1, 15_000, "the queued run's gate granted, its reply lost");
+    const firstRun = events.succeeded[0]!;
+    await until(() => events.started.length >= 2, 15_000, 'the queued run');
+    const queued = events.started[1]!;
+    console.log(
+      firstRun.fireTime.getTime(),
+      events.started.map((e) => [
+        e.fireTime.getTime() - firstRun.fireTime.getTime(),
+        e.startedAt.getTime() - firstRun.fireTime.getTime(),
+        e.source,
+      ]),
+      events.skipped.map((e) => [e.fireTime.getTime() - firstRun.fireTime.getTime(), e.reason]),
+    );
+    expect(queued.fireTime.getTime()).toBe(firstRun.fireTime.getTime() + 1_000);
+    // Adopted at the next tick; before, it waited for the orphan gate's 10 s lease.
+    const late = queued.startedAt.getTime() - (firstRun.fireTime.getTime() + 1_500);
+    expect(late).toBeLessThan(4_000);
+    await until(() => events.started.length >= 4, 15_000, 'later runs');
+    // One at a time: every run had ended before the next started.
+    const history = (await s.history({ job, limit: 50 })).filter((h) => h.status !== 'skipped');
+    const runs = history.sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    for (let i = 1; i < runs.length; i++)
+      if (runs[i - 1]!.finishedAt)
+        expect(runs[i]!.startedAt.getTime()).toBeGreaterThanOrEqual(runs[i - 1]!.finishedAt!.getTime());
+    expect(new Set(events.started.map((e) => e.fireTime.getTime())).size).toBe(events.started.length);
+  }, 40_000);
+});

@@ -11,9 +11,10 @@ import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
 import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
 import { earlyGrant, MAX_EARLY_WAIT_MS } from './early-grant.js';
+import { gateOwner } from './gate-owner.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { accountedFor } from './on-record.js';
-import { type Overlap, REPLAY_MARK } from './overlap.js';
+import type { Overlap } from './overlap.js';
 import { PageClaims } from './page-claims.js';
 import { Unanswered } from './unanswered.js';
 import { Watch } from './watch.js';
@@ -197,13 +198,15 @@ export class Claims {
     return { ended: await occurrenceEnded(this.state, c.occ) };
   }
 
-  /** The overlap gate request of a candidate. */
-  private gateRequest(c: Candidate, leaseMs: number): LeaseRequest {
+  /**
+   * The overlap gate request of a candidate; `won`: the occurrence lease it was won under, for a
+   * gate asked for once the occurrence is won (gateAfterWin), whose owner names that lease (see
+   * {@link gateOwner}).
+   */
+  private gateRequest(c: Candidate, leaseMs: number, won?: Lease): LeaseRequest {
     return {
       key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
-      // A replay of missed work says so: an on-time fire time that finds the gate held by a
-      // replay queues behind it instead of being skipped (see overlapped()).
-      owner: c.source === 'misfire' ? `${this.state.node}${REPLAY_MARK}` : this.state.node,
+      owner: gateOwner(this.state.node, c, won),
       leaseMs,
     };
   }
@@ -282,10 +285,12 @@ export class Claims {
       // gateAfterWin).
       // No answer: the occurrence is kept, not given back — every other node has moved past it —
       // and asked about again at the next tick (the throw makes it unanswered, see afterClaim).
-      // A gate granted without an answer is then not known to be this claim's: this claim asks
-      // again, is refused by it, and queues or skips behind it (on record) until it lapses.
-      const [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs)]);
-      gate = won ?? null;
+      // A gate granted unheard names this claim's lease (gateOwner): the next tick adopts it too.
+      // Not asked for again when adopted so (unanswered.ts).
+      if (gate === undefined) {
+        const [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs, lease)]);
+        gate = won ?? null;
+      }
     }
     c.onWon?.();
     if (c.settleOnly) {

@@ -5,6 +5,7 @@ import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import { FINAL_STATUSES, occurrenceHistory } from './dead-attempt.js';
+import { gateOwner } from './gate-owner.js';
 import { accountedFor } from './on-record.js';
 import { REPLAY_MARK } from './overlap.js';
 
@@ -149,8 +150,12 @@ export class Unanswered {
     ) {
       let gate: Lease | null | undefined;
       // A takeover or a queued run asks for its gate only once it has the occurrence (claim.ts,
-      // gateAfterWin): not here.
-      if (c.gate && !gateAfterWin(c)) {
+      // gateAfterWin), under an owner naming this grant (gateOwner): if that acquire's answer was
+      // the one lost, the gate is this claim's and is adopted with it; else it is asked for then.
+      if (c.gate && gateAfterWin(c)) {
+        const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
+        if (held && held.owner === gateOwner(s.node, c, lease)) gate = held;
+      } else if (c.gate) {
         const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
         // Granted by the same acquire: this node's, at the same store instant.
         const mine = held?.owner === s.node || held?.owner === `${s.node}${REPLAY_MARK}`;
