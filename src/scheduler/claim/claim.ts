@@ -9,7 +9,7 @@ import { type InflightRecord, sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
 import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
-import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
+import { deadAttempt, inflightOf, occurrenceEnded } from './dead-attempt.js';
 import { earlyGrant, MAX_EARLY_WAIT_MS } from './early-grant.js';
 import { gateOwner } from './gate-owner.js';
 import { doneHold, doneUntil } from './high-water.js';
@@ -193,9 +193,8 @@ export class Claims {
   ): Promise<{ deadRun?: InflightRecord; ended?: boolean }> {
     if ((c.source === 'recover' && !c.unstarted) || c.source === 'backfill') return {};
     if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
-    const rec = await this.state.store.get(keys.inflight(c.occ));
-    if (rec !== null) return { deadRun: JSON.parse(rec) as InflightRecord };
-    return { ended: await occurrenceEnded(this.state, c.occ) };
+    const deadRun = await inflightOf(this.state, c.occ);
+    return deadRun ? { deadRun } : { ended: await occurrenceEnded(this.state, c.occ) };
   }
 
   /**
@@ -338,26 +337,19 @@ export class Claims {
     if (gate && (await this.overlap.behindQueue(job, c, lease, gate, sentAt))) return 'won';
     // A backfill runs only if its fire time has not run, as the next attempt (backfill-claim.ts).
     if (c.source === 'backfill' && !(await backfillClaimed(s, c, lease, gate, sentAt))) return 'won';
-    // The high-water mark is raised with the run's in-flight record: until then the held claim is
-    // what tells a late node that this fire time was handled, and a claim that never gets to start
-    // leaves its fire time to the misfire policy. A trigger request or pending record is consumed
-    // in that same batch (retried while the claim holds): it is gone exactly when its run is on
-    // record, and a claim that could not be recorded leaves it for the next claimant. A pending
-    // record is consumed only as read: one rewritten meanwhile is a newer fire time queued
-    // behind this very run, and stays (consumeOps). A due entry moves on in that batch too (its
-    // `advance`).
+    // The high-water mark is raised with the run's in-flight record (until then the held claim
+    // tells a late node the fire time was handled; a claim never started leaves it to the misfire
+    // policy). A trigger request, a pending record (only as read: one rewritten meanwhile is a
+    // newer fire time queued behind this run, consumeOps) and a due entry's move (`advance`) go in
+    // that batch (retried while the claim holds): gone exactly when the run is on record.
     // A queued run whose fire time already ran to its end (or was recorded skipped): consumed
-    // (as read) and settled "done", never run again (dead-attempt.ts, occurrenceEnded).
-    // (lateLook may have read the history already.)
+    // (as read) and settled "done", never run again (occurrenceEnded; lateLook may have read it).
     if (c.fromPending && (after.ended ?? (await occurrenceEnded(s, c.occ)))) {
       await settleDone(`stale queued run of ${c.occ.job}`);
       return 'won';
     }
-    // A queued run with a later one queued behind the same gate: recorded skipped, never run.
-    if (c.superseded) {
-      await this.overlap.superseded(job, c, lease, sentAt);
-      return 'won';
-    }
+    // A queued run with a later one queued behind the same gate: recorded skipped (overlap.ts).
+    if (c.superseded) return this.overlap.superseded(job, c, lease, gate, sentAt, after.deadRun);
     // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
     // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts). Likewise a
     // claim won a whole lease after the fire time (a node whose cursor lagged, a replay): a run of

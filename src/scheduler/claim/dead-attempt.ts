@@ -20,6 +20,12 @@ export function abandonedEntry(occ: OccurrenceId, rec: InflightRecord, now: numb
   });
 }
 
+/** The occurrence's in-flight record: a run of it started and has not ended (or died). */
+export async function inflightOf(s: NodeState, occ: OccurrenceId): Promise<InflightRecord | undefined> {
+  const rec = await s.store.get(keys.inflight(occ));
+  return rec === null ? undefined : (JSON.parse(rec) as InflightRecord);
+}
+
 /** History statuses that close an occurrence: it ran (or was skipped) and is never run again. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
 

@@ -6,7 +6,7 @@ import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { RunSource, SkipCause } from '../types.js';
-import { occurrenceEnded } from './dead-attempt.js';
+import { inflightOf, occurrenceEnded } from './dead-attempt.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { overlappingRun } from './overlapping-run.js';
 
@@ -208,10 +208,32 @@ export class Overlap {
   /**
    * A queued run with a later one queued behind the same gate (requests.ts): the gate keeps one
    * pending run, the latest, so this one is recorded skipped for overlap — on record, never
-   * silently dropped. The mark was raised when it was queued.
+   * silently dropped. The mark was raised when it was queued. Unless a run of it started
+   * meanwhile (another node dequeued it) and died — its lease lost, its node stopped, the
+   * occurrence freed at once: `deadRun` as the claim read it, else read now. That run is never
+   * superseded: the occurrence (and its gate) is freed for recovery (recover.ts, which runs it
+   * under its gate). Before, it was recorded superseded after it had started (simulator, lost
+   * replies: the run of +11 s started, then "superseded by +13 s", never finished).
    */
-  async superseded(job: Job, c: Candidate, lease: Lease, sentAt: number): Promise<void> {
+  async superseded(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    gate: Lease | null | undefined,
+    sentAt: number,
+    deadRun: InflightRecord | undefined,
+  ): Promise<'won' | 'returned'> {
+    if (deadRun ?? (await inflightOf(this.state, c.occ))) {
+      const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
+        op: 'release',
+        key: l.key,
+        token: l.token,
+      }));
+      await settle(this.state, `release of ${c.occ.job}`, frees, lease, sentAt);
+      return 'returned';
+    }
     await this.skip(job, c, lease, sentAt, [], 'superseded', { fireTime: new Date(c.supersededBy!) });
+    return 'won';
   }
 
   /**
