@@ -257,6 +257,9 @@ export class Claims {
       else if (!(await this.overlap.droppedStale(job, c))) this.watch.refused(c);
       return 'refused';
     }
+    /** The occurrence (and the gate won with it) freed at once, for another claim to take. */
+    const freeClaim = () =>
+      settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
     // Granted before its start: kept and waited for, claimed ahead, or given back (early-grant.ts).
     const { start, ahead, wait, giveBack, notBefore } = earlyGrant(s, job, c, lease, gate);
     if (wait && notBefore === undefined && !giveBack)
@@ -276,7 +279,7 @@ export class Claims {
         c.entryReadAt !== undefined ? undefined : s.sources.get(sourceKey(c.occ.job, c.occ.scheduleId));
       if (source && c.source === 'schedule') rewind(source, c.occ.fireTime);
       if (source && giveBack) source.notAhead = c.occ.fireTime;
-      await settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
+      await freeClaim();
       return 'returned';
     }
     if (gateAfterWin(c) && c.gate) {
@@ -348,8 +351,13 @@ export class Claims {
       await settleDone(`stale queued run of ${c.occ.job}`);
       return 'won';
     }
-    // A queued run with a later one queued behind the same gate: recorded skipped (overlap.ts).
-    if (c.superseded) return this.overlap.superseded(job, c, lease, gate, sentAt, after.deadRun);
+    // A queued run with a later one queued behind the same gate: recorded skipped (overlap.ts) —
+    // unless a run of it started meanwhile and died: freed for recovery, under its gate.
+    if (c.superseded) {
+      if (await this.overlap.superseded(job, c, lease, sentAt, after.deadRun)) return 'won';
+      await freeClaim();
+      return 'returned';
+    }
     // A queued run whose fire time another node ran meanwhile, and whose run died: this run is
     // its recovery — next attempt, the dead one recorded abandoned (dead-attempt.ts). Likewise a
     // claim won a whole lease after the fire time (a node whose cursor lagged, a replay): a run of

@@ -211,29 +211,20 @@ export class Overlap {
    * silently dropped. The mark was raised when it was queued. Unless a run of it started
    * meanwhile (another node dequeued it) and died — its lease lost, its node stopped, the
    * occurrence freed at once: `deadRun` as the claim read it, else read now. That run is never
-   * superseded: the occurrence (and its gate) is freed for recovery (recover.ts, which runs it
-   * under its gate). Before, it was recorded superseded after it had started (simulator, lost
-   * replies: the run of +11 s started, then "superseded by +13 s", never finished).
+   * superseded: `false`, and the claim frees the occurrence (and its gate) for recovery
+   * (recover.ts, which runs it under its gate). Before, it was recorded superseded after it had
+   * started (simulator, lost replies: the run of +11 s started, then "superseded by +13 s").
    */
   async superseded(
     job: Job,
     c: Candidate,
     lease: Lease,
-    gate: Lease | null | undefined,
     sentAt: number,
     deadRun: InflightRecord | undefined,
-  ): Promise<'won' | 'returned'> {
-    if (deadRun ?? (await inflightOf(this.state, c.occ))) {
-      const frees: WriteOp[] = [lease, ...(gate ? [gate] : [])].map((l) => ({
-        op: 'release',
-        key: l.key,
-        token: l.token,
-      }));
-      await settle(this.state, `release of ${c.occ.job}`, frees, lease, sentAt);
-      return 'returned';
-    }
+  ): Promise<boolean> {
+    if (deadRun ?? (await inflightOf(this.state, c.occ))) return false;
     await this.skip(job, c, lease, sentAt, [], 'superseded', { fireTime: new Date(c.supersededBy!) });
-    return 'won';
+    return true;
   }
 
   /**

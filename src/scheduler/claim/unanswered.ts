@@ -152,17 +152,17 @@ export class Unanswered {
       // A takeover or a queued run asks for its gate only once it has the occurrence (claim.ts,
       // gateAfterWin), under an owner naming this grant (gateOwner): if that acquire's answer was
       // the one lost, the gate is this claim's and is adopted with it; else it is asked for then.
-      if (c.gate && gateAfterWin(c)) {
-        const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
-        if (held && held.owner === gateOwner(s.node, c, lease)) gate = held;
-      } else if (c.gate) {
-        const held = await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
+      if (c.gate) {
+        const gateKey = keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard);
+        const held = await s.store.inspect(gateKey);
         // Granted by the same acquire: this node's, at the same store instant.
         const mine = held?.owner === s.node || held?.owner === `${s.node}${REPLAY_MARK}`;
-        if (held && mine && held.acquiredAt === lease.acquiredAt) gate = held;
+        if (gateAfterWin(c)) {
+          if (held && held.owner === gateOwner(s.node, c, lease)) gate = held;
+        } else if (held && mine && held.acquiredAt === lease.acquiredAt) gate = held;
         else if (held === null) {
-          const request = { key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard), owner: s.node };
-          [gate] = await s.store.acquire([{ ...request, leaseMs: lease.expiresAt - lease.acquiredAt }]);
+          const request = { key: gateKey, owner: s.node, leaseMs: lease.expiresAt - lease.acquiredAt };
+          [gate] = await s.store.acquire([request]);
           gate ??= null;
         } else gate = null;
       }
