@@ -14,7 +14,7 @@ import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
-import type { LeaseRequest, Store } from '../src/store/types.js';
+import type { Lease, LeaseRequest, Store } from '../src/store/types.js';
 import { testPrefix } from './harness/backends.js';
 import { recordEvents } from './harness/events.js';
 import { until } from './harness/scheduler-suite.js';
@@ -27,6 +27,27 @@ afterEach(async () => {
 
 type Fault = 'reply-lost' | 'request-lost';
 
+/**
+ * `store` with its `acquire` calls going through `acquire(requests, real)`, and the properties of
+ * `own` on the wrapper alone (never on `store`, which other wrappers may share); every other
+ * call as is.
+ */
+function wrapAcquire<T extends object = object>(
+  store: Store,
+  acquire: (requests: LeaseRequest[], real: Store['acquire']) => Promise<(Lease | null)[]>,
+  own: T = {} as T,
+): Store & T {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (Object.hasOwn(own, prop)) return (own as Record<PropertyKey, unknown>)[prop];
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (prop !== 'acquire') return value.bind(target);
+      return (requests: LeaseRequest[]) => acquire(requests, (r) => target.acquire(r));
+    },
+  }) as Store & T;
+}
+
 /** `store` whose next acquire naming an occurrence of `job` fails with `fault` once armed. */
 function faulty(
   store: Store,
@@ -36,31 +57,28 @@ function faulty(
   const hit: string[] = [];
   /** Per lost reply: whether the store had granted the occurrence. */
   const granted: boolean[] = [];
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === 'arm')
-        return (f: Fault) => {
-          armed = f;
-        };
-      if (prop === 'hit') return hit;
-      if (prop === 'granted') return granted;
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      if (prop !== 'acquire') return value.bind(target);
-      return async (requests: LeaseRequest[]) => {
-        const occ = requests.find((r) => r.key.startsWith(`occ|${job}|`));
-        const fault = occ ? armed : undefined;
-        if (fault === undefined) return target.acquire(requests);
-        armed = undefined;
-        hit.push(occ!.key);
-        if (fault === 'reply-lost') {
-          const leases = await target.acquire(requests);
-          granted.push(leases[requests.indexOf(occ!)] !== null);
-        }
-        throw new OncelyError('STORE_UNAVAILABLE', `test: ${fault}`);
-      };
+  return wrapAcquire(
+    store,
+    async (requests, acquire) => {
+      const occ = requests.find((r) => r.key.startsWith(`occ|${job}|`));
+      const fault = occ ? armed : undefined;
+      if (fault === undefined) return acquire(requests);
+      armed = undefined;
+      hit.push(occ!.key);
+      if (fault === 'reply-lost') {
+        const leases = await acquire(requests);
+        granted.push(leases[requests.indexOf(occ!)] !== null);
+      }
+      throw new OncelyError('STORE_UNAVAILABLE', `test: ${fault}`);
     },
-  }) as Store & { arm(f: Fault): void; hit: string[]; granted: boolean[] };
+    {
+      arm(f: Fault) {
+        armed = f;
+      },
+      hit,
+      granted,
+    },
+  );
 }
 
 async function scenario(fault: Fault, nodes: number) {
@@ -131,22 +149,15 @@ describe('a lost reply to a claim of an occurrence this node already ran', () =>
     let target: string | undefined;
     let seen = 0;
     let lost = false;
-    const faultyStore = new Proxy(store, {
-      get(t, prop, receiver) {
-        const value = Reflect.get(t, prop, receiver);
-        if (typeof value !== 'function') return value;
-        if (prop !== 'acquire') return value.bind(t);
-        return async (requests: LeaseRequest[]) => {
-          const hit = target !== undefined && requests.some((r) => r.key === target);
-          const leases = await t.acquire(requests);
-          if (hit && ++seen === 2) {
-            lost = true;
-            throw new OncelyError('STORE_UNAVAILABLE', 'test: reply lost');
-          }
-          return leases;
-        };
-      },
-    }) as Store;
+    const faultyStore = wrapAcquire(store, async (requests, acquire) => {
+      const hit = target !== undefined && requests.some((r) => r.key === target);
+      const leases = await acquire(requests);
+      if (hit && ++seen === 2) {
+        lost = true;
+        throw new OncelyError('STORE_UNAVAILABLE', 'test: reply lost');
+      }
+      return leases;
+    });
     const s = createScheduler({ store: faultyStore, node: `n-${randomId(4)}`, pollInterval: '200ms' });
     s.define(job, { every: '1s', lockAtMostFor: '30s', misfireThreshold: '10s' }, () => {});
     const events = recordEvents(s);
@@ -182,22 +193,15 @@ describe('a lost reply to the gate a queued run asks for once it has its occurre
     const job = unique('queued');
     let armed = false;
     const lostGates: string[] = [];
-    const store = new Proxy(base, {
-      get(t, prop, receiver) {
-        const value = Reflect.get(t, prop, receiver);
-        if (typeof value !== 'function') return value;
-        if (prop !== 'acquire') return value.bind(t);
-        return async (requests: LeaseRequest[]) => {
-          const gateOnly = requests.length > 0 && requests.every((r) => r.key.startsWith(`run|${job}|`));
-          if (!armed || !gateOnly) return t.acquire(requests);
-          // Refused while the first run holds the gate; the grant's reply is the one lost.
-          const leases = await t.acquire(requests);
-          if (!leases[0]) return leases;
-          armed = false;
-          lostGates.push(leases[0].owner);
-          throw new OncelyError('STORE_UNAVAILABLE', 'test: reply lost');
-        };
-      },
+    const store = wrapAcquire(base, async (requests, acquire) => {
+      const gateOnly = requests.length > 0 && requests.every((r) => r.key.startsWith(`run|${job}|`));
+      if (!armed || !gateOnly) return acquire(requests);
+      // Refused while the first run holds the gate; the grant's reply is the one lost.
+      const leases = await acquire(requests);
+      if (!leases[0]) return leases;
+      armed = false;
+      lostGates.push(leases[0].owner);
+      throw new OncelyError('STORE_UNAVAILABLE', 'test: reply lost');
     });
     const s = createScheduler({ store, node: `n-${randomId(4)}`, pollInterval: '100ms' });
     cleanup.push(() => s.stop());
