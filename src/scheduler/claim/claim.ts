@@ -2,17 +2,18 @@ import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { settle } from '../finish/settle.js';
-import { type Candidate, consumeOps, gateAfterWin, type Job, rewind, sourceKey } from '../internal-types.js';
+import { type Candidate, consumeOps, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
 import { gateScope, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import { type InflightRecord, sinceOf } from '../run/run-records.js';
+import { sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
 import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
-import { deadAttempt, inflightOf, occurrenceEnded } from './dead-attempt.js';
-import { earlyGrant, MAX_EARLY_WAIT_MS } from './early-grant.js';
+import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
+import { earlyGrant } from './early-grant.js';
 import { gateOwner } from './gate-owner.js';
 import { doneHold, doneUntil } from './high-water.js';
+import { lateLook } from './late-look.js';
 import { accountedFor } from './on-record.js';
 import type { Overlap } from './overlap.js';
 import { PageClaims } from './page-claims.js';
@@ -167,37 +168,6 @@ export class Claims {
   }
 
   /**
-   * What a claim that may come after a run of its fire time finds: won at least a lease after the
-   * fire time (a run claimed at the fire time, granted up to MAX_EARLY_WAIT_MS early, cannot have
-   * lost its lease sooner). A node whose cursor lagged (a partition, a pause), or whose claim was
-   * held back (queued for another node's spread grace, or unanswered through an outage), claims
-   * such a fire time afresh once the earlier run's lease lapsed. On-time claims — nearly all of
-   * them — read nothing; a recovery knows its attempt already, a backfill looks itself.
-   *  - `deadRun`: that run's in-flight record — it died, and this claim is its recovery; without
-   *    this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
-   *    the gate held, recorded it skipped over the dead run (1124; overlap.ts);
-   *  - `ended` (set once the history was read): no in-flight record, and an attempt has a final
-   *    history record — the run ended,
-   *    but stored its outcome only after its lease lapsed, so the store refused its "done" hold
-   *    and the occurrence was free to win (chaos soak seed 149154046: a 40 s store outage during
-   *    a run; two nodes whose claims had waited through it ran its three shards again, attempt 1,
-   *    200 ms after the success was stored).
-   * The in-flight record is read first: the finishing batch deletes it and stores the outcome in
-   * one write, so a finish landing between the two reads shows as a dead run (a legal recovery,
-   * at-least-once), never as nothing at all.
-   */
-  private async lateLook(
-    job: Job,
-    c: Candidate,
-    lease: Lease,
-  ): Promise<{ deadRun?: InflightRecord; ended?: boolean }> {
-    if ((c.source === 'recover' && !c.unstarted) || c.source === 'backfill') return {};
-    if (lease.acquiredAt - c.occ.fireTime < job.spec.lockAtMostForMs - MAX_EARLY_WAIT_MS) return {};
-    const deadRun = await inflightOf(this.state, c.occ);
-    return deadRun ? { deadRun } : { ended: await occurrenceEnded(this.state, c.occ) };
-  }
-
-  /**
    * The overlap gate request of a candidate; `won`: the occurrence lease it was won under, for a
    * gate asked for once the occurrence is won (gateAfterWin), whose owner names that lease (see
    * {@link gateOwner}).
@@ -257,9 +227,23 @@ export class Claims {
       else if (!(await this.overlap.droppedStale(job, c))) this.watch.refused(c);
       return 'refused';
     }
+    const askGate = async () =>
+      (await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs, lease)]))[0] ?? null;
     /** The occurrence (and the gate won with it) freed at once, for another claim to take. */
     const freeClaim = () =>
       settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
+    // Consumed (as read) and settled "done", never run: the fire time already ran to its end (or
+    // was settled unrun with `ops`).
+    const settleDone = (what: string, ops: WriteOp[] = []) => {
+      const done = {
+        op: 'release' as const,
+        key: lease.key,
+        token: lease.token,
+        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+      };
+      const frees = gate ? [free(gate)] : [];
+      return settle(s, what, [...consumeOps(c), ...ops, done, ...frees], lease, sentAt);
+    };
     // Granted before its start: kept and waited for, claimed ahead, or given back (early-grant.ts).
     const { start, ahead, wait, giveBack, notBefore } = earlyGrant(s, job, c, lease, gate);
     if (wait && notBefore === undefined && !giveBack)
@@ -289,38 +273,27 @@ export class Claims {
       // and asked about again at the next tick (the throw makes it unanswered, see afterClaim).
       // A gate granted unheard names this claim's lease (gateOwner): the next tick adopts it too.
       // Not asked for again when adopted so (unanswered.ts).
-      if (gate === undefined) {
-        const [won] = await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs, lease)]);
-        gate = won ?? null;
-      }
+      if (gate === undefined) gate = await askGate();
     }
-    c.onWon?.();
     if (c.settleOnly) {
-      // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done".
-      const hold = {
-        op: 'release' as const,
-        key: lease.key,
-        token: lease.token,
-        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
-      };
+      // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done" —
+      // unless a run of its first fire time started since this node's read (late-look.ts): a run
+      // that died is left to recovery, one that ended to its own record; the entry is read again.
+      const stale = await lateLook(s, job, c, lease);
+      if (stale.deadRun !== undefined || stale.ended === true) {
+        s.dueWakeAt = 0;
+        await (stale.ended ? settleDone(`late misfire handling of ${c.occ.job}`) : freeClaim());
+        return stale.ended ? 'won' : 'returned';
+      }
+      c.onWon?.();
       // A pause's span (control/pause-span.ts) goes with the settle: written by this winner only.
       const span = c.pausedSpan ? [c.pausedSpan(lease.token, lease.acquiredAt)] : [];
-      await settle(s, `misfire handling of ${c.occ.job}`, [...c.settleOnly, ...span, hold], lease, sentAt);
+      await settleDone(`misfire handling of ${c.occ.job}`, [...c.settleOnly, ...span]);
       return 'won';
     }
+    c.onWon?.();
     // A queued run's in-flight record was read by its poll; any other claim looks now if it is late.
-    const after = c.deadRun !== undefined ? { deadRun: c.deadRun } : await this.lateLook(job, c, lease);
-    // Consumed (as read) and settled "done", never run: the fire time already ran to its end.
-    const settleDone = (what: string) => {
-      const done = {
-        op: 'release' as const,
-        key: lease.key,
-        token: lease.token,
-        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
-      };
-      const frees = gate ? [free(gate)] : [];
-      return settle(s, what, [...consumeOps(c), done, ...frees], lease, sentAt);
-    };
+    const after = c.deadRun !== undefined ? { deadRun: c.deadRun } : await lateLook(s, job, c, lease);
     if (after.ended) {
       // See lateLook: settled "done" again, never run or skipped over.
       await settleDone(`late claim of ${c.occ.job}`);
