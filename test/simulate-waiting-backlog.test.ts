@@ -7,6 +7,14 @@
  * is on record with a reason that holds, no two runs of a gate at once, every run that started
  * finished or was recovered.
  *
+ * - Seeds 89 and 100: skip@+13 s and +14 s (89), +14 s and +15 s (100) waited behind their gate
+ *   to the end. The gate freed between a run's end and the claim of what waited, and each time
+ *   the next on-time claim, which asks for the occurrence and the gate at once, won it. An
+ *   on-time claim now yields its gate to an older fire time still waiting (Overlap.behindOlder).
+ * - Seed 43: with a first version of that fix, the on-time claims still asked for the gate with
+ *   their occurrence and gave it back: the waiting fire time's claim, refused in that moment,
+ *   waited for the next poll, and +15 s never ran. A claim that knows of an older waiting fire
+ *   time now asks for the gate only if that one ran meanwhile (Overlap.yieldsGate).
  * - Seed 90: a queued stored schedule's misfire replay (pq/q4@+5 s) started and lost its lease at
  *   once; another node, whose due read predated that start, then won the occurrence and settled
  *   it "done" as a missed fire time, so recovery passed over the dead run for the whole hold
@@ -51,7 +59,7 @@ function busy(seed: number): SimulateOptions {
 }
 
 describe('fire times waiting behind their gate on a busy fleet (simulator, three nodes)', () => {
-  for (const seed of [90]) {
+  for (const seed of [89, 100, 43, 90, 37, 76, 271]) {
     it(`seed ${seed}: every fire time once or on record, one run per gate at a time`, async () => {
       const options = busy(seed);
       const result = await simulate(options);

@@ -84,6 +84,12 @@ export class NodeState {
   dueWakeAt = 0;
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
+  /**
+   * By overlap gate key: the oldest fire time waiting behind that gate (a pending record marked
+   * `wait`) as the last poll read it. An on-time claim that wins the gate while an older fire
+   * time waits yields to it (Overlap.behindOlder).
+   */
+  waitingGates: ReadonlyMap<string, number> = new Map();
   /** Which stored schedules have backfill work, as the last poll read it (claim/gated-runs.ts). */
   gateKnowledge: GateKnowledge = { at: Number.NEGATIVE_INFINITY, schedules: new Set() };
   /**

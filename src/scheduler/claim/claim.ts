@@ -83,6 +83,9 @@ export class Claims {
       const occ =
         requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
       let gate: number | undefined;
+      // Behind an older fire time waiting at its gate: the gate is asked for only if that one ran
+      // meanwhile (Overlap.yieldsGate).
+      if (c.gate && this.overlap.yieldsGate(c)) c.gateAfterWin = true;
       if (c.gate && !gateAfterWin(c)) {
         const request = this.gateRequest(c, spec.lockAtMostForMs);
         // One request per gate and acquire (see Candidate.gateAfterWin).
@@ -273,7 +276,7 @@ export class Claims {
       // and asked about again at the next tick (the throw makes it unanswered, see afterClaim).
       // A gate granted unheard names this claim's lease (gateOwner): the next tick adopts it too.
       // Not asked for again when adopted so (unanswered.ts).
-      if (gate === undefined) gate = await askGate();
+      if (gate === undefined && !this.overlap.yieldsGate(c)) gate = await askGate();
     }
     if (c.settleOnly) {
       // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done" —
@@ -305,12 +308,19 @@ export class Claims {
       await this.overlap.excluded(job, c, lease, sentAt);
       return 'won';
     }
+    // Never ahead of an older fire time of its gate still to run (overlap.ts); one known to wait
+    // there was not asked for its gate (yieldsGate), which is asked for now if it ran meanwhile.
+    if (
+      c.gate &&
+      gate !== null &&
+      (await this.overlap.behindOlder(job, c, lease, gate, sentAt, after.deadRun))
+    )
+      return 'won';
+    if (c.gate && gate === undefined) gate = await askGate();
     if (gate === null) {
       await this.overlap.overlapped(job, c, lease, sentAt, after.deadRun);
       return 'won';
     }
-    // Overlap 'queue-all': never ahead of an older queued fire time of its gate (overlap.ts).
-    if (gate && (await this.overlap.behindQueue(job, c, lease, gate, sentAt))) return 'won';
     // A backfill runs only if its fire time has not run, as the next attempt (backfill-claim.ts).
     if (c.source === 'backfill' && !(await backfillClaimed(s, c, lease, gate, sentAt))) return 'won';
     // The high-water mark is raised with the run's in-flight record (until then the held claim

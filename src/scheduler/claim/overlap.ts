@@ -13,6 +13,9 @@ import { overlappingRun } from './overlapping-run.js';
 /** A pending record's value: a fire time queued (or waiting, `wait`) behind its overlap gate. */
 export type PendingValue = OccurrenceId & { data?: unknown; source: RunSource; wait?: true };
 
+/** How many of a gate's pending records an on-time claim reads to find an older waiting one (Overlap.behindOlder). */
+const MAX_PENDING_LOOK = 16;
+
 /** Appended to the owner of an overlap gate taken by a misfire replay. */
 export const REPLAY_MARK = ' (replay)';
 
@@ -115,18 +118,48 @@ export class Overlap {
   }
 
   /**
-   * 'queue-all' keeps fire-time order: an on-time claim that won a free gate while older fire
-   * times of that gate are still queued (the gate freed between a run's end and its queued
-   * successor's claim, which another node's on-time claim can win) queues behind them and gives
-   * the gate back, rather than overtake them. One scan of the gate's first pending record, only
-   * for on-time claims of 'queue-all' jobs that won their gate. `true`: queued.
+   * An on-time claim never overtakes an older fire time of its gate that is still to run
+   * (`true`: handled here, queued or skipped). The gate frees between a run's end and the claim
+   * of what waits behind it (a poll's, or the re-read at the run's end: the occurrence, then the
+   * gate, two round trips), and an on-time claim, which asked for both at once, won that moment
+   * nearly every time: under a job busy most of the time, fire times waiting behind a claim that
+   * had not started (`wait`, see overlapped) waited to the end (simulator, 3 nodes, 1 s jobs with
+   * runs of 50-1500 ms, lost replies and stalls: seeds 89 and 100, skip@+13 s and +14 s never
+   * ran; test/simulate-waiting-backlog.test.ts). Two cases:
+   * - Any overlap policy: a fire time waiting at the gate, older than this one, as the last poll
+   *   read them (yieldsGate: no store call), confirmed by one scan of the gate's pending records
+   *   (it may have run since that poll). Such a claim did not ask for the gate (`gate`
+   *   undefined) and is handled as if refused it (overlapped): skipped, or queued behind, a run
+   *   that started before its fire time and is going; otherwise it waits (it overlapped no run).
+   *   Waiting rather than looking at the running run first made every fire time of a busy job
+   *   wait — a claim of a waiting one holds the gate before its run starts — and the backlog
+   *   never shrank (seed 43: 12 s behind to the end). One that won the gate (the poll had not
+   *   seen the waiting one) waits too and gives the gate back.
+   * - 'queue-all': any older queued fire time of the gate (one scan for every on-time claim of a
+   *   'queue-all' job): queued behind it, in order.
    */
-  async behindQueue(job: Job, c: Candidate, lease: Lease, gate: Lease, sentAt: number): Promise<boolean> {
-    if (job.spec.overlap !== 'queue-all' || c.source !== 'schedule' || c.fromPending) return false;
+  async behindOlder(
+    job: Job,
+    c: Candidate,
+    lease: Lease,
+    gate: Lease | undefined,
+    sentAt: number,
+    deadRun: InflightRecord | undefined,
+  ): Promise<boolean> {
+    if (c.source !== 'schedule' || c.fromPending) return false;
+    const all = job.spec.overlap === 'queue-all';
+    if (!all && !this.yieldsGate(c)) return false;
     const gateKey = keys.pendingOfGate(c.occ.job, gateScope(c.occ), c.occ.shard);
-    const [first] = await this.state.store.scan(`${gateKey}|`, { limit: 1 });
-    if (first === undefined || (JSON.parse(first.value) as PendingValue).fireTime >= c.occ.fireTime)
-      return false;
+    // Oldest first (keys.pending sorts by fire time); a gate keeps few records (one per fire
+    // time queued behind it).
+    const older = (await this.state.store.scan(`${gateKey}|`, { limit: all ? 1 : MAX_PENDING_LOOK }))
+      .map((r) => JSON.parse(r.value) as PendingValue)
+      .some((p) => p.fireTime < c.occ.fireTime && (all || p.wait === true));
+    if (!older) return false;
+    if (!gate) {
+      await this.overlapped(job, c, lease, sentAt, deadRun);
+      return true;
+    }
     const mark = this.highWater.highWaterOp(c.occ);
     const advance = c.advance ?? (mark ? [mark] : []);
     await this.queue(
@@ -135,9 +168,22 @@ export class Overlap {
       lease,
       sentAt,
       [...advance, { op: 'release', key: gate.key, token: gate.token }],
-      false,
+      !all,
     );
     return true;
+  }
+
+  /**
+   * Whether an on-time claim of a gated candidate comes after a fire time waiting at its gate, as
+   * the last poll read them (NodeState.waitingGates): it then asks for the gate only once it has
+   * won its occurrence and found (behindOlder) that the waiting one ran meanwhile. Asked for with
+   * the occurrence, the gate was taken for a moment by each such claim that then gave it back,
+   * and the waiting one's own claim, refused in that moment, waited for the next poll.
+   */
+  yieldsGate(c: Candidate): boolean {
+    if (c.source !== 'schedule' || c.fromPending) return false;
+    const since = this.state.waitingGates.get(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
+    return since !== undefined && since < c.occ.fireTime;
   }
 
   /**

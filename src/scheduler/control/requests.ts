@@ -89,7 +89,10 @@ export class Requests {
       if (replace) replaceOlder(s.replaceable, gate, occ.job, occ.fireTime);
       queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' || all || replace, all });
     }
-    if (queuedRuns.length === 0) return [];
+    if (queuedRuns.length === 0) {
+      s.waitingGates = new Map();
+      return [];
+    }
     // The in-flight records, read once (only when something is queued: a poll may read many).
     const runs = new Map(inflight.map((r) => [r.key, JSON.parse(r.value) as InflightRecord]));
     // Gates with a run in flight that looks dead (its lease could have ended, and it is not running
@@ -131,6 +134,7 @@ export class Requests {
     for (const { occ, p, gate, buffered } of queuedRuns)
       if (isWaiting(p, gate, buffered))
         oldestWaiting.set(gate, Math.min(oldestWaiting.get(gate) ?? Number.POSITIVE_INFINITY, occ.fireTime));
+    s.waitingGates = oldestWaiting;
     for (const { r, occ, p, gate, buffered, all } of queuedRuns) {
       const run = runs.get(keys.inflight(occ));
       if (all && run === undefined && occ.fireTime > oldest.get(gate)!) continue;
