@@ -151,11 +151,14 @@ async function main(): Promise<void> {
         return;
       }
       say(`${e.node} holds "${LOCK}"  token ${e.token}`);
-      if (killArmed && !killed && e.node === 'node-2') {
+      // The next holder once armed, whichever node: waiting for one node in particular missed
+      // the window on a loaded machine (node-2 held it 2 times of 16 in one 8 s run, the last
+      // too late for the lock to come back before the end).
+      if (killArmed && !killed) {
         killed = { node: e.node, token: e.token, at: e.at };
         child.kill('SIGKILL');
         say(
-          `>>> SIGKILL node-2 while it holds the lock (token ${e.token}); nobody may take it for ${LOCK_AT_MOST_FOR} ms`,
+          `>>> SIGKILL ${e.node} while it holds the lock (token ${e.token}); nobody may take it for ${LOCK_AT_MOST_FOR} ms`,
         );
       }
     });
@@ -166,10 +169,12 @@ async function main(): Promise<void> {
   await sleep(durationMs / 2 - 1_000);
   killArmed = true;
   while (!killed && performance.now() - t0 < durationMs - 3_000) await sleep(50);
+  // Too late now for the lock to come back before the end: no kill.
+  killArmed = false;
   await sleep(LOCK_AT_MOST_FOR + 500);
   if (killed) {
-    say('restarting node-2');
-    start('node-2');
+    say(`restarting ${killed.node}`);
+    start(killed.node);
   }
   await sleep(Math.max(0, durationMs - (performance.now() - t0)));
 
@@ -192,7 +197,7 @@ async function main(): Promise<void> {
   process.stdout.write(`overlapping holds    ${s.overlaps} (must be 0)\n`);
   process.stdout.write(`tokens out of order  ${s.tokenOrderBroken} (must be 0)\n`);
   process.stdout.write(
-    `dead holder          ${killed ? `node-2 killed holding token ${killed.token}; lock recovered after ${recoveredAfter === undefined ? '—' : `${(recoveredAfter / 1000).toFixed(2)} s`}` : 'not killed (node-2 never won the lock)'}\n`,
+    `dead holder          ${killed ? `${killed.node} killed holding token ${killed.token}; lock recovered after ${recoveredAfter === undefined ? '—' : `${(recoveredAfter / 1000).toFixed(2)} s`}` : 'not killed (no node won the lock in time)'}\n`,
   );
   process.stdout.write(`${ok ? 'OK' : 'FAILED'}\n`);
   rmSync(dir, { recursive: true, force: true });
