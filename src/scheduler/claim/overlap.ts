@@ -188,17 +188,28 @@ export class Overlap {
 
   /**
    * 'queue-all' offers only a gate's oldest queued fire time, and every overlap policy only a
-   * gate's oldest waiting one (requests.ts), so a stale one — its
-   * fire time ran some other way (a node that lagged claimed it through its own cursor, or two
-   * nodes queued it and the run consumed the record only as one of them wrote it), its occurrence
-   * held "done" — would block the gate's queue for the whole done hold. A refused claim of such
-   * a pending record looks (one history scan, only then): ended, the record is deleted as read
-   * and `true` returned; the next poll offers the next one.
+   * gate's oldest waiting one (requests.ts), so a stale one — its fire time ran or was settled
+   * some other way (a node that lagged claimed it through its own cursor, a misfire settle of
+   * its due entry read before it was moved, or two nodes queued it and the run consumed the
+   * record only as one of them wrote it), its occurrence held "done" — would block the gate's
+   * queue for the whole done hold; and since a later on-time claim yields to a waiting one
+   * (behindOlder), every later fire time of the gate with it: the schedule stopped (simulator,
+   * seed 186 of the lost-replies queue mix: a waiting record of +4 s whose occurrence a misfire
+   * settle held "done", no history entry, and nothing of that stored schedule ran from +15 s on).
+   * A refused claim of such a pending record looks (only then): its fire time ended on record,
+   * or its occurrence held by a "done" hold (one that lasts longer than any lease from now) —
+   * the record is deleted as read and `true` returned; the next poll offers the next one.
    */
   async droppedStale(job: Job, c: Candidate): Promise<boolean> {
     if (!c.fromPending || (job.spec.overlap !== 'queue-all' && c.waiting !== true)) return false;
-    if (!(await occurrenceEnded(this.state, c.occ))) return false;
-    await this.state.store.apply(consumeOps(c));
+    const s = this.state;
+    const held = await s.store.inspect(keys.occurrence(c.occ));
+    // A lease ends at most lockAtMostFor after its holder's last renewal; a "done" hold lasts a
+    // done hold (an hour or more) after its settle. One that outlasts any lease from now is done.
+    const leaseBound = job.spec.lockAtMostForMs + 2 * s.storeClock.errorBound() + 1_000;
+    const done = held !== null && held.expiresAt - s.storeClock.estimate() > leaseBound;
+    if (!done && !(await occurrenceEnded(s, c.occ))) return false;
+    await s.store.apply(consumeOps(c));
     return true;
   }
 
