@@ -11,6 +11,7 @@ import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
 import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
 import { earlyGrant } from './early-grant.js';
+import { entryMoved } from './entry-moved.js';
 import { gateOwner } from './gate-owner.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { lateLook } from './late-look.js';
@@ -280,13 +281,10 @@ export class Claims {
     }
     if (c.settleOnly) {
       // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done" —
-      // unless a run of its first fire time started since this node's read (late-look.ts): a run
-      // that died is left to recovery, one that ended to its own record; the entry is read again.
-      const stale = await lateLook(s, job, c, lease);
-      if (stale.deadRun !== undefined || stale.ended === true) {
-        s.dueWakeAt = 0;
-        await (stale.ended ? settleDone(`late misfire handling of ${c.occ.job}`) : freeClaim());
-        return stale.ended ? 'won' : 'returned';
+      // only if the entry is still where this node read it (entry-moved.ts); else given back.
+      if (await entryMoved(s, c.settleOnly)) {
+        await freeClaim();
+        return 'returned';
       }
       c.onWon?.();
       // A pause's span (control/pause-span.ts) goes with the settle: written by this winner only.

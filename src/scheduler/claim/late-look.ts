@@ -23,13 +23,6 @@ import { MAX_EARLY_WAIT_MS } from './early-grant.js';
  * The in-flight record is read first: the finishing batch deletes it and stores the outcome in
  * one write, so a finish landing between the two reads shows as a dead run (a legal recovery,
  * at-least-once), never as nothing at all.
- *
- * A misfire's settle (Candidate.settleOnly: missed fire times of a due entry settled unrun, the
- * entry moved on) looks too: its read of the entry may predate a run of its first fire time that
- * another node started meanwhile (the run's start batch moved the entry) and that died. Settled
- * "done" over it, that run was never recovered — recovery passes over a held occurrence — and the
- * entry was moved twice (simulator, seed 90 of the waiting-fire-times mix: a queued stored
- * schedule's run that lost its lease at its start, `unfinished`).
  */
 export async function lateLook(
   s: NodeState,

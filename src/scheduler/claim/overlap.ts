@@ -7,6 +7,7 @@ import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { RunSource, SkipCause } from '../types.js';
 import { inflightOf, occurrenceEnded } from './dead-attempt.js';
+import { entryMoved } from './entry-moved.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { overlappingRun } from './overlapping-run.js';
 
@@ -73,6 +74,12 @@ export class Overlap {
       }
       return;
     }
+    // Won from a stale read of the due index (the fire time queued, skipped or run since by
+    // another node, which freed the occurrence): its move would put the entry back (entry-moved.ts).
+    if (!c.fromPending && (await entryMoved(s, c.advance))) {
+      await release();
+      return;
+    }
     // What marks the occurrence handled: a due entry moved on, or the job's high-water mark.
     const mark = this.highWater.highWaterOp(c.occ);
     const advance = c.advance ?? (mark ? [mark] : []);
@@ -90,7 +97,12 @@ export class Overlap {
     // ElasticJob's misfire flag); a fire time claimed behind a replay, and a recovery of a claim
     // that never started, wait.
     if (c.source === 'misfire' || behindReplay || c.unstarted) {
-      await this.queue(job, c, lease, sentAt, advance, c.source !== 'misfire');
+      // A replay of a fire time another node already queued waiting behind the gate (this node's
+      // cursor lagged; the queue freed the occurrence) keeps it waiting: rewritten as a replay it
+      // became the gate's buffered run, and the next queued fire time superseded it though no run
+      // had overlapped it (simulator, seed 100 of test/simulate-waiting-backlog.test.ts).
+      const wait = c.source !== 'misfire' || (!c.fromPending && (await this.waitingAlready(c)));
+      await this.queue(job, c, lease, sentAt, advance, wait);
       return;
     }
     // A fire time that started elsewhere and whose run died (its in-flight record is there, its
@@ -184,6 +196,14 @@ export class Overlap {
     if (c.source !== 'schedule' || c.fromPending) return false;
     const since = this.state.waitingGates.get(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
     return since !== undefined && since < c.occ.fireTime;
+  }
+
+  /** Whether the occurrence's own pending record is there, marked waiting (one get). */
+  private async waitingAlready(c: Candidate): Promise<boolean> {
+    const value = await this.state.store.get(
+      keys.pending(c.occ.job, gateScope(c.occ), c.occ.shard, c.occ.fireTime),
+    );
+    return value !== null && (JSON.parse(value) as PendingValue).wait === true;
   }
 
   /**

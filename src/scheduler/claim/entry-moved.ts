@@ -1,0 +1,31 @@
+import type { WriteOp } from '../../store/types.js';
+import { keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+
+/**
+ * Whether the due entry that `ops` move on (their delete of a `due|` key) is no longer where this
+ * node read it: a claim won from a stale read of the due index. Every claim that handles the
+ * entry's fire time moves the entry in the same batch — a run's start, a queue behind the gate, a
+ * skip, a misfire settle — so an entry gone means the fire time was handled since this node's
+ * read, and a batch that moves it again puts back an entry beside the live one (the move is a
+ * delete and a put: the put lands whatever the delete found). One get; the due index is read
+ * again (`dueWakeAt`). Asked only off the hot path: misfire settles (Candidate.settleOnly) and
+ * claims that found their overlap gate taken (overlap.ts).
+ *
+ * - Simulator seed 90 of test/simulate-waiting-backlog.test.ts: a misfire replay of pq/q4@+5 s
+ *   started (its start batch moved the entry) and lost its lease at once; a node whose read
+ *   predated that start won the occurrence a lease later and settled it "done" as missed over the
+ *   dead run, which recovery then passed over (`unfinished`).
+ * - Seed 326 of test/simulate-lost-replies-queue.test.ts: stored/a@+11 s was queued behind its
+ *   gate by one node (the queue frees the occurrence and moves the entry to +12 s); a node that had
+ *   read the entry at +11 s just before won the freed occurrence, found the gate taken and queued
+ *   it again with its move — retried after a lost request, once the entry had moved on to +13 s:
+ *   the entry at +12 s came back, a node settled +12..+14 s from it as missed (+13 s had run), and
+ *   +11 s, superseded by +12 s, was replaced by nothing (the checker's superseded chain).
+ */
+export async function entryMoved(s: NodeState, ops: readonly WriteOp[] | undefined): Promise<boolean> {
+  const entry = ops?.find((op) => op.op === 'delete' && op.key.startsWith(keys.duePrefix));
+  if (entry === undefined || (await s.store.get(entry.key)) !== null) return false;
+  s.dueWakeAt = 0;
+  return true;
+}
