@@ -251,6 +251,47 @@ describe('checkHistory: every skip is borne out by the history (unjustified-skip
     ).toEqual(['unjustified-skip']);
   });
 
+  it('a superseded skip needs the fire time it names to have started, or to be superseded in turn by one that did', () => {
+    // T superseded by T + 2 s, which never started: nothing ran in its place, though T + 3 s did.
+    const named = [skip(0, 'superseded', 2000)];
+    expect(
+      kinds(checkHistory({ records: run(3000, 3500, 3600, 5), jobs, expected: expected(0), skips: named })),
+    ).toEqual(['unjustified-skip']);
+    // T + 2 s superseded in turn by T + 3 s, which ran: the chain ends in a run.
+    const chain = [skip(0, 'superseded', 2000), skip(2000, 'superseded', 3000)];
+    expect(
+      kinds(
+        checkHistory({
+          records: run(3000, 3500, 3600, 5),
+          jobs,
+          expected: [...expected(0), ...expected(2000), ...expected(3000)],
+          skips: chain,
+        }),
+      ),
+    ).toEqual([]);
+    // T + 2 s skipped for overlap (the run of T + 1 s going at it): T coalesced into it.
+    const overlapEnd = [skip(0, 'superseded', 2000), skip(2000, 'overlap', 1000)];
+    expect(
+      kinds(
+        checkHistory({
+          records: run(1000, 1500, 2600, 5),
+          jobs,
+          expected: [...expected(0), ...expected(2000)],
+          skips: overlapEnd,
+        }),
+      ),
+    ).toEqual([]);
+    // A link that names an earlier fire time ends the chain without a run: unjustified.
+    const loop = [
+      skip(0, 'superseded', 2000),
+      skip(2000, 'superseded', 1000),
+      skip(1000, 'superseded', 2000),
+    ];
+    expect(
+      kinds(checkHistory({ records: run(3000, 3500, 3600, 5), jobs, expected: expected(0), skips: loop })),
+    ).toEqual(['unjustified-skip']);
+  });
+
   it('a paused span needs a pause of its job or stored schedule that its fire times fall in', () => {
     // One `paused` entry for T .. T + 3 s of stored schedule u-1 (four fire times), read from history.
     const entry = {

@@ -21,6 +21,13 @@
  * held every later fire time of that schedule back once on-time claims yielded to waiting ones
  * (Overlap.behindOlder): nothing of it ran from +15 s on. A refused waiting record whose
  * occurrence is held "done" is now dropped (Overlap.droppedStale).
+ * Seed 185: a node whose due read was 3 s old settled stored/a@+10 s and +11 s as missed, though
+ * +10 s was queued behind its gate and +11 s had run, and held +10 s "done": its queued run never
+ * ran, and +9 s, superseded by it, was replaced by nothing (the checker's superseded chain). A
+ * settle now goes ahead only if its entry is still where it was read (claim/entry-moved.ts), and
+ * a settling batch is not written again once it landed (finish/settle.ts).
+ * Seed 326: a claim won from a stale due read, its gate taken, queued its fire time a second time
+ * with its move, which put back an entry another node had moved on (claim/entry-moved.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -59,7 +66,7 @@ function queueing(seed: number): SimulateOptions {
 }
 
 describe('lost replies under the queueing policies (simulator, three nodes)', () => {
-  for (const seed of [70, 234, 186, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
+  for (const seed of [70, 234, 186, 185, 326, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) {
     it(`seed ${seed}: every fire time once or on record, one run per gate at a time`, async () => {
       const options = queueing(seed);
       const result = await simulate(options);

@@ -16,9 +16,11 @@
  *   an `overlap` skip needs a run of the same overlap gate (job, stored schedule, shard; manual
  *   triggers share the job's gate) that started at or before the fire time and had not finished
  *   by then (or, with the job's `lockAtLeastForMs`, started less than that before it); when the
- *   skip names the run (`by`), that run. A `superseded` skip needs a later fire time of the gate
- *   that started (the queued run that replaced it). A `misfire` skip needs the fire time to have
- *   fallen outside the `healthy` windows: a fire time some healthy node could claim in time
+ *   skip names the run (`by`), that run. A `superseded` skip needs the later fire time it names
+ *   (`by`: the queued run that replaced it) to have started — or, itself superseded before it
+ *   ran, the fire time that replaced it, and so on: the chain ends in a run or an overlap skip
+ *   (history-skips.ts); without `by`, any later fire time of the gate that started. A `misfire`
+ *   skip needs the fire time to have fallen outside the `healthy` windows: a fire time some healthy node could claim in time
  *   (within `misfireThresholdMs`) is never missed — a claim granted and never started is
  *   recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
  *   `exclude` list (`exclusions`, with the `calendars` they name). A `removed` skip needs its stored

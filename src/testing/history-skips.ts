@@ -33,6 +33,13 @@ export function checkLost(
       runs.push({ start, end });
       byGate.set(gate, runs);
     }
+  // Superseded skips by gate and fire time: a chain of them is followed to the run that ended it.
+  const supersededAt = new Map<string, SkipRecord>();
+  const overlapped = new Set<string>();
+  for (const sk of skips)
+    if (sk.from !== sk.to) continue;
+    else if (sk.reason === 'superseded') supersededAt.set(`${gateOf(sk)}|${sk.from}`, sk);
+    else if (sk.reason === 'overlap') overlapped.add(`${gateOf(sk)}|${sk.from}`);
   const excludedBy = exclusionsOf(input);
   const pausedAt = pausesOf(input, tolerance);
   const pausedWhenDue = (e: ExpectedOccurrence) => pausedAround(input, e, tolerance, tolerance);
@@ -47,7 +54,7 @@ export function checkLost(
     // entry read after) less than the threshold is left to claim it, and a loaded node misses it.
     if (skip.reason === 'misfire')
       return !inHealthy(F, F + (job?.misfireThresholdMs ?? 1000)) || pausedWhenDue(e);
-    if (skip.reason === 'superseded') return runs.some((r) => r.start.fireTime > F);
+    if (skip.reason === 'superseded') return replacedByRun(skip, F, runs, supersededAt, overlapped);
     if (skip.reason === 'excluded') return excludedBy(e);
     if (skip.reason === 'paused') return pausedAt(e, job?.misfireThresholdMs ?? 1000);
     if (skip.reason === 'removed')
@@ -97,6 +104,35 @@ export function checkLost(
   }
 }
 
+/**
+ * A `superseded` skip is borne out by the later queued fire time that replaced it (`by`) having
+ * started — or, itself superseded by a later one before it ran, by where that chain ends: a run,
+ * or a fire time skipped for overlap (coalesced into a fire time a going run overlapped; that
+ * skip is judged on its own). A chain that ends in a fire time that never started and is not on
+ * record bears out nothing: the fire time was recorded skipped while nothing took its place.
+ * Without `by`, any later fire time of the gate that started.
+ */
+function replacedByRun(
+  skip: SkipRecord,
+  F: number,
+  runs: readonly { start: RunRecord }[],
+  supersededAt: ReadonlyMap<string, SkipRecord>,
+  overlapped: ReadonlySet<string>,
+): boolean {
+  if (skip.by === undefined) return runs.some((r) => r.start.fireTime > F);
+  const gate = gateOf(skip);
+  // Each link names a later fire time (so the walk ends).
+  for (let t = skip.by.fireTime, after = F; t > after; ) {
+    const at = t;
+    if (runs.some((r) => r.start.fireTime === at) || overlapped.has(`${gate}|${at}`)) return true;
+    const next = supersededAt.get(`${gate}|${at}`)?.by?.fireTime;
+    if (next === undefined) return false;
+    after = at;
+    t = next;
+  }
+  return false;
+}
+
 function describeSkip(s: SkipRecord): string {
   if (s.by === undefined) return s.reason;
   const who = [s.by.node && `on ${s.by.node}`, s.by.token !== undefined && `token ${s.by.token}`].filter(
@@ -108,7 +144,10 @@ function describeSkip(s: SkipRecord): string {
 function whyUnjustified(s: SkipRecord): string {
   if (s.reason === 'misfire')
     return 'a node was healthy from the fire time to its misfire threshold, so it could be claimed in time';
-  if (s.reason === 'superseded') return 'no later fire time of its overlap gate started';
+  if (s.reason === 'superseded')
+    return s.by === undefined
+      ? 'no later fire time of its overlap gate started'
+      : 'the queued fire time that replaced it neither started nor was skipped for overlap (nor was the one that replaced that one, and so on)';
   if (s.reason === 'excluded')
     return "the fire time matches no entry of its trigger's exclude list (input.exclusions)";
   if (s.reason === 'paused') return 'no pause of its job or schedule (input.pauses) covers the fire time';

@@ -1,6 +1,7 @@
 import { gateScope, keys } from '../../scheduler/keys.js';
 import { checkBackfillLiveness, checkBackfillRuns } from './checker-backfills.js';
 import { checkGates } from './checker-gates.js';
+import { supersededJudge } from './checker-superseded.js';
 import { type CheckedJob, streamOf, type Violation } from './checker-types.js';
 import { type History, type Invocation, occKey, type StoredRun } from './history.js';
 import { EPOCH } from './sim-store.js';
@@ -282,8 +283,17 @@ function checkSkips(history: History, jobs: readonly CheckedJob[], violations: V
     if (list) list.push(r);
     else byGate.set(gate, [r]);
   }
+  const replacedByRun = supersededJudge(history, jobs);
   for (const skip of history.skips) {
-    if (skip.reason === 'superseded') continue;
+    if (skip.reason === 'superseded') {
+      if (!replacedByRun(skip))
+        violations.push({
+          kind: 'unjustified-skip',
+          occ: skip.occ,
+          message: `recorded skipped as superseded${skip.byFireTime === undefined ? '' : ` by ${at(skip.byFireTime)}`}, but that fire time neither ran nor was skipped for overlap (nor was one that superseded it in turn)`,
+        });
+      continue;
+    }
     if (skip.reason === 'excluded') {
       if (jobOf.get(skip.job)?.excluded?.(skip.scheduleId, skip.fireTime) !== true)
         violations.push({
