@@ -74,9 +74,12 @@ export class Overlap {
       }
       return;
     }
-    // Won from a stale read of the due index (the fire time queued, skipped or run since by
-    // another node, which freed the occurrence): its move would put the entry back (entry-moved.ts).
-    if (!c.fromPending && (await entryMoved(s, c.advance))) {
+    // Won from a stale read of the due index (the fire time queued since by another node, which
+    // freed the occurrence): queued again, its move would put the entry back (entry-moved.ts).
+    // Only where the claim would queue: a skip's own batch is the fire time's final record.
+    const queuesHere =
+      c.source === 'misfire' || (job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow');
+    if (queuesHere && !c.fromPending && (await entryMoved(s, c.advance))) {
       await release();
       return;
     }
