@@ -146,10 +146,9 @@ export class Overlap {
    *   (it may have run since that poll). Such a claim did not ask for the gate (`gate`
    *   undefined) and is handled as if refused it (overlapped): skipped, or queued behind, a run
    *   that started before its fire time and is going; otherwise it waits (it overlapped no run).
-   *   Waiting rather than looking at the running run first made every fire time of a busy job
-   *   wait — a claim of a waiting one holds the gate before its run starts — and the backlog
-   *   never shrank (seed 43: 12 s behind to the end). One that won the gate (the poll had not
-   *   seen the waiting one) waits too and gives the gate back.
+   *   (A first version made it wait without that look: fire times that a started run overlapped
+   *   waited too, and only lengthened the line.) One that won the gate (the poll had not seen
+   *   the waiting one) waits too and gives the gate back.
    * - 'queue-all': any older queued fire time of the gate (one scan for every on-time claim of a
    *   'queue-all' job): queued behind it, in order.
    */

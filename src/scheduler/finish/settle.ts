@@ -73,7 +73,9 @@ export async function settle(
 /**
  * Whether a batch that releases `lease` was applied: the lease is no longer held as granted.
  * Retried only while the lease cannot have ended on its own, so a free or changed lease is the
- * batch's release (or a later claim after it).
+ * batch's release (or a later claim after it). Every store answers `inspect` with the token and
+ * `expiresAt` its acquire granted (testing/conformance-leases.ts), so an unchanged lease is one
+ * the batch did not release.
  */
 async function landed(state: NodeState, lease: Lease): Promise<boolean> {
   const now = await state.store.inspect(lease.key);
