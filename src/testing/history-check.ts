@@ -19,10 +19,11 @@
  *   skip names the run (`by`), that run. A `superseded` skip needs the later fire time it names
  *   (`by`: the queued run that replaced it) to have started — or, itself superseded before it
  *   ran, the fire time that replaced it, and so on: the chain ends in a run or an overlap skip
- *   (history-skips.ts); without `by`, any later fire time of the gate that started. A `misfire`
- *   skip needs the fire time to have fallen outside the `healthy` windows: a fire time some healthy node could claim in time
- *   (within `misfireThresholdMs`) is never missed — a claim granted and never started is
- *   recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
+ *   (history-skips.ts; one named after the gate's last expected fire time is not judged: it
+ *   may still be queued); without `by`, any later fire time of the gate that started. A
+ *   `misfire` skip needs the fire time to have fallen outside the `healthy` windows: a fire time
+ *   some healthy node could claim in time (within `misfireThresholdMs`) is never missed — a
+ *   claim granted and never started is recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
  *   `exclude` list (`exclusions`, with the `calendars` they name). A `removed` skip needs its stored
  *   schedule to have been removed or changed after the fire time (`removals`).
  * - No overlap within a gate, for a job whose facts give its `overlap` policy (not `allow`): no

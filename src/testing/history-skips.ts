@@ -33,13 +33,18 @@ export function checkLost(
       runs.push({ start, end });
       byGate.set(gate, runs);
     }
-  // Superseded skips by gate and fire time: a chain of them is followed to the run that ended it.
-  const supersededAt = new Map<string, SkipRecord>();
-  const overlapped = new Set<string>();
-  for (const sk of skips)
+  // Superseded skips by gate and fire time: a chain of them is followed to the run that ended it;
+  // overlap skips and expected fire times, by gate and fire time (see replacedByRun).
+  const chain: Chain = { superseded: new Map(), overlapped: new Set(), lastExpected: new Map() };
+  for (const sk of skips) {
     if (sk.from !== sk.to) continue;
-    else if (sk.reason === 'superseded') supersededAt.set(`${gateOf(sk)}|${sk.from}`, sk);
-    else if (sk.reason === 'overlap') overlapped.add(`${gateOf(sk)}|${sk.from}`);
+    if (sk.reason === 'superseded') chain.superseded.set(`${gateOf(sk)}|${sk.from}`, sk);
+    else if (sk.reason === 'overlap') chain.overlapped.add(`${gateOf(sk)}|${sk.from}`);
+  }
+  for (const e of input.expected ?? []) {
+    const gate = gateOf(e);
+    chain.lastExpected.set(gate, Math.max(chain.lastExpected.get(gate) ?? e.fireTime, e.fireTime));
+  }
   const excludedBy = exclusionsOf(input);
   const pausedAt = pausesOf(input, tolerance);
   const pausedWhenDue = (e: ExpectedOccurrence) => pausedAround(input, e, tolerance, tolerance);
@@ -54,7 +59,7 @@ export function checkLost(
     // entry read after) less than the threshold is left to claim it, and a loaded node misses it.
     if (skip.reason === 'misfire')
       return !inHealthy(F, F + (job?.misfireThresholdMs ?? 1000)) || pausedWhenDue(e);
-    if (skip.reason === 'superseded') return replacedByRun(skip, F, runs, supersededAt, overlapped);
+    if (skip.reason === 'superseded') return replacedByRun(skip, F, runs, chain);
     if (skip.reason === 'excluded') return excludedBy(e);
     if (skip.reason === 'paused') return pausedAt(e, job?.misfireThresholdMs ?? 1000);
     if (skip.reason === 'removed')
@@ -112,22 +117,32 @@ export function checkLost(
  * record bears out nothing: the fire time was recorded skipped while nothing took its place.
  * Without `by`, any later fire time of the gate that started.
  */
+interface Chain {
+  superseded: Map<string, SkipRecord>;
+  overlapped: Set<string>;
+  /** The last expected fire time of each gate: the end of the window judged. */
+  lastExpected: Map<string, number>;
+}
+
 function replacedByRun(
   skip: SkipRecord,
   F: number,
   runs: readonly { start: RunRecord }[],
-  supersededAt: ReadonlyMap<string, SkipRecord>,
-  overlapped: ReadonlySet<string>,
+  chain: Chain,
 ): boolean {
   if (skip.by === undefined) return runs.some((r) => r.start.fireTime > F);
   const gate = gateOf(skip);
-  // Each link names a later fire time (so the walk ends).
+  // Each link names a later fire time (so the walk ends). One after the last expected fire time
+  // of the gate is not judged, as a lost one there is not: it may still be queued when the
+  // history was read.
+  const end = chain.lastExpected.get(gate) ?? Number.POSITIVE_INFINITY;
   for (let t = skip.by.fireTime, after = F; t > after; ) {
-    const at = t;
-    if (runs.some((r) => r.start.fireTime === at) || overlapped.has(`${gate}|${at}`)) return true;
-    const next = supersededAt.get(`${gate}|${at}`)?.by?.fireTime;
+    const at = `${gate}|${t}`;
+    const fire = t;
+    if (t > end || runs.some((r) => r.start.fireTime === fire) || chain.overlapped.has(at)) return true;
+    const next = chain.superseded.get(at)?.by?.fireTime;
     if (next === undefined) return false;
-    after = at;
+    after = t;
     t = next;
   }
   return false;

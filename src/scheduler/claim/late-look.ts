@@ -16,8 +16,9 @@ import { MAX_EARLY_WAIT_MS } from './early-grant.js';
  *    this look-up it ran attempt 1 again with a higher token (simulator seed 2560 of 3,000), or,
  *    the gate held, recorded it skipped over the dead run (1124; overlap.ts);
  *  - `ended` (set once the history was read): no in-flight record, and an attempt has a final
- *    history record — the run ended, but stored its outcome only after its lease lapsed, so the store refused its "done" hold
- *    and the occurrence was free to win (chaos soak seed 149154046: a 40 s store outage during
+ *    history record — the run ended, but stored its outcome only after its lease lapsed, so the
+ *    store refused its "done" hold and the occurrence was free to win (chaos soak seed
+ *    149154046: a 40 s store outage during
  *    a run; two nodes whose claims had waited through it ran its three shards again, attempt 1,
  *    200 ms after the success was stored).
  * The in-flight record is read first: the finishing batch deletes it and stores the outcome in
