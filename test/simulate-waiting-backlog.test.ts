@@ -18,8 +18,8 @@
  * - Seed 90: a queued stored schedule's misfire replay (pq/q4@+5 s) started and lost its lease at
  *   once; another node, whose due read predated that start, then won the occurrence and settled
  *   it "done" as a missed fire time, so recovery passed over the dead run for the whole hold
- *   (`unfinished`). A misfire's settle now looks for a run of its fire time first
- *   (claim/late-look.ts).
+ *   (`unfinished`). A misfire's settle now goes ahead only if its due entry is still where its
+ *   node read it (claim/entry-moved.ts): the dead run's start had moved it.
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';

@@ -10,7 +10,7 @@ import type { NodeState } from '../node-state.js';
  * read, and a batch that moves it again puts back an entry beside the live one (the move is a
  * delete and a put: the put lands whatever the delete found). One get; the due index is read
  * again (`dueWakeAt`). Asked only off the hot path: misfire settles (Candidate.settleOnly) and
- * claims that found their overlap gate taken (overlap.ts).
+ * claims that found their overlap gate taken and would queue their fire time (overlap.ts).
  *
  * - Simulator seed 90 of test/simulate-waiting-backlog.test.ts: a misfire replay of pq/q4@+5 s
  *   started (its start batch moved the entry) and lost its lease at once; a node whose read
