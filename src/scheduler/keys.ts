@@ -97,6 +97,18 @@ export function gateScope(o: { scheduleId?: string | undefined }): string | unde
   return o.scheduleId === undefined || o.scheduleId.startsWith('manual:') ? undefined : o.scheduleId;
 }
 
+/**
+ * The overlap gate key an occurrence runs under: its stored schedule's own gate, the job's for a
+ * job trigger or a manual trigger (which shares the job's gate).
+ */
+export function gateOf(o: {
+  job: string;
+  scheduleId?: string | undefined;
+  shard?: number | undefined;
+}): string {
+  return keys.runGate(o.job, gateScope(o), o.shard);
+}
+
 function pendingOfGate(job: string, scope: string | undefined, shard: number | undefined): string {
   return `ctl|pending|${esc(job)}|${shard ?? ''}|${esc(scope ?? '')}`;
 }

@@ -1,14 +1,9 @@
 /** The checker's "no fire time lost, no skip without its reason" part (see history-check.ts). */
 
 import { compileExclude, isExcluded } from '../schedule/exclude.js';
-import { gateScope, keys } from '../scheduler/keys.js';
+import { gateOf } from '../scheduler/keys.js';
 import type { CheckInput, CheckResult, ExpectedOccurrence, RunRecord, SkipRecord } from './history-model.js';
 import { occurrenceKey } from './history-model.js';
-
-/** The overlap gate an occurrence runs under (the scheduler's own key: manual triggers share the job's). */
-function gateOf(o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }): string {
-  return keys.runGate(o.job, gateScope(o), o.shard);
-}
 
 /**
  * Every expected occurrence (in a healthy window) has a start or a recorded skip, and a skip that

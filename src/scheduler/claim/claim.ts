@@ -3,7 +3,7 @@ import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
-import { gateScope, keys } from '../keys.js';
+import { gateOf, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
@@ -178,7 +178,7 @@ export class Claims {
    */
   private gateRequest(c: Candidate, leaseMs: number, won?: Lease): LeaseRequest {
     return {
-      key: keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard),
+      key: gateOf(c.occ),
       owner: gateOwner(this.state.node, c, won),
       leaseMs,
     };

@@ -2,7 +2,7 @@ import type { Lease, WriteOp } from '../../store/types.js';
 import { encodeHistory, occFields } from '../finish/history.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, type Job, type Source, sourceKey } from '../internal-types.js';
-import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import { gateOf, gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { RunSource, SkipCause } from '../types.js';
@@ -93,9 +93,7 @@ export class Overlap {
     const behindReplay =
       c.source === 'schedule' &&
       job.spec.overlap === 'skip' &&
-      (await s.store.inspect(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard)))?.owner.endsWith(
-        REPLAY_MARK,
-      ) === true;
+      (await s.store.inspect(gateOf(c.occ)))?.owner.endsWith(REPLAY_MARK) === true;
     // A run-once misfire replay is always queued ("run once more after the current run ends", as
     // ElasticJob's misfire flag); a fire time claimed behind a replay, and a recovery of a claim
     // that never started, wait.
@@ -195,8 +193,10 @@ export class Overlap {
    * and the waiting one's own claim, refused in that moment, waited for the next poll.
    */
   yieldsGate(c: Candidate): boolean {
-    if (c.source !== 'schedule' || c.fromPending) return false;
-    const since = this.state.waitingGates.get(keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard));
+    // (Most polls find no fire time waiting: then no gate key is built for an on-time claim.)
+    const waiting = this.state.waitingGates;
+    if (waiting.size === 0 || c.source !== 'schedule' || c.fromPending) return false;
+    const since = waiting.get(gateOf(c.occ));
     return since !== undefined && since < c.occ.fireTime;
   }
 

@@ -1,7 +1,7 @@
 import type { Lease } from '../../store/types.js';
 import { type Candidate, gateAfterWin, type Job, movesEntry, rewind, sourceKey } from '../internal-types.js';
 import type { JobSpec } from '../job-options.js';
-import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import { gateOf, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import { FINAL_STATUSES, occurrenceHistory } from './dead-attempt.js';
@@ -153,7 +153,7 @@ export class Unanswered {
       // gateAfterWin), under an owner naming this grant (gateOwner): if that acquire's answer was
       // the one lost, the gate is this claim's and is adopted with it; else it is asked for then.
       if (c.gate) {
-        const gateKey = keys.runGate(c.occ.job, gateScope(c.occ), c.occ.shard);
+        const gateKey = gateOf(c.occ);
         const held = await s.store.inspect(gateKey);
         // Granted by the same acquire: this node's, at the same store instant.
         const mine = held?.owner === s.node || held?.owner === `${s.node}${REPLAY_MARK}`;

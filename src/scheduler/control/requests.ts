@@ -2,7 +2,7 @@ import type { StoredRecord } from '../../store/types.js';
 import type { Claims } from '../claim/claim.js';
 import type { PendingValue } from '../claim/overlap.js';
 import type { Candidate } from '../internal-types.js';
-import { gateScope, jobOfKey, keys, type OccurrenceId } from '../keys.js';
+import { gateOf, jobOfKey, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { replaceOlder } from '../run/replace.js';
 import type { InflightRecord } from '../run/run-records.js';
@@ -80,7 +80,7 @@ export class Requests {
         fireTime: p.fireTime,
         shard: p.shard ?? undefined,
       };
-      const gate = keys.runGate(occ.job, gateScope(occ), occ.shard);
+      const gate = gateOf(occ);
       latest.set(gate, Math.max(latest.get(gate) ?? Number.NEGATIVE_INFINITY, occ.fireTime));
       const all = job.spec.overlap === 'queue-all';
       if (all) oldest.set(gate, Math.min(oldest.get(gate) ?? Number.POSITIVE_INFINITY, occ.fireTime));
@@ -104,7 +104,7 @@ export class Requests {
     const recovering = new Set<string>();
     const going = new Set<string>();
     for (const [key, rec] of runs) {
-      const gate = keys.runGate(rec.job, gateScope(rec as OccurrenceId), rec.shard);
+      const gate = gateOf(rec as OccurrenceId);
       going.add(gate);
       // `latest` also counts the fire times in flight: a queued run older than a run that already
       // started was overtaken (an on-time claim of the next fire time took the gate the moment it

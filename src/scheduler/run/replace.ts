@@ -1,5 +1,5 @@
 import { OncelyError } from '../../core/errors.js';
-import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import { gateOf, type OccurrenceId } from '../keys.js';
 
 /**
  * Overlap 'replace': the runs of 'replace' jobs going on this node, by overlap gate key, each with
@@ -24,7 +24,7 @@ export function replaceable(
   runs: ReplaceableRuns,
   occ: OccurrenceId,
 ): { signal: AbortSignal; done: () => void } {
-  const gate = keys.runGate(occ.job, gateScope(occ), occ.shard);
+  const gate = gateOf(occ);
   const run: ReplaceableRun = { fireTime: occ.fireTime, controller: new AbortController() };
   const set = runs.get(gate) ?? new Set<ReplaceableRun>();
   runs.set(gate, set);

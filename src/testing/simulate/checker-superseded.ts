@@ -1,4 +1,4 @@
-import { gateScope, keys } from '../../scheduler/keys.js';
+import { gateOf } from '../../scheduler/keys.js';
 import type { CheckedJob } from './checker-types.js';
 import type { History, StoredSkip } from './history.js';
 
@@ -14,8 +14,6 @@ export function supersededJudge(
   history: History,
   jobs: readonly CheckedJob[],
 ): (skip: StoredSkip) => boolean {
-  const gateOf = (o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }) =>
-    keys.runGate(o.job, gateScope(o), o.shard);
   const judged = new Set<string>();
   for (const job of jobs) {
     for (const t of job.fireTimes) judged.add(`${job.name}||${t}`);

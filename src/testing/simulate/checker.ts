@@ -1,4 +1,4 @@
-import { gateScope, keys } from '../../scheduler/keys.js';
+import { gateOf } from '../../scheduler/keys.js';
 import { checkBackfillLiveness, checkBackfillRuns } from './checker-backfills.js';
 import { checkGates } from './checker-gates.js';
 import { supersededJudge } from './checker-superseded.js';
@@ -273,8 +273,6 @@ function checkFireTimes(history: History, jobs: readonly CheckedJob[], violation
 /** Every stored overlap skip is borne out by a run of its gate going at its fire time (see `check`). */
 function checkSkips(history: History, jobs: readonly CheckedJob[], violations: Violation[]): void {
   const jobOf = new Map(jobs.map((j) => [j.name, j]));
-  const gateOf = (o: { job: string; scheduleId?: string | undefined; shard?: number | undefined }) =>
-    keys.runGate(o.job, gateScope(o), o.shard);
   const at = (ms: number) => `+${((ms - EPOCH) / 1000).toFixed(3)}s`;
   const byGate = new Map<string, StoredRun[]>();
   for (const r of history.inflight) {
