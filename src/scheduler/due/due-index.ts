@@ -10,7 +10,7 @@ import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
-import { scanDue } from './due-scan.js';
+import { Stalls, scanDue } from './due-scan.js';
 import { removedDue } from './removed-due.js';
 
 /** Entries kept across a read for the candidates they still hold (see `carryOver`), at most. */
@@ -62,6 +62,8 @@ export class DueIndex {
    * before it plans an entry): grows with the reads, reset when it passes a thousand.
    */
   readonly calendars = new Set<string>();
+  /** Entries other live nodes go first for, since when this node's reads met them (due-scan.ts). */
+  private readonly stalls = new Stalls();
   /** Schedules whose trigger did not compile here, by `id|v`: reported once. */
   private readonly bad = new Set<string>();
 
@@ -151,6 +153,7 @@ export class DueIndex {
       s.freeSlots(),
       this.resumeAfter,
       skipJobs,
+      this.stalls,
     );
     this.resumeAfter = resumeAfter;
     const read = await this.fresh(due, now);

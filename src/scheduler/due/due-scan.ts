@@ -28,14 +28,32 @@ export async function scanDue(
   want: number,
   resumeAfter: string | undefined,
   skipJobs?: ReadonlySet<string>,
-): Promise<{
+  stalls: Stalls = new Stalls(),
+): Promise<DueScan> {
+  stalls.readStart();
+  const read = await scanOnce(s, now, want, resumeAfter, skipJobs, stalls);
+  stalls.readDone();
+  return read;
+}
+
+/** What {@link scanDue} found. */
+export interface DueScan {
   due: StoredRecord[];
   notDueAt: number | undefined;
   heldUntil: number | undefined;
   truncated?: 'full' | 'pages';
   /** Where the next read goes on (a read stopped for want of slots or after MAX_PAGES). */
   resumeAfter?: string;
-}> {
+}
+
+async function scanOnce(
+  s: NodeState,
+  now: number,
+  want: number,
+  resumeAfter: string | undefined,
+  skipJobs: ReadonlySet<string> | undefined,
+  stalls: Stalls,
+): Promise<DueScan> {
   const due: StoredRecord[] = [];
   // Past the grace, entries another live node goes first for (see the comment at the loop).
   const others: StoredRecord[] = [];
@@ -65,7 +83,11 @@ export async function scanDue(
       // entry not due ends the read, as does the first jittered one past the read-ahead — read
       // again once within half of it, so that such entries are read half a read-ahead at a time.
       if (at > now + READ_AHEAD_MS)
-        return { due: steal(due, others, want), notDueAt: at - READ_AHEAD_MS / 2, heldUntil };
+        return {
+          due: steal(due, others, want),
+          notDueAt: at - READ_AHEAD_MS / 2,
+          heldUntil,
+        };
       const { id, fireTime } = parseDueEntry(r.key);
       if (at > now && at === fireTime) return { due: steal(due, others, want), notDueAt: at, heldUntil };
       const job = jobOfDueValue(r.value);
@@ -84,8 +106,13 @@ export async function scanDue(
       if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
         if (at + SPREAD_GRACE_MS > now) {
           heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
-        } else if (others.length < want) others.push(r);
-        continue;
+          continue;
+        }
+        if (!stalls.met(r.key, now, s.pollMs)) {
+          if (others.length < want) others.push(r);
+          continue;
+        }
+        // Left lying by its preferred node (Stalls): this node's own from now on.
       }
       due.push(r);
       if (due.length >= want) {
@@ -135,6 +162,49 @@ function steal(own: StoredRecord[], others: StoredRecord[], want: number): Store
   const room = want - own.length;
   if (room <= 0 || others.length === 0) return own;
   return [...own, ...others.slice(-room)];
+}
+
+/**
+ * Entries past their grace that another live node goes first for, and since when this node's
+ * reads have met them (store time of the first read that did): one its preferred node leaves
+ * lying for {@link stalledAfter} is taken as this node's own, oldest first, in key order with
+ * them. A live node that cannot get to its share — stuck on store calls that lost their answers,
+ * or without free slots for long — held its entries back for as long as it lived: the others took
+ * them only with the slots their own shares left, from the far end (simulator, four nodes, lost
+ * replies and crashes, seed 22: pages/p10@+2 s lay free for 5.5 s; seed 102: pages/p2@+3 s for
+ * 14 s, while every other node had a catch-up backlog of its own). Kept per node (due-index.ts),
+ * renewed by every read: only the entries the last read met.
+ */
+export class Stalls {
+  private since = new Map<string, number>();
+  private next = new Map<string, number>();
+
+  /** The read going on meets `key` past its grace: whether its preferred node has left it lying. */
+  met(key: string, now: number, pollMs: number): boolean {
+    const first = this.since.get(key) ?? now;
+    this.next.set(key, first);
+    return first <= now - stalledAfter(pollMs);
+  }
+
+  /** A read begins (one that failed on the way leaves what it met unused). */
+  readStart(): void {
+    this.next = new Map();
+  }
+
+  /** The read is over: an entry it did not meet (taken, moved on) is forgotten. */
+  readDone(): void {
+    this.since = this.next;
+    this.next = new Map();
+  }
+}
+
+/**
+ * How long an entry past its grace is met lying at another live node before this node takes it
+ * as its own: two of this node's polls and a second — a working preferred node takes its oldest
+ * entries at its next tick, so one still there after that is not being worked on.
+ */
+export function stalledAfter(pollMs: number): number {
+  return 2 * pollMs + 1_000;
 }
 
 const JOB_FIELD = '{"job":"';
