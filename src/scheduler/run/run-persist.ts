@@ -32,6 +32,36 @@ export async function persist(
 }
 
 /**
+ * Writes a run's start batch (its in-flight record, and on a first attempt the claim's moves: the
+ * due entry moved on, the high-water mark), retried while the store is away — but never written
+ * again once it landed. A try whose answer was lost may have been applied (`apply` is atomic, so
+ * the in-flight record holding this attempt's value says it was); written again, its due-entry
+ * move — a delete and a put — put back the entry that another node had moved on since (a later
+ * fire time skipped or run), a stale copy of the schedule's chain that, offered at every tick,
+ * took the schedule's gate from the live entry's replays (simulator, four nodes, catch-up pages:
+ * a catch-up stalled for 8 s; the same class as finish/settle.ts's retry).
+ */
+export async function persistStart(
+  deps: RunDeps,
+  what: string,
+  ops: WriteOp[],
+  inflight: { key: string; value: string } | undefined,
+  halt: AbortSignal | LazyAbort,
+): Promise<boolean> {
+  let sent = false;
+  return persist(
+    deps,
+    what,
+    async () => {
+      if (sent && inflight !== undefined && (await deps.store.get(inflight.key)) === inflight.value) return;
+      sent = true;
+      await deps.writes.submit(ops);
+    },
+    halt,
+  );
+}
+
+/**
  * The outcome was stored after the run's lease had lapsed (the store refused the release): says
  * so in the history entry (`leaseLapsed`) and the log. The entry was put in the finishing batch as
  * a plain outcome; it is put again with the mark, over whatever a recovery wrote for this attempt

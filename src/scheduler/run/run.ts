@@ -9,7 +9,7 @@ import { LATE_START_MS } from './fleet-limits.js';
 import { jobContext } from './job-context.js';
 import { claimBook, type RunBook } from './run-book.js';
 import { errorText, inflightText, retryWait, runFields, storeTimeNow } from './run-fields.js';
-import { persist, recordLapse } from './run-persist.js';
+import { persist, persistStart, recordLapse } from './run-persist.js';
 import type { Claim, RunDeps, RunHooks } from './run-records.js';
 import { startAt } from './start-at.js';
 
@@ -98,7 +98,13 @@ export async function executeRun(
       const startOps = book.startOps(first, value);
       const recorded =
         startOps.length === 0 ||
-        (await persist(deps, `start of ${claim.occ.job}`, () => writes.submit(startOps), halt));
+        (await persistStart(
+          deps,
+          `start of ${claim.occ.job}`,
+          startOps,
+          value === undefined ? undefined : { key: keys.inflight(claim.occ), value },
+          halt,
+        ));
       if (!recorded) {
         // The first attempt never started: give the claim up. A retry that could not start is
         // an abandoned occurrence (its earlier attempts are on record): recovery decides.
