@@ -292,6 +292,15 @@ export class Claims {
       await settleDone(`misfire handling of ${c.occ.job}`, [...c.settleOnly, ...span]);
       return 'won';
     }
+    // A due entry's misfire replay likewise: its start batch's move (a delete and a put) put back
+    // an entry another node had moved on since its read — seed 410 of a five-node mix (sharded
+    // stored schedules under 'queue', partitions): a replay adopted after a lost answer put back
+    // sq/a's entry at +11 s, which its node then settled as missed over the +11 s another node had
+    // queued, and the queued +11 s was dropped: lost. Given back: the mover handled the fire time.
+    if (c.source === 'misfire' && c.entryReadAt !== undefined && (await entryMoved(s, c.advance))) {
+      await freeClaim();
+      return 'returned';
+    }
     c.onWon?.();
     // A queued run's in-flight record was read by its poll; any other claim looks now if it is late.
     const after = c.deadRun !== undefined ? { deadRun: c.deadRun } : await lateLook(s, job, c, lease);

@@ -9,8 +9,10 @@ import type { NodeState } from '../node-state.js';
  * skip, a misfire settle — so an entry gone means the fire time was handled since this node's
  * read, and a batch that moves it again puts back an entry beside the live one (the move is a
  * delete and a put: the put lands whatever the delete found). One get; the due index is read
- * again (`dueWakeAt`). Asked only off the hot path: misfire settles (Candidate.settleOnly) and
- * claims that found their overlap gate taken and would queue their fire time (overlap.ts).
+ * again (`dueWakeAt`). Asked only off the hot path: misfire settles (Candidate.settleOnly), a due
+ * entry's misfire replays (claim.ts), and claims that found their overlap gate taken and would
+ * queue their fire time (overlap.ts). A look and then a write, so a move between the two still
+ * gets through: the whole fix is a move that puts only if it deleted (a store op, not yet).
  *
  * - Simulator seed 90 of test/simulate-waiting-backlog.test.ts: a misfire replay of pq/q4@+5 s
  *   started (its start batch moved the entry) and lost its lease at once; a node whose read
@@ -22,6 +24,9 @@ import type { NodeState } from '../node-state.js';
  *   it again with its move — retried after a lost request, once the entry had moved on to +13 s:
  *   the entry at +12 s came back, a node settled +12..+14 s from it as missed (+13 s had run), and
  *   +11 s, superseded by +12 s, was replaced by nothing (the checker's superseded chain).
+ * - Seed 410 of test/simulate-replay-stale-entry.test.ts: a replay of sq/a@+10 s, adopted after a
+ *   lost answer, moved the entry from +10 s to +11 s after another node had queued both and moved
+ *   it to +12 s; the copy at +11 s was settled as missed, and the queued +11 s dropped: lost.
  */
 export async function entryMoved(s: NodeState, ops: readonly WriteOp[] | undefined): Promise<boolean> {
   const entry = ops?.find((op) => op.op === 'delete' && op.key.startsWith(keys.duePrefix));
