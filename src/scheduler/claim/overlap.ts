@@ -36,11 +36,9 @@ export class Overlap {
    * and is still going (overlapping-run.ts), and the skip names that run. A gate held by a claim
    * that has not started — its reply lost, its node frozen, its start record on the way — or by a
    * run that started after this fire time overlapped nothing at the fire time: this fire time
-   * waits behind the gate (a pending record marked `wait`, never skipped for overlap unless a run
-   * that started before it is found going when it is looked at again) and runs once the holder
-   * ends, or the holder's lease lapses unstarted — or, once a run of its gate has started, it is
-   * that run's successor: the latest waiting one runs, the older are superseded (requests.ts; a
-   * recovery of a claim that never started keeps waiting). Likewise under 'queue': queued (the
+   * waits behind the gate (a pending record marked `wait`, never superseded, never skipped unless
+   * a run that started before it is found going when it is looked at again) and runs once the
+   * holder ends, or once the holder's lease lapses unstarted. Likewise under 'queue': queued (the
    * buffered one, which a later queued fire time supersedes) only behind a run that started
    * before it; otherwise it waits. Under 'queue-all' it is queued either way, and never
    * superseded: every queued fire time runs, oldest first (requests.ts).

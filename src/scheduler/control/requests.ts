@@ -87,12 +87,7 @@ export class Requests {
       // Overlap 'replace': a queued fire time aborts this node's older runs of its gate (run/replace.ts).
       const replace = job.spec.overlap === 'replace';
       if (replace) replaceOlder(s.replaceable, gate, occ.job, occ.fireTime);
-      // ('allow' has no gate: nothing of it waits.) Under 'skip', a recovery of a claim granted
-      // and never started (source 'recover') keeps waiting: such a fire time is run, whatever
-      // started since (docs/faults.md).
-      const buffered =
-        job.spec.overlap !== 'allow' && !(job.spec.overlap === 'skip' && p.source === 'recover');
-      queuedRuns.push({ r, occ, p, gate, buffered, all });
+      queuedRuns.push({ r, occ, p, gate, buffered: job.spec.overlap === 'queue' || all || replace, all });
     }
     if (queuedRuns.length === 0) {
       s.waitingGates = new Map();
@@ -121,17 +116,11 @@ export class Requests {
       recovering.add(gate);
     }
     // A waiting record (overlap.ts: no run of its gate had started by its fire time) is not
-    // superseded while it waits: it overlapped nothing, and runs once the gate frees. It waits
-    // only until a run of its gate has started (the claim it waited for, or any other): from then
-    // on it is that run's buffered successor like any queued one — the latest runs, the older are
-    // superseded by it — or an overloaded job's waiting records would pile up, each claimed at
-    // every poll, and the oldest never win the gate (simulator, seed 4). Under overlap 'skip' too
-    // (since 2026-12-04; before, every waiting fire time ran, one after another): "run once more
-    // after the current run ends", as ElasticJob's misfire flag — a fire time that waited behind
-    // a claim with a lost reply or a frozen node made the next ones wait too, and a job whose runs
-    // take most of its interval never caught up (the busy mix of
-    // test/simulate-waiting-backlog.test.ts: `skip` stayed ~12 s behind). Not a recovery of a
-    // claim that never started: that fire time runs (below).
+    // superseded: it overlapped nothing, and runs once the gate frees. Under overlap 'queue' it
+    // waits only until a run of its gate has started (the claim it waited for, or any other):
+    // from then on it is that run's buffered successor like any queued one — the latest runs, the
+    // older are superseded — or an overloaded job's waiting records would pile up, each claimed
+    // at every poll, and the oldest never win the gate (simulator, seed 4).
     // Under overlap 'queue-all' nothing is superseded: the gate's queued fire times run one after
     // another, oldest first — only the oldest is offered (a later one offered beside it could win
     // the gate first), except a queued run whose own run died (its claim is that recovery).
