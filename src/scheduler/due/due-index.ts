@@ -11,6 +11,7 @@ import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { Stalls, scanDue } from './due-scan.js';
+import { ExpectedMoves } from './expected-moves.js';
 import { removedDue } from './removed-due.js';
 
 /** Entries kept across a read for the candidates they still hold (see `carryOver`), at most. */
@@ -19,8 +20,6 @@ const MAX_CARRIED = 10_000;
 const SAFETY_MS = 10_000;
 /** Reads of the due index follow one another at least this far apart (see `refresh`). */
 const READ_GAP_MS = 100;
-/** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
-const EXPECT_TRIES = 3;
 /** Moves further ahead than this are not expected (see `offeredInFull`): six safety reads come first. */
 const EXPECT_HORIZON_MS = 6 * SAFETY_MS;
 
@@ -56,7 +55,7 @@ export class DueIndex {
   private offered = new Set<string>();
   private retryMs: number;
   /** Fire times this node expects an entry at (a move it saw being planned), by schedule id. */
-  private readonly expected = new Map<string, { at: number; tries: number }>();
+  private readonly expected = new ExpectedMoves();
   /**
    * The calendars the exclusions of the entries read name (the due stage makes sure they are held
    * before it plans an entry): grows with the reads, reset when it passes a thousand.
@@ -80,11 +79,9 @@ export class DueIndex {
    */
   wakeAt(): number {
     if (this.waitingForSlots()) return Number.POSITIVE_INFINITY;
-    let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
+    const at = Math.min(this.nextReadAt, this.state.dueWakeAt);
     // A paused schedule's expected move will not come (schedule-pause.ts): no read for it.
-    const paused = this.state.pausedSchedules;
-    for (const [id, x] of this.expected) if (paused.size === 0 || !paused.has(id)) at = Math.min(at, x.at);
-    return at;
+    return Math.min(at, this.expected.earliest(this.state.pausedSchedules));
   }
 
   /** The entry's job has fleet limits (run/fleet-limits.ts): what it waits for is permits. */
@@ -192,10 +189,7 @@ export class DueIndex {
     next = Math.max(next, now + READ_GAP_MS);
     if (truncated === 'full') next = now;
     this.nextReadAt = next;
-    for (const [id, x] of this.expected) {
-      if (seen.has(id) || (x.at <= now && ++x.tries > EXPECT_TRIES)) this.expected.delete(id);
-      else if (x.at <= now) x.at = now + s.pollMs;
-    }
+    this.expected.sweep(seen, now, s.pollMs);
   }
 
   /**
@@ -210,8 +204,7 @@ export class DueIndex {
     this.offeredNow.add(e);
     // The entry's key (and so the scan's order) is the next occurrence's start: fire time + jitter.
     const at = e.nextAt ?? e.next;
-    if (at !== undefined && at <= e.readAt + EXPECT_HORIZON_MS)
-      this.expected.set(e.schedule.id, { at, tries: 0 });
+    if (at !== undefined && at <= e.readAt + EXPECT_HORIZON_MS) this.expected.expect(e.schedule.id, at);
   }
 
   /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
