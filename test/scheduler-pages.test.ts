@@ -111,6 +111,61 @@ describe('pages of stored schedules', () => {
     );
   }, 30_000);
 
+  it('a page whose lease cannot be kept: every run going is halted at once (its signal), recorded abandoned, and recovered once', async () => {
+    // The runs of a page that start together share its lease (run/page-batch.ts): losing it must
+    // halt each of them, as each run's own keep-alive did.
+    const base = await openStore(`memory:${unique('lost')}`);
+    const a = faulty(base);
+    const job = unique('lost');
+    const na = scheduler(a, 'node-a');
+    const ranA: JobContext[] = [];
+    const halted = new Set<string>();
+    na.define(job, { lockAtMostFor: '1s' }, async (ctx) => {
+      ranA.push(ctx);
+      await new Promise<void>((resolve) =>
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
+      halted.add(ctx.scheduleId!);
+    });
+    const F = (await base.now()) + 500;
+    const n = 12;
+    await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, at: F })));
+    await na.start();
+    await until(() => ranA.length === n, 10_000, 'node a to start every run');
+    // The page's keep-alive fails from now on; everything else of node a works.
+    a.faults.fail = (method, args) => method === 'extend' && String(args[0]).startsWith('page|');
+    await until(() => halted.size === n, 10_000, "every run's signal to abort");
+    // Each run has a signal of its own (a handler's listeners are not every run's).
+    expect(new Set(ranA.map((c) => c.signal)).size).toBe(n);
+    await eventually(
+      async () =>
+        (await base.scan('hist|')).filter((r) => r.value.includes('"status":"abandoned"')).length === n,
+      5_000,
+      'node a to record each run abandoned',
+    );
+    // Node a dies then (its keep-alive still failing, it would take its own page over again).
+    a.faults.dead = true;
+    const nb = scheduler(base, 'node-b');
+    const ranB: JobContext[] = [];
+    nb.define(job, { lockAtMostFor: '1s' }, (ctx) => {
+      ranB.push(ctx);
+    });
+    await nb.start();
+    await until(() => ranB.length >= n, 10_000, 'node b to recover every run');
+    await sleep(500);
+    expect(new Set(ranB.map((r) => r.scheduleId)).size).toBe(n);
+    expect(ranB).toHaveLength(n);
+    const tokenA = Math.max(...ranA.map((r) => r.token));
+    for (const r of ranB) {
+      expect(r.attempt).toBe(2);
+      expect(r.token).toBeGreaterThan(tokenA);
+    }
+    const entries = await checked(nb, job, 1_000);
+    const first = entries.filter((e) => e.attempt === 1);
+    expect(first).toHaveLength(n);
+    for (const e of first) expect(e).toMatchObject({ status: 'abandoned', leaseLapsed: true });
+  }, 30_000);
+
   it('a page recovered twice: the second recovery runs attempt 3; attempts 1 and 2 are on record abandoned', async () => {
     const base = await openStore(`memory:${unique('twice')}`);
     const job = unique('twice');
@@ -539,7 +594,7 @@ describe('pages of stored schedules', () => {
   }, 20_000);
 
   it("a page's runs end as any run does: failed, succeeded with output, history write retried, abandoned when stop() gives up", async () => {
-    // A page's items run the lean way (run/page-item-run.ts): each outcome a user reads must be
+    // A page's items run the lean way (run/page-batch.ts, page-item-run.ts): each outcome a user reads must be
     // the one executeRun records — the failed run's error and event, the output, a history write
     // that failed and was retried, and a handler ignoring its signal at stop().
     const base = await openStore(`memory:${unique('end')}`);

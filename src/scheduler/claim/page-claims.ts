@@ -5,7 +5,7 @@ import { occFields } from '../finish/history.js';
 import type { Candidate, Job } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
-import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
+import { launchAtStarts, launchWhenFree, notBefore, type PageStart } from '../run/page-starts.js';
 import type { Claim } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
 import type { SkipCause } from '../types.js';
@@ -199,7 +199,7 @@ export class PageClaims {
     const runs = won.filter((i) => items[i]!.kind === 'run');
     const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);
     const book = pageRun.book();
-    const launch = (i: number, waited: boolean) => {
+    const claimOf = (i: number, waited: boolean): Claim => {
       const c = cs[i]!;
       // Built by assignment (one per run): conditional spreads made a temporary object each.
       const claim: Claim = {
@@ -215,25 +215,25 @@ export class PageClaims {
       if (c.scheduledAt !== undefined) claim.scheduledAt = c.scheduledAt;
       // A run that waited for its start (claimed ahead) started then, others with the page.
       if (!waited) claim.startedAt = startedAt;
-      return this.runs.launch(job, claim, undefined, book);
+      return claim;
     };
+    const launch = (i: number, waited: boolean) => this.runs.launch(job, claimOf(i, waited), undefined, book);
     for (const i of runs) {
       const v = gated.get(i);
       if (v?.kind !== 'wait') continue;
       const start = notBefore(cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime, lease.acquiredAt, repliedAt);
       launchWhenFree(s, pageRun, start, v.free, () => launch(i, true));
     }
-    launchAtStarts(
-      s,
-      pageRun,
-      lease,
-      repliedAt,
-      runs
-        .filter((i) => gated.get(i)?.kind !== 'wait')
-        .map((i) => ({
-          start: cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime,
-          launch: (waited) => launch(i, waited),
-        })),
-    );
+    // The runs whose start has come start together (run/page-batch.ts); the others each at its own.
+    const now: Claim[] = [];
+    const later: PageStart[] = [];
+    for (const i of runs) {
+      if (gated.get(i)?.kind === 'wait') continue;
+      const start = cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime;
+      if (start <= lease.acquiredAt) now.push(claimOf(i, false));
+      else later.push({ start, launch: (waited) => launch(i, waited) });
+    }
+    this.runs.launchPage(job, now, book);
+    launchAtStarts(s, pageRun, lease, repliedAt, later);
   }
 }

@@ -2,6 +2,7 @@ import { doneHold, type HighWater } from '../claim/high-water.js';
 import type { Job } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { type BatchHooks, runPageBatch } from './page-batch.js';
 import { leanPageRun, runPageItem } from './page-item-run.js';
 import { replaceable } from './replace.js';
 import { type Claim, executeRun, type RunDeps } from './run.js';
@@ -142,5 +143,65 @@ export class Runs {
     });
     s.running.add(run);
     return run;
+  }
+
+  /**
+   * Starts the runs of a page that start now (claim/page-claims.ts): together, the lean way
+   * (page-batch.ts), when they may take it (`leanPageRun`: every claim of a page is alike there);
+   * else one by one. Keeps each run's slot and bookkeeping as `launch` does, in one pass.
+   */
+  launchPage(job: Job, claims: readonly Claim[], book: RunBook): void {
+    if (claims.length === 0) return;
+    const deps = this.depsOf(job);
+    if (!leanPageRun(deps, claims[0]!, book)) {
+      for (const claim of claims) void this.launch(job, claim, undefined, book);
+      return;
+    }
+    const s = this.state;
+    const n = claims.length;
+    const occKeys = claims.map((c) => keys.occurrence(c.occ));
+    for (const k of occKeys) s.runningHere.add(k);
+    s.handlers += n;
+    s.telemetry.metrics.running.inc(n);
+    const limited = s.limits.limited(job.spec);
+    if (limited) for (let i = 0; i < n; i++) s.limits.started(job.spec);
+    // 1: its handler ended (slot freed), 2: the run ended.
+    const state = new Uint8Array(n);
+    const replays = claims.some((c) => c.replay);
+    const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
+    const hooks: BatchHooks = {
+      handlerEnded: (k) => {
+        if (state[k] !== 0) return;
+        state[k] = 1;
+        if (limited) s.limits.ended(job.spec);
+        const wasFull = s.freeSlots() <= 0;
+        s.handlers--;
+        s.settling++;
+        if (wasFull && s.freeSlots() > 0) {
+          s.nextPollAt = 0;
+          s.poke();
+        }
+      },
+      ended: (k) => {
+        if (state[k] === 2) return;
+        s.telemetry.metrics.running.dec();
+        const wasFull = s.freeSlots() <= 0;
+        if (state[k] === 1) s.settling--;
+        else {
+          s.handlers--;
+          if (limited) s.limits.ended(job.spec);
+        }
+        state[k] = 2;
+        s.runningHere.delete(occKeys[k]!);
+        // As `launch`'s end: a pass over pending runs when this node was full, a gate may be free,
+        // or a replay ended (its next replay, or the on-time entry queued behind it, may be claimable now).
+        if (wasFull || queues || claims[k]!.replay || s.pendingSeen) s.nextPollAt = 0;
+        if (replays && claims[k]!.replay && claims[k]!.occ.scheduleId !== undefined) s.dueWakeAt = 0;
+        s.poke();
+      },
+    };
+    const run = runPageBatch(deps, claims, hooks, book);
+    s.running.add(run);
+    void run.finally(() => s.running.delete(run));
   }
 }
