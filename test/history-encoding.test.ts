@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeHistory, encodeHistory } from '../src/scheduler/finish/history.js';
+import { decodeHistory, encodeHistory, encodeOutcome } from '../src/scheduler/finish/history.js';
 import type { HistoryEntry } from '../src/scheduler/types.js';
 
 const F = 1_796_305_788_000;
@@ -61,5 +61,34 @@ describe('history entries as stored', () => {
   it('keeps a field it does not know', () => {
     const odd = { ...base, note: 'kept' } as HistoryEntry;
     expect(JSON.parse(encodeHistory(odd)).note).toBe('kept');
+  });
+
+  it("a run's outcome encoded from its numbers is the text encodeHistory writes for its entry", () => {
+    const cases: HistoryEntry[] = [
+      base,
+      { ...base, scheduledAt: new Date(F) },
+      { ...base, scheduleId: 'u|1', shard: 2, scheduledAt: new Date(F + 37_000), output: 'ok "quoted"\n' },
+      { ...base, scheduleId: 'u2', status: 'failed', error: 'Error: x "y"' },
+      { ...base, source: 'misfire', attempt: 3, token: 99, output: '' },
+    ];
+    for (const e of cases) {
+      const text = encodeOutcome({
+        job: e.job,
+        scheduleId: e.scheduleId,
+        fireTime: e.fireTime.getTime(),
+        scheduledAt: (e.scheduledAt ?? e.fireTime).getTime(),
+        shard: e.shard,
+        node: e.node,
+        attempt: e.attempt,
+        token: e.token,
+        source: e.source,
+        status: e.status,
+        startedAt: e.startedAt.getTime(),
+        finishedAt: e.finishedAt!.getTime(),
+        error: e.error,
+        output: e.output,
+      });
+      expect(text).toBe(encodeHistory(e));
+    }
   });
 });

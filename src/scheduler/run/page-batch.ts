@@ -1,10 +1,8 @@
 import type { Span } from '@opentelemetry/api';
 import { deferOn } from '../../core/clock.js';
-import { INTERNAL_ABORT, LazyAbort } from '../../core/signals.js';
-import type { WriteOp } from '../../store/types.js';
-import { encodeHistory } from '../finish/history.js';
-import { keys } from '../keys.js';
+import { INTERNAL_ABORT } from '../../core/signals.js';
 import type { HistoryEntry, RunEvent, SchedulerEvents } from '../types.js';
+import { entryOf, historyPut, type Item, newItem } from './batch-item.js';
 import { jobContext } from './job-context.js';
 import type { RunBook } from './run-book.js';
 import { errorText, runFields, storeTimeNow } from './run-fields.js';
@@ -17,26 +15,6 @@ export interface BatchHooks {
   handlerEnded(k: number): void;
   /** Run `k` has ended: its outcome stored (or given up on) and its book told. */
   ended(k: number): void;
-}
-
-/** One run of the batch: what is really its own. */
-interface Item {
-  readonly k: number;
-  readonly claim: Claim;
-  /** Its context's signal (each run its own: a handler's listeners stay its own). */
-  readonly halt: LazyAbort;
-  entry?: HistoryEntry;
-  t0: number;
-  span: Span | undefined;
-  handlerDone?: Promise<unknown>;
-  /** Its outcome has been taken (settled, or halted): later news is ignored. */
-  decided: boolean;
-  /** Its end (finish or abandon) is under way: it will end. */
-  ending: boolean;
-  handlerOver: boolean;
-  /** (Finished) how long its handler took, and its error when it failed. */
-  durationMs: number;
-  error?: unknown;
 }
 
 /**
@@ -87,17 +65,7 @@ class PageBatch {
     private readonly book: RunBook,
     private readonly resolve: () => void,
   ) {
-    this.items = claims.map((claim, k) => ({
-      k,
-      claim,
-      halt: new LazyAbort(),
-      t0: 0,
-      span: undefined,
-      decided: false,
-      ending: false,
-      handlerOver: false,
-      durationMs: 0,
-    }));
+    this.items = claims.map(newItem);
     this.open = claims.length;
     this.handlersLeft = claims.length;
   }
@@ -139,16 +107,12 @@ class PageBatch {
     const { claim } = it;
     const startedAt = claim.startedAt ?? storeTimeNow(claim, deps.clock);
     const scheduledAt = claim.scheduledAt ?? claim.occ.fireTime;
-    const entry = runFields(claim, deps.node) as HistoryEntry;
-    entry.scheduledAt = scheduledAt === claim.occ.fireTime ? entry.fireTime : new Date(scheduledAt);
-    entry.attempt = claim.attempt;
-    entry.source = claim.source;
-    entry.startedAt = new Date(startedAt);
-    it.entry = entry;
+    it.startedAt = startedAt;
+    it.scheduledAt = scheduledAt;
     deps.started(claim.occ.job, claim.source, startedAt - scheduledAt, () => {
       const e = this.event(it) as SchedulerEvents['started'];
-      e.startedAt = entry.startedAt;
-      e.scheduledAt = entry.scheduledAt!;
+      e.startedAt = new Date(startedAt);
+      e.scheduledAt = scheduledAt === claim.occ.fireTime ? e.fireTime : new Date(scheduledAt);
       return e;
     });
     const { tracing } = deps;
@@ -173,7 +137,7 @@ class PageBatch {
 
   /** The fields every event of run `it` has (built only when someone reads them). */
   private event(it: Item): RunEvent {
-    const out = runFields(it.claim, this.deps.node, it.entry?.fireTime) as RunEvent;
+    const out = runFields(it.claim, this.deps.node) as RunEvent;
     out.attempt = it.claim.attempt;
     out.source = it.claim.source;
     return out;
@@ -204,17 +168,16 @@ class PageBatch {
         return;
       }
       const { deps } = this;
-      const final = it.entry!;
-      final.status = ok ? 'succeeded' : 'failed';
-      final.finishedAt = new Date(storeTimeNow(it.claim, deps.clock));
+      it.status = ok ? 'succeeded' : 'failed';
+      it.finishedAt = storeTimeNow(it.claim, deps.clock);
       it.durationMs = deps.clock.monotonic() - it.t0;
       if (ok) {
-        if (typeof value === 'string') final.output = value.length > 4000 ? value.slice(-4000) : value;
+        if (typeof value === 'string') it.output = value.length > 4000 ? value.slice(-4000) : value;
       } else {
-        final.error = errorText(value);
+        it.errorText = errorText(value);
         it.error = value;
       }
-      if (it.span) deps.tracing?.ended(it.span, final.status, ok ? undefined : value);
+      if (it.span) deps.tracing?.ended(it.span, it.status, ok ? undefined : value);
       this.handlerEnded(it);
       it.ending = true;
       this.finished.push(it);
@@ -223,15 +186,6 @@ class PageBatch {
     } catch (err) {
       this.failedHere(it, err);
     }
-  }
-
-  private historyPut(it: Item, entry: HistoryEntry): WriteOp {
-    return {
-      op: 'put',
-      key: keys.history(it.claim.occ, entry.attempt),
-      value: encodeHistory(entry),
-      ttlMs: this.deps.historyRetentionMs,
-    };
   }
 
   /** Run `it`'s handler is over (as executeRun's `finally` says it): its slot is free. */
@@ -253,8 +207,8 @@ class PageBatch {
     try {
       // A page's book adds nothing to a run's history entry and no op to judge a lapse by (its
       // `lapsed()` says it): the group is the entries.
-      const ops = group.flatMap((it) => book.finishOps(this.historyPut(it, it.entry!), undefined).ops);
-      spans = group.map((it) => (it.span ? deps.tracing?.finish(it.span, it.entry!.status) : undefined));
+      const ops = group.flatMap((it) => book.finishOps(historyPut(it, this.deps), undefined).ops);
+      spans = group.map((it) => (it.span ? deps.tracing?.finish(it.span, it.status) : undefined));
       // One try first (the store is up nearly always), then the retrying way (reporting as
       // executeRun's does: the first failure, then every tenth).
       if (!deps.stopSignal.aborted) {
@@ -279,7 +233,10 @@ class PageBatch {
     for (let i = 0; i < group.length; i++) {
       const it = group[i]!;
       try {
-        if (leaseLapsed) await recordLapse(deps, it.claim, it.entry, (e) => this.historyPut(it, e));
+        if (leaseLapsed)
+          await recordLapse(deps, it.claim, entryOf(it, this.deps.node, it.status, it.finishedAt), (e) =>
+            historyPut(it, this.deps, e),
+          );
         const span = spans[i];
         if (span) deps.tracing?.finishEnded(span, stored);
         if (stored) this.announce(it, leaseLapsed);
@@ -294,7 +251,7 @@ class PageBatch {
   private announce(it: Item, leaseLapsed: boolean): void {
     const { deps } = this;
     const { durationMs } = it;
-    if (it.entry!.status === 'succeeded') {
+    if (it.status === 'succeeded') {
       deps.succeeded(it.claim.occ.job, durationMs, () => {
         const e = this.event(it) as SchedulerEvents['succeeded'];
         e.durationMs = durationMs;
@@ -333,9 +290,7 @@ class PageBatch {
         ]);
         settle.abort(INTERNAL_ABORT);
       }
-      final = it.entry!;
-      final.status = 'abandoned';
-      final.finishedAt = new Date(storeTimeNow(it.claim, deps.clock));
+      final = entryOf(it, this.deps.node, 'abandoned', storeTimeNow(it.claim, deps.clock));
       final.error = errorText(error ?? it.halt.reason);
       // Lease lost: the handler may still be going while another node runs (run.ts says why).
       if (this.leaseLost) final.leaseLapsed = true;
@@ -344,7 +299,7 @@ class PageBatch {
     try {
       this.handlerEnded(it);
       await deps.writes
-        .submit(this.book.abandonOps(final ? this.historyPut(it, final) : undefined))
+        .submit(this.book.abandonOps(final ? historyPut(it, this.deps, final) : undefined))
         .catch((err) => deps.emit('error', { error: err, during: `release of ${it.claim.occ.job}` }));
       await this.book.ended?.(false);
     } finally {
