@@ -150,6 +150,8 @@ class Child {
         ...(process.env['SCALE_CPU_PROF']
           ? ['--cpu-prof', `--cpu-prof-dir=${process.env['SCALE_CPU_PROF']}`]
           : []),
+        // SCALE_NODE_ARGS='--trace-gc …': more Node.js flags for every child (shown with --verbose).
+        ...(process.env['SCALE_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []),
       ],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env,
