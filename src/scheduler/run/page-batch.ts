@@ -3,7 +3,7 @@ import { deferOn } from '../../core/clock.js';
 import { INTERNAL_ABORT } from '../../core/signals.js';
 import type { HistoryEntry, RunEvent, SchedulerEvents } from '../types.js';
 import { entryOf, historyPut, type Item, newItem } from './batch-item.js';
-import { jobContext } from './job-context.js';
+import { callHandler } from './handler-call.js';
 import type { RunBook } from './run-book.js';
 import { errorText, runFields, storeTimeNow } from './run-fields.js';
 import { persist, recordLapse } from './run-persist.js';
@@ -115,19 +115,9 @@ class PageBatch {
       e.scheduledAt = scheduledAt === claim.occ.fireTime ? e.fireTime : new Date(scheduledAt);
       return e;
     });
-    const { tracing } = deps;
-    const span = tracing?.run(
-      claim.occ,
-      { node: deps.node, token: claim.lease.token, attempt: claim.attempt, source: claim.source },
-      claim.claimSpan,
-    );
+    const { span, done } = callHandler(deps, claim, it.halt);
     it.span = span;
-    const ctx = jobContext(claim, deps.spec, claim.attempt, deps.node, it.halt);
     it.t0 = deps.clock.monotonic();
-    // Called a microtask later, as executeRun calls it: never inside the page's launch loop.
-    const done = Promise.resolve(ctx).then(
-      span && tracing ? (c) => tracing.within(span, () => deps.handler(c)) : deps.handler,
-    );
     it.handlerDone = done;
     done.then(
       (value) => this.settled(it, true, value),

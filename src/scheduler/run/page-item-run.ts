@@ -4,7 +4,7 @@ import type { WriteOp } from '../../store/types.js';
 import { encodeHistory } from '../finish/history.js';
 import { keys } from '../keys.js';
 import type { HistoryEntry, RunEvent, RunStatus, SchedulerEvents } from '../types.js';
-import { jobContext } from './job-context.js';
+import { callHandler } from './handler-call.js';
 import type { RunBook } from './run-book.js';
 import { errorText, runFields, storeTimeNow } from './run-fields.js';
 import { persist, recordLapse } from './run-persist.js';
@@ -107,19 +107,9 @@ class PageItemRun {
         e.scheduledAt = entry.scheduledAt!;
         return e;
       });
-      const { tracing } = deps;
-      const span = tracing?.run(
-        claim.occ,
-        { node: deps.node, token: claim.lease.token, attempt: claim.attempt, source: claim.source },
-        claim.claimSpan,
-      );
+      const { span, done } = callHandler(deps, claim, this.halt);
       this.span = span;
-      const ctx = jobContext(claim, deps.spec, claim.attempt, deps.node, this.halt);
       this.t0 = deps.clock.monotonic();
-      // Called a microtask later, as executeRun calls it: never inside the page's launch loop.
-      const done = Promise.resolve(ctx).then(
-        span && tracing ? (c) => tracing.within(span, () => deps.handler(c)) : deps.handler,
-      );
       this.handlerDone = done;
       done.then(
         (value) => this.settled({ ok: true, value }),

@@ -104,14 +104,7 @@ export class Runs {
     const handlerEnded = () => {
       if (ended) return;
       ended = true;
-      if (limited) s.limits.ended(job.spec);
-      const wasFull = s.freeSlots() <= 0;
-      s.handlers--;
-      s.settling++;
-      if (wasFull && s.freeSlots() > 0) {
-        s.nextPollAt = 0;
-        s.poke();
-      }
+      this.handlerSlotFreed(job, limited);
     };
     const deps = this.depsOf(job);
     const hooks = { handlerEnded, notStarted };
@@ -146,6 +139,22 @@ export class Runs {
   }
 
   /**
+   * A run's handler ended: its slot (and its fleet permit, `limited`) is free; a node that was
+   * full looks for due work at once. Its end (the outcome stored) is counted apart (`settling`).
+   */
+  private handlerSlotFreed(job: Job, limited: boolean): void {
+    const s = this.state;
+    if (limited) s.limits.ended(job.spec);
+    const wasFull = s.freeSlots() <= 0;
+    s.handlers--;
+    s.settling++;
+    if (wasFull && s.freeSlots() > 0) {
+      s.nextPollAt = 0;
+      s.poke();
+    }
+  }
+
+  /**
    * Starts the runs of a page that start now (claim/page-claims.ts): together, the lean way
    * (page-batch.ts), when they may take it (`leanPageRun`: every claim of a page is alike there);
    * else one by one. Keeps each run's slot and bookkeeping as `launch` does, in one pass.
@@ -167,20 +176,12 @@ export class Runs {
     if (limited) for (let i = 0; i < n; i++) s.limits.started(job.spec);
     // 1: its handler ended (slot freed), 2: the run ended.
     const state = new Uint8Array(n);
-    const replays = claims.some((c) => c.replay);
     const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
     const hooks: BatchHooks = {
       handlerEnded: (k) => {
         if (state[k] !== 0) return;
         state[k] = 1;
-        if (limited) s.limits.ended(job.spec);
-        const wasFull = s.freeSlots() <= 0;
-        s.handlers--;
-        s.settling++;
-        if (wasFull && s.freeSlots() > 0) {
-          s.nextPollAt = 0;
-          s.poke();
-        }
+        this.handlerSlotFreed(job, limited);
       },
       ended: (k) => {
         if (state[k] === 2) return;
@@ -196,7 +197,7 @@ export class Runs {
         // As `launch`'s end: a pass over pending runs when this node was full, a gate may be free,
         // or a replay ended (its next replay, or the on-time entry queued behind it, may be claimable now).
         if (wasFull || queues || claims[k]!.replay || s.pendingSeen) s.nextPollAt = 0;
-        if (replays && claims[k]!.replay && claims[k]!.occ.scheduleId !== undefined) s.dueWakeAt = 0;
+        if (claims[k]!.replay && claims[k]!.occ.scheduleId !== undefined) s.dueWakeAt = 0;
         s.poke();
       },
     };
