@@ -267,27 +267,28 @@ class PageBatch {
    */
   private async abandon(it: Item, error: unknown): Promise<void> {
     const { deps } = this;
-    let final: HistoryEntry | undefined;
-    if (it.handlerDone !== undefined) {
-      if (!this.leaseLost) {
-        const settle = new AbortController();
-        await Promise.race([
-          it.handlerDone.then(
-            () => {},
-            () => {},
-          ),
-          deps.clock.sleep(deps.handlerSettleMs, settle.signal),
-        ]);
-        settle.abort(INTERNAL_ABORT);
-      }
-      final = entryOf(it, this.deps.node, 'abandoned', storeTimeNow(it.claim, deps.clock));
-      final.error = errorText(error ?? it.halt.reason);
-      // Lease lost: the handler may still be going while another node runs (run.ts says why).
-      if (this.leaseLost) final.leaseLapsed = true;
-      if (it.span) deps.tracing?.ended(it.span, 'abandoned', error ?? it.halt.reason);
-    }
+    // Ended whatever happens here (a tracer that throws included): the page waits for each run.
     try {
+      let final: HistoryEntry | undefined;
+      if (it.handlerDone !== undefined) {
+        if (!this.leaseLost) {
+          const settle = new AbortController();
+          await Promise.race([
+            it.handlerDone.then(
+              () => {},
+              () => {},
+            ),
+            deps.clock.sleep(deps.handlerSettleMs, settle.signal),
+          ]);
+          settle.abort(INTERNAL_ABORT);
+        }
+        final = entryOf(it, this.deps.node, 'abandoned', storeTimeNow(it.claim, deps.clock));
+        final.error = errorText(error ?? it.halt.reason);
+        // Lease lost: the handler may still be going while another node runs (run.ts says why).
+        if (this.leaseLost) final.leaseLapsed = true;
+      }
       this.handlerEnded(it);
+      if (final && it.span) deps.tracing?.ended(it.span, 'abandoned', error ?? it.halt.reason);
       await deps.writes
         .submit(this.book.abandonOps(final ? historyPut(it, this.deps, final) : undefined))
         .catch((err) => deps.emit('error', { error: err, during: `release of ${it.claim.occ.job}` }));
@@ -304,7 +305,7 @@ class PageBatch {
     else this.resolve();
   }
 
-  /** `work` runs on its own; an error in it is reported (the runs it was for end as abandoned where they had not ended). */
+  /** `work` (a run's end, or a turn's finish) runs on its own; an error in it is reported. Each path ends its runs itself. */
   private track(it: Item | undefined, work: Promise<void>): void {
     if (it) it.ending = true;
     work.catch((err: unknown) => {
