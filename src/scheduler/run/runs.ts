@@ -114,25 +114,8 @@ export class Runs {
         ? runPageItem(deps, claim, hooks, book)
         : executeRun(deps, claim, hooks, book);
     const run = execution.finally(() => {
-      s.telemetry.metrics.running.dec();
-      const wasFull = s.freeSlots() <= 0;
-      if (ended) s.settling--;
-      else {
-        s.handlers--;
-        if (limited) s.limits.ended(job.spec);
-      }
       s.running.delete(run);
-      s.runningHere.delete(occKey);
-      // A gate is free now: a run queued behind this one (overlap 'queue'/'queue-all', or any run queued
-      // behind a misfire replay) may start at once, so read the pending runs now rather than at
-      // the next poll; likewise when this node was full and may have left due work waiting.
-      // Otherwise only the timer loop needs a look (a catch-up replay may be next).
-      const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
-      if (wasFull || queues || claim.replay || s.pendingSeen) s.nextPollAt = 0;
-      // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
-      // behind it may be claimable now.
-      if (claim.replay && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
-      s.poke();
+      this.runEnded(job, claim, occKey, limited, ended);
     });
     s.running.add(run);
     return run;
@@ -152,6 +135,32 @@ export class Runs {
       s.nextPollAt = 0;
       s.poke();
     }
+  }
+
+  /**
+   * A run ended (its outcome stored or given up on): its slot, if its handler had not freed it
+   * (`handlerWasEnded`), and its bookkeeping go. A gate is free now: a run queued behind this one
+   * (overlap 'queue'/'queue-all', or any run queued behind a misfire replay) may start at once, so
+   * the pending runs are read now rather than at the next poll; likewise when this node was full
+   * and may have left due work waiting. Otherwise only the timer loop needs a look (a catch-up
+   * replay may be next).
+   */
+  private runEnded(job: Job, claim: Claim, occKey: string, limited: boolean, handlerWasEnded: boolean): void {
+    const s = this.state;
+    s.telemetry.metrics.running.dec();
+    const wasFull = s.freeSlots() <= 0;
+    if (handlerWasEnded) s.settling--;
+    else {
+      s.handlers--;
+      if (limited) s.limits.ended(job.spec);
+    }
+    s.runningHere.delete(occKey);
+    const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
+    if (wasFull || queues || claim.replay || s.pendingSeen) s.nextPollAt = 0;
+    // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
+    // behind it may be claimable now.
+    if (claim.replay && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
+    s.poke();
   }
 
   /**
@@ -176,7 +185,6 @@ export class Runs {
     if (limited) for (let i = 0; i < n; i++) s.limits.started(job.spec);
     // 1: its handler ended (slot freed), 2: the run ended.
     const state = new Uint8Array(n);
-    const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
     const hooks: BatchHooks = {
       handlerEnded: (k) => {
         if (state[k] !== 0) return;
@@ -185,20 +193,9 @@ export class Runs {
       },
       ended: (k) => {
         if (state[k] === 2) return;
-        s.telemetry.metrics.running.dec();
-        const wasFull = s.freeSlots() <= 0;
-        if (state[k] === 1) s.settling--;
-        else {
-          s.handlers--;
-          if (limited) s.limits.ended(job.spec);
-        }
+        const handlerWasEnded = state[k] === 1;
         state[k] = 2;
-        s.runningHere.delete(occKeys[k]!);
-        // As `launch`'s end: a pass over pending runs when this node was full, a gate may be free,
-        // or a replay ended (its next replay, or the on-time entry queued behind it, may be claimable now).
-        if (wasFull || queues || claims[k]!.replay || s.pendingSeen) s.nextPollAt = 0;
-        if (claims[k]!.replay && claims[k]!.occ.scheduleId !== undefined) s.dueWakeAt = 0;
-        s.poke();
+        this.runEnded(job, claims[k]!, occKeys[k]!, limited, handlerWasEnded);
       },
     };
     const run = runPageBatch(deps, claims, hooks, book);
