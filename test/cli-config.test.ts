@@ -296,7 +296,9 @@ describe('oncely: runtime failures exit 1', () => {
   });
 });
 
-describe('oncely --version and --help', () => {
+// Each case starts two CLI processes (~0.3 s each here); under a loaded CI machine one start took
+// long enough for the 30 s default to fail a correct case, so these cases get a generous bound.
+describe('oncely --version and --help', { timeout: 90_000 }, () => {
   it('prints the package version', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     for (const flag of ['--version', '-V']) {

@@ -4,7 +4,6 @@
  * ONCELY_DASHBOARD_TOKEN is refused by `startDashboard` (INVALID_ARGUMENT: exit 2).
  */
 import type { Command } from 'commander';
-import { startDashboard } from '../../dashboard/server.js';
 import { port } from '../arg-parsers.js';
 import { CliLog } from '../log.js';
 import { printText } from '../output.js';
@@ -29,6 +28,9 @@ async function dashboard(flags: DashboardFlags): Promise<void> {
   const shutdown = onShutdown(() => process.exit(0));
   try {
     const token = process.env.ONCELY_DASHBOARD_TOKEN;
+    // Loaded here, not at the top: the web server's modules are a third of the CLI's start-up
+    // and no other command needs them.
+    const { startDashboard } = await import('../../dashboard/server.js');
     const server = await startDashboard({
       store,
       host: flags.host,

@@ -14,7 +14,7 @@
  * redacted of the store password and dashboard token before it is logged or stored (secrets.ts).
  */
 import { type Command, Option } from 'commander';
-import { type Dashboard, startDashboard } from '../../dashboard/server.js';
+import type { Dashboard } from '../../dashboard/server.js';
 import { validateNodeName } from '../../scheduler/options.js';
 import { createScheduler } from '../../scheduler/scheduler.js';
 import { checkedBy, duration, type HostPort, hostPort, wholeNumber } from '../arg-parsers.js';
@@ -90,6 +90,8 @@ async function run(file: string, flags: RunFlags): Promise<void> {
     const runLog = attachRunLog(scheduler, log);
     if (flags.dashboard) {
       const token = process.env.ONCELY_DASHBOARD_TOKEN;
+      // Loaded only when asked for (see commands/dashboard.ts).
+      const { startDashboard } = await import('../../dashboard/server.js');
       dashboard = await startDashboard({
         store,
         scheduler,
