@@ -217,23 +217,22 @@ export class PageClaims {
       if (!waited) claim.startedAt = startedAt;
       return claim;
     };
-    const launch = (i: number, waited: boolean) => this.runs.launch(job, claimOf(i, waited), undefined, book);
+    const starts: PageStart[] = [];
     for (const i of runs) {
       const v = gated.get(i);
-      if (v?.kind !== 'wait') continue;
+      if (v?.kind !== 'wait') {
+        starts.push({
+          start: cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime,
+          claim: (waited) => claimOf(i, waited),
+        });
+        continue;
+      }
       const start = notBefore(cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime, lease.acquiredAt, repliedAt);
-      launchWhenFree(s, pageRun, start, v.free, () => launch(i, true));
+      launchWhenFree(s, pageRun, start, v.free, () =>
+        this.runs.launch(job, claimOf(i, true), undefined, book),
+      );
     }
-    // The runs whose start has come start together (run/page-batch.ts); the others each at its own.
-    const now: Claim[] = [];
-    const later: PageStart[] = [];
-    for (const i of runs) {
-      if (gated.get(i)?.kind === 'wait') continue;
-      const start = cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime;
-      if (start <= lease.acquiredAt) now.push(claimOf(i, false));
-      else later.push({ start, launch: (waited) => launch(i, waited) });
-    }
-    this.runs.launchPage(job, now, book);
-    launchAtStarts(s, pageRun, lease, repliedAt, later);
+    // The runs whose start has come start together (run/page-batch.ts), the others in rounds.
+    launchAtStarts(s, pageRun, lease, repliedAt, starts, (claims) => this.runs.launchPage(job, claims, book));
   }
 }

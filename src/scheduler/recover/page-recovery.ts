@@ -20,6 +20,7 @@ import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { PageRun } from '../run/page-run.js';
 import { launchAtStarts, launchWhenFree, notBefore } from '../run/page-starts.js';
+import type { Claim } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
 import type { HistoryEntry, SchedulerEvents } from '../types.js';
 
@@ -207,24 +208,19 @@ export class PageRecovery {
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
     announce();
     const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
-    const launch = (i: number, waited: boolean) => {
+    const claimOf = (i: number, waited: boolean): Claim => {
       const item = items[i]!;
-      return this.runs.launch(
-        job,
-        {
-          occ: itemOcc(name, item),
-          lease,
-          gate: undefined,
-          sentAt,
-          attempt: item.attempt!,
-          source: 'recover',
-          ...(!waited && { startedAt: at }),
-          ...(item.at !== undefined && { scheduledAt: item.at }),
-          data: data.get(`${item.id}|${item.v}`),
-        },
-        undefined,
-        run.book(),
-      );
+      return {
+        occ: itemOcc(name, item),
+        lease,
+        gate: undefined,
+        sentAt,
+        attempt: item.attempt!,
+        source: 'recover',
+        ...(!waited && { startedAt: at }),
+        ...(item.at !== undefined && { scheduledAt: item.at }),
+        data: data.get(`${item.id}|${item.v}`),
+      };
     };
     // A backfill run of the schedule going or about to start (claim/gated-runs.ts): the recovery
     // waits for it to end (the page's claim may never have looked, its node dead before).
@@ -241,7 +237,7 @@ export class PageRecovery {
         run,
         start,
         async () => !(await gatedHeld(s, name, item.id, lease.acquiredAt)),
-        () => launch(i, true),
+        () => this.runs.launch(job, claimOf(i, true), undefined, run.book()),
       );
     }
     // A run claimed ahead of its start (jitter) whose node died before it: not started before it.
@@ -252,7 +248,8 @@ export class PageRecovery {
       repliedAt,
       toRun
         .filter((i) => !gated.has(i))
-        .map((i) => ({ start: items[i]!.at ?? items[i]!.fireTime, launch: (waited) => launch(i, waited) })),
+        .map((i) => ({ start: items[i]!.at ?? items[i]!.fireTime, claim: (waited) => claimOf(i, waited) })),
+      (claims) => this.runs.launchPage(job, claims, run.book()),
     );
   }
 

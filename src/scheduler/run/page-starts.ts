@@ -2,6 +2,7 @@ import { startTimer } from '../../core/clock.js';
 import type { Lease } from '../../store/types.js';
 import type { NodeState } from '../node-state.js';
 import type { PageRun } from './page-run.js';
+import type { Claim } from './run-records.js';
 import { localWaitFor } from './start-at.js';
 
 /**
@@ -20,11 +21,14 @@ const FREE_LOOK_MS = 200;
 /** Runs that wait for their starts are started in rounds this long (see `launchAtStarts`). */
 const START_ROUND_MS = 100;
 
-/** A run of a page: when it is to start (store time), and how to launch it (`waited`: it waited for that). */
+/** A run of a page: when it is to start (store time), and its claim (`waited`: it waited for that start). */
 export interface PageStart {
   start: number;
-  launch: (waited: boolean) => Promise<void>;
+  claim: (waited: boolean) => Claim;
 }
+
+/** Starts claims of one page that start together (Runs.launchPage); resolves when their runs have ended. */
+export type LaunchTogether = (claims: Claim[]) => Promise<void>;
 
 /**
  * Launches the runs of a page whose lease `lease` was granted by the answer that came at local
@@ -32,7 +36,8 @@ export interface PageStart {
  * when that has passed, else `start − acquiredAt` after the reply at the earliest (the grant came
  * before the reply), with a margin for this node's clock running fast against the store's (2 %,
  * the simulator's worst drift). Runs wait when the page was claimed ahead of their starts
- * (jittered schedules, due/due-entry.ts) or taken over by a recovery before them.
+ * (jittered schedules, due/due-entry.ts) or taken over by a recovery before them. Those that
+ * start at once, and those of one round, are launched together (`launch`).
  */
 export function launchAtStarts(
   s: NodeState,
@@ -40,24 +45,27 @@ export function launchAtStarts(
   lease: Lease,
   repliedAt: number,
   runs: readonly PageStart[],
+  launch: LaunchTogether,
 ): void {
-  const later: { at: number; launch: () => Promise<void> }[] = [];
+  const now: Claim[] = [];
+  const later: { at: number; run: PageStart }[] = [];
   for (const r of runs) {
     const ahead = r.start - lease.acquiredAt;
-    if (ahead <= 0) void r.launch(false);
-    else later.push({ at: repliedAt + localWaitFor(ahead), launch: () => r.launch(true) });
+    if (ahead <= 0) now.push(r.claim(false));
+    else later.push({ at: repliedAt + localWaitFor(ahead), run: r });
   }
+  if (now.length > 0) void launch(now);
   if (later.length === 0) return;
   page.lingerMs = WAITED_FINISH_LINGER_MS;
   // Started in rounds of START_ROUND_MS (each run at the end of its round, so at most that much
   // after its start): one timer wake-up per round and page, not one per run with a sleep and an
   // abort listener each — a page's runs are spread over a second or two.
-  const rounds = new Map<number, (() => Promise<void>)[]>();
+  const rounds = new Map<number, PageStart[]>();
   for (const r of later) {
     const at = Math.ceil(r.at / START_ROUND_MS) * START_ROUND_MS;
     const round = rounds.get(at);
-    if (round) round.push(r.launch);
-    else rounds.set(at, [r.launch]);
+    if (round) round.push(r.run);
+    else rounds.set(at, [r.run]);
   }
   const order = [...rounds.keys()].sort((a, b) => a - b);
   // Meanwhile each holds its slot (counted as a handler: the node claims no more than it can
@@ -90,7 +98,7 @@ export function launchAtStarts(
       for (; next < order.length && order[next]! <= now; next++) {
         const round = rounds.get(order[next]!)!;
         s.handlers -= round.length;
-        for (const launch of round) started.push(launch());
+        started.push(launch(round.map((r) => r.claim(true))));
       }
       if (next < order.length) cancel = startTimer(s.clock, order[next]! - now, step);
       else end();

@@ -164,17 +164,25 @@ export class Runs {
   }
 
   /**
-   * Starts the runs of a page that start now (claim/page-claims.ts): together, the lean way
-   * (page-batch.ts), when they may take it (`leanPageRun`: every claim of a page is alike there);
-   * else one by one. Keeps each run's slot and bookkeeping as `launch` does, in one pass.
+   * Starts runs of a page that start together (page-starts.ts `launchAtStarts`: at the claim, or
+   * in one round of runs claimed ahead): together, the lean way (page-batch.ts), those that may
+   * take it (`leanPageRun`), the others one by one. Keeps each run's slot and bookkeeping as
+   * `launch` does, in one pass. Resolves when every one of these runs has ended.
    */
-  launchPage(job: Job, claims: readonly Claim[], book: RunBook): void {
-    if (claims.length === 0) return;
+  launchPage(job: Job, claims: readonly Claim[], book: RunBook): Promise<void> {
     const deps = this.depsOf(job);
-    if (!leanPageRun(deps, claims[0]!, book)) {
-      for (const claim of claims) void this.launch(job, claim, undefined, book);
-      return;
+    let lean = claims;
+    if (!claims.every((c) => leanPageRun(deps, c, book))) {
+      lean = claims.filter((c) => leanPageRun(deps, c, book));
+      const others = claims.filter((c) => !leanPageRun(deps, c, book));
+      const alone = Promise.all(others.map((c) => this.launch(job, c, undefined, book)));
+      return Promise.all([alone, this.launchBatch(job, deps, lean, book)]).then(() => {});
     }
+    return this.launchBatch(job, deps, lean, book);
+  }
+
+  private launchBatch(job: Job, deps: RunDeps, claims: readonly Claim[], book: RunBook): Promise<void> {
+    if (claims.length === 0) return Promise.resolve();
     const s = this.state;
     const n = claims.length;
     const occKeys = claims.map((c) => keys.occurrence(c.occ));
@@ -201,5 +209,6 @@ export class Runs {
     const run = runPageBatch(deps, claims, hooks, book);
     s.running.add(run);
     void run.finally(() => s.running.delete(run));
+    return run;
   }
 }
