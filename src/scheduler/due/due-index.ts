@@ -12,6 +12,7 @@ import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { Stalls, scanDue } from './due-scan.js';
 import { ExpectedMoves } from './expected-moves.js';
+import { ReadCursor } from './read-cursor.js';
 import { removedDue } from './removed-due.js';
 
 /** Entries kept across a read for the candidates they still hold (see `carryOver`), at most. */
@@ -49,8 +50,8 @@ export class DueIndex {
   private definedSeen = -1;
   /** The next store time at which a read is needed anyway (the next entry, the safety net). */
   private nextReadAt = 0;
-  /** A read stopped at MAX_PAGES with entries still due: the next one goes on after this key. */
-  private resumeAfter: string | undefined;
+  /** Where the next read begins (read-cursor.ts). */
+  private readonly cursor = new ReadCursor(SAFETY_MS);
   /** Entries this node offered, by key: met again, they are held elsewhere — read less often. */
   private offered = new Set<string>();
   private retryMs: number;
@@ -122,7 +123,7 @@ export class DueIndex {
       s.defined.size !== this.definedSeen;
     if (!changed && (this.waitingForSlots() || now < this.wakeAt())) return;
     if (s.freeSlots() <= 0) return;
-    if (changed) this.resumeAfter = undefined;
+    const resumeAfter = this.cursor.begin(now, changed);
     this.revision = s.scheduleRevision;
     this.pausedSeen = paused;
     this.definedSeen = s.defined.size;
@@ -144,27 +145,21 @@ export class DueIndex {
     const skipJobs = new Set(waiting.map((e) => e.schedule.job));
     this.entries = [];
     this.offeredNow.clear();
-    const { due, notDueAt, heldUntil, truncated, resumeAfter } = await scanDue(
-      s,
-      now,
-      s.freeSlots(),
-      this.resumeAfter,
-      skipJobs,
-      this.stalls,
-    );
-    this.resumeAfter = resumeAfter;
-    const read = await this.fresh(due, now);
-    const seen = new Set(read.map((e) => e.schedule.id));
+    const scan = await scanDue(s, now, s.freeSlots(), resumeAfter, skipJobs, this.stalls);
+    const { due, notDueAt, heldUntil, truncated } = scan;
+    this.cursor.stoppedAt(scan.resumeAfter);
+    const entries = await this.fresh(due, now);
+    const seen = new Set(entries.map((e) => e.schedule.id));
     // Read ahead of its start but not to be claimed ahead (its previous fire time's page still in
     // flight, a job with fleet limits): not held — held entries would keep the next read waiting
     // (`wakeAt`) — but read again at its start, from the first key.
     let notAhead: number | undefined;
-    const fresh = read.filter((e) => {
+    const fresh = entries.filter((e) => {
       if (e.at <= now || claimableAhead(s, e)) return true;
       notAhead = Math.min(notAhead ?? Number.POSITIVE_INFINITY, e.at);
       return false;
     });
-    if (notAhead !== undefined) this.resumeAfter = undefined;
+    if (notAhead !== undefined) this.cursor.drop();
     let metAgain = false;
     for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
     this.offered = new Set(fresh.map((e) => e.key));
@@ -205,6 +200,7 @@ export class DueIndex {
     // The entry's key (and so the scan's order) is the next occurrence's start: fire time + jitter.
     const at = e.nextAt ?? e.next;
     if (at !== undefined && at <= e.readAt + EXPECT_HORIZON_MS) this.expected.expect(e.schedule.id, at);
+    if (at !== undefined) this.cursor.movedTo(at);
   }
 
   /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
