@@ -10,7 +10,7 @@ import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
-import { Stalls, scanDue } from './due-scan.js';
+import { Stalls, scanDue, stalledAfter } from './due-scan.js';
 import { ExpectedMoves } from './expected-moves.js';
 import { ReadCursor } from './read-cursor.js';
 import { removedDue } from './removed-due.js';
@@ -50,8 +50,11 @@ export class DueIndex {
   private definedSeen = -1;
   /** The next store time at which a read is needed anyway (the next entry, the safety net). */
   private nextReadAt = 0;
-  /** Where the next read begins (read-cursor.ts). */
-  private readonly cursor = new ReadCursor(SAFETY_MS);
+  /**
+   * Where the next read begins (read-cursor.ts): at the first key at least as often as an entry
+   * of another node's is left lying before this node takes it (due-scan.ts `stalledAfter`).
+   */
+  private readonly cursor: ReadCursor;
   /** Entries this node offered, by key: met again, they are held elsewhere — read less often. */
   private offered = new Set<string>();
   private retryMs: number;
@@ -69,6 +72,7 @@ export class DueIndex {
 
   constructor(private readonly state: NodeState) {
     this.retryMs = state.pollMs;
+    this.cursor = new ReadCursor(stalledAfter(state.pollMs));
   }
 
   /**

@@ -12,8 +12,9 @@ import { parseDueEntry } from '../keys.js';
  * such an entry lay unread for as long as the load lasted (simulator, two jobs of jittered stored
  * schedules on a saturated fleet: a schedule's fire times lost from +12 s to the end of the run;
  * test/simulate-saturated-reads.test.ts). So a move this node plans behind the key drops it
- * (`movedTo`), and a read begins at the first key at least every `fullEveryMs` (for a move another
- * node made).
+ * (`movedTo`), and a read begins at the first key at least every `fullEveryMs`: a move another
+ * node made (simulator, the same fleet under partitions and clock skew: a schedule's entry moved
+ * by a node it is not preferred by lay behind its preferred node's key until the run's end).
  */
 export class ReadCursor {
   private after: string | undefined;
