@@ -15,7 +15,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
-import { SIM_FAULTS } from './fixtures/sim-faults.js';
+import { BUSY_RUN, SIM_FAULTS } from './fixtures/sim-faults.js';
 
 const jittered: SimJob[] = [
   {
@@ -44,23 +44,7 @@ const queueAll: SimJob = {
 };
 
 function saturated(seed: number, jobs: SimJob[]): SimulateOptions {
-  return {
-    seed,
-    nodes: 3,
-    durationMs: 30_000,
-    settleMs: 15_000,
-    scheduler: { pollInterval: '200ms' },
-    faults: {
-      latencyMs: [1, 120],
-      stallRate: 0.08,
-      stallMs: 800,
-      clockDriftRate: 0.01,
-      lostReplyRate: 0.03,
-      lostRequestRate: 0.02,
-      crashes: 2,
-    },
-    jobs,
-  };
+  return { seed, ...BUSY_RUN, jobs };
 }
 
 describe('a saturated fleet reads every due entry again, also one moved behind its last read (simulator, three nodes)', () => {

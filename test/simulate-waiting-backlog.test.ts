@@ -23,23 +23,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { BUSY_RUN } from './fixtures/sim-faults.js';
 
 function busy(seed: number): SimulateOptions {
   return {
     seed,
-    nodes: 3,
-    durationMs: 30_000,
-    settleMs: 15_000,
-    scheduler: { pollInterval: '200ms' },
-    faults: {
-      latencyMs: [1, 120],
-      stallRate: 0.08,
-      stallMs: 800,
-      clockDriftRate: 0.01,
-      lostReplyRate: 0.03,
-      lostRequestRate: 0.02,
-      crashes: 2,
-    },
+    ...BUSY_RUN,
     jobs: [
       {
         name: 'pages',
