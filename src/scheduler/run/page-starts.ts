@@ -47,14 +47,14 @@ export function launchAtStarts(
   runs: readonly PageStart[],
   launch: LaunchTogether,
 ): void {
-  const now: Claim[] = [];
+  const atOnce: Claim[] = [];
   const later: { at: number; run: PageStart }[] = [];
   for (const r of runs) {
     const ahead = r.start - lease.acquiredAt;
-    if (ahead <= 0) now.push(r.claim(false));
+    if (ahead <= 0) atOnce.push(r.claim(false));
     else later.push({ at: repliedAt + localWaitFor(ahead), run: r });
   }
-  if (now.length > 0) void launch(now);
+  if (atOnce.length > 0) void launch(atOnce);
   if (later.length === 0) return;
   page.lingerMs = WAITED_FINISH_LINGER_MS;
   // Started in rounds of START_ROUND_MS (each run at the end of its round, so at most that much

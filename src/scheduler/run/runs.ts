@@ -171,14 +171,13 @@ export class Runs {
    */
   launchPage(job: Job, claims: readonly Claim[], book: RunBook): Promise<void> {
     const deps = this.depsOf(job);
-    let lean = claims;
-    if (!claims.every((c) => leanPageRun(deps, c, book))) {
-      lean = claims.filter((c) => leanPageRun(deps, c, book));
-      const others = claims.filter((c) => !leanPageRun(deps, c, book));
-      const alone = Promise.all(others.map((c) => this.launch(job, c, undefined, book)));
-      return Promise.all([alone, this.launchBatch(job, deps, lean, book)]).then(() => {});
-    }
-    return this.launchBatch(job, deps, lean, book);
+    if (claims.every((c) => leanPageRun(deps, c, book))) return this.launchBatch(job, deps, claims, book);
+    const lean = claims.filter((c) => leanPageRun(deps, c, book));
+    const alone = claims.filter((c) => !leanPageRun(deps, c, book));
+    return Promise.all([
+      this.launchBatch(job, deps, lean, book),
+      ...alone.map((c) => this.launch(job, c, undefined, book)),
+    ]).then(() => {});
   }
 
   private launchBatch(job: Job, deps: RunDeps, claims: readonly Claim[], book: RunBook): Promise<void> {
