@@ -5,10 +5,10 @@
  * missed one (misfire `run-once`), which the next read is to replay — was never read again while
  * the load lasted: its schedule's fire times were lost to the end of the run, neither run nor on
  * record (two jobs of jittered stored schedules every 1-2 s, runs up to 2.5 s, lost replies,
- * stalls and crashes: seeds 7, 18, 24 and 29 had 9, 5, 1 and 2 violations, lost fire times; with a third job
- * beside them, seeds 1, 2 and 4 had 18, 9 and 7; counted before the fix). A move a node plans
- * behind its read's key now makes its next read begin at the first key, and a read does so at
- * least every two polls and a second anyway (for a move another node made).
+ * stalls and crashes: seeds 7, 18, 24 and 29 had 9, 5, 1 and 2 violations, lost fire times;
+ * with a third job beside them, seeds 1, 2 and 4 had 18, 9 and 7; counted before the fix). A
+ * move a node plans behind its read's key now makes its next read begin at the first key, and a
+ * read does so at least every two polls and a second anyway (for a move another node made).
  *
  * Judged by the simulator's checker: every fire time ran once, or is on record with a reason that
  * holds (overlap, a misfire skip), no two runs of a gate at once.
