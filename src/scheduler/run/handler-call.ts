@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import { INTERNAL_ABORT } from '../../core/signals.js';
 import { jobContext, type SignalSource } from './job-context.js';
 import type { Claim, RunDeps } from './run-records.js';
 
@@ -24,4 +25,22 @@ export function callHandler(
     span && tracing ? (c) => tracing.within(span, () => deps.handler(c)) : deps.handler,
   );
   return { span, done };
+}
+
+/**
+ * Waits for a handler's promise to settle, at most `deps.handlerSettleMs`: a run abandoned while
+ * its claim still holds (stop()) gives a handler that ignores its signal a little time to end, so
+ * that no other node recovers the occurrence while this one still runs it. Shared by run.ts,
+ * page-item-run.ts and page-batch.ts.
+ */
+export async function handlerSettled(deps: RunDeps, done: Promise<unknown>): Promise<void> {
+  const settle = new AbortController();
+  await Promise.race([
+    done.then(
+      () => {},
+      () => {},
+    ),
+    deps.clock.sleep(deps.handlerSettleMs, settle.signal),
+  ]);
+  settle.abort(INTERNAL_ABORT);
 }

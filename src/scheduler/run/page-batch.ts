@@ -1,9 +1,8 @@
 import type { Span } from '@opentelemetry/api';
 import { deferOn } from '../../core/clock.js';
-import { INTERNAL_ABORT } from '../../core/signals.js';
 import type { HistoryEntry, RunEvent, SchedulerEvents } from '../types.js';
 import { entryOf, historyPut, type Item, newItem } from './batch-item.js';
-import { callHandler } from './handler-call.js';
+import { callHandler, handlerSettled } from './handler-call.js';
 import type { RunBook } from './run-book.js';
 import { errorText, runFields, storeTimeNow } from './run-fields.js';
 import { persist, recordLapse } from './run-persist.js';
@@ -271,17 +270,7 @@ class PageBatch {
     try {
       let final: HistoryEntry | undefined;
       if (it.handlerDone !== undefined) {
-        if (!this.leaseLost) {
-          const settle = new AbortController();
-          await Promise.race([
-            it.handlerDone.then(
-              () => {},
-              () => {},
-            ),
-            deps.clock.sleep(deps.handlerSettleMs, settle.signal),
-          ]);
-          settle.abort(INTERNAL_ABORT);
-        }
+        if (!this.leaseLost) await handlerSettled(deps, it.handlerDone);
         final = entryOf(it, this.deps.node, 'abandoned', storeTimeNow(it.claim, deps.clock));
         final.error = errorText(error ?? it.halt.reason);
         // Lease lost: the handler may still be going while another node runs (run.ts says why).

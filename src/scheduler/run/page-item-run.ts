@@ -1,10 +1,10 @@
 import type { Span } from '@opentelemetry/api';
-import { INTERNAL_ABORT, LazyAbort } from '../../core/signals.js';
+import { LazyAbort } from '../../core/signals.js';
 import type { WriteOp } from '../../store/types.js';
 import { encodeHistory } from '../finish/history.js';
 import { keys } from '../keys.js';
 import type { HistoryEntry, RunEvent, RunStatus, SchedulerEvents } from '../types.js';
-import { callHandler } from './handler-call.js';
+import { callHandler, handlerSettled } from './handler-call.js';
 import type { RunBook } from './run-book.js';
 import { errorText, runFields, storeTimeNow } from './run-fields.js';
 import { persist, recordLapse } from './run-persist.js';
@@ -248,17 +248,7 @@ class PageItemRun {
     const { deps } = this;
     let final: HistoryEntry | undefined;
     if (this.handlerDone !== undefined) {
-      if (!this.leaseLost) {
-        const settle = new AbortController();
-        await Promise.race([
-          this.handlerDone.then(
-            () => {},
-            () => {},
-          ),
-          deps.clock.sleep(deps.handlerSettleMs, settle.signal),
-        ]);
-        settle.abort(INTERNAL_ABORT);
-      }
+      if (!this.leaseLost) await handlerSettled(deps, this.handlerDone);
       final = this.entry as HistoryEntry;
       final.status = 'abandoned';
       final.finishedAt = new Date(storeTimeNow(this.claim, deps.clock));

@@ -6,6 +6,7 @@ import { encodeHistory } from '../finish/history.js';
 import { keys } from '../keys.js';
 import type { HistoryEntry, RunEvent, RunStatus } from '../types.js';
 import { LATE_START_MS } from './fleet-limits.js';
+import { handlerSettled } from './handler-call.js';
 import { jobContext } from './job-context.js';
 import { claimBook, type RunBook } from './run-book.js';
 import { errorText, inflightText, retryWait, runFields, storeTimeNow } from './run-fields.js';
@@ -223,17 +224,7 @@ export async function executeRun(
         // Stopping with the claim still held: give a handler that ignores its signal a little time
         // to end (the keep-alive goes on), so that another node does not recover the occurrence
         // while this one is still running it (a shell command dying after SIGTERM, say).
-        if (!leaseLost) {
-          const settle = new AbortController();
-          await Promise.race([
-            handlerDone.then(
-              () => {},
-              () => {},
-            ),
-            clock.sleep(deps.handlerSettleMs, settle.signal),
-          ]);
-          settle.abort(INTERNAL_ABORT);
-        }
+        if (!leaseLost) await handlerSettled(deps, handlerDone);
         // Its lease lost (the keep-alive found it gone: a node frozen past it, a store that
         // lapsed it): the handler may still be going, and another node may already have the gate
         // and the occurrence — the history says so (`leaseLapsed`), as a finish stored late does.
