@@ -210,9 +210,15 @@ export function encodeDueValue(value: DueValue): string {
   return JSON.stringify({ ...value, prev: { fireTime: prev.fireTime } });
 }
 
+/** A sharded stored schedule's entry: the fire times whose shards after shard 0 it offers again (due/pending-shards.ts). */
+interface ShardMemory {
+  pending?: { fireTime: number; at: number };
+  pendingBefore?: { fireTime: number; at: number }[];
+}
+
 /** A due entry's value read back (written by {@link encodeDueValue}, or whole); `pending`: a sharded entry's (due-entry.ts). */
-export function decodeDueValue(value: string): DueValue & { pending?: { fireTime: number; at: number } } {
-  const raw = JSON.parse(value) as DueValue & { pending?: { fireTime: number; at: number } };
+export function decodeDueValue(value: string): DueValue & ShardMemory {
+  const raw = JSON.parse(value) as DueValue & ShardMemory;
   if (raw.prev !== undefined && raw.prev.page === undefined && raw.page !== undefined)
     raw.prev = { page: raw.page, fireTime: raw.prev.fireTime };
   return raw;

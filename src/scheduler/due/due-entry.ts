@@ -5,7 +5,6 @@ import { type CompiledJitter, missedNominal, scheduledAt } from '../../schedule/
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
-import { doneHold } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { countDown } from '../control/runs-left.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
@@ -15,6 +14,7 @@ import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { countedPageMove } from './counted-move.js';
 import { emitMisfired, emitPausedSpan } from './misfire.js';
+import { type PendingFire, pendingAfter, pendingShards } from './pending-shards.js';
 
 /** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */
 export interface DueEntry {
@@ -66,12 +66,13 @@ export interface DueEntry {
   /** That page's record still exists (read with the entry). */
   movedByLive?: boolean;
   /**
-   * (A sharded job) the fire time before, whose shard 0's claim moved the entry here: its other
-   * shards are offered again with this entry (their claims are refused where they ran already).
-   * The nodes that read the entry before the move hold those shards only in memory; a crash, or
-   * a re-read of the index, dropped them, and no later read met that fire time again.
+   * (A sharded job) the fire time before, whose shard 0's claim moved the entry here, and older
+   * ones still carried (pending-shards.ts), newest first: their other shards are offered again
+   * with this entry (their claims are refused where they ran already). The nodes that read the
+   * entry before the move hold those shards only in memory; a crash, or a re-read of the index,
+   * dropped them, and no later read met that fire time again.
    */
-  pending?: { fireTime: number; at: number } | undefined;
+  pending?: PendingFire[] | undefined;
   /** (A schedule with maxRuns, control/runs-left.ts) the runs that may still start, this fire time's included. */
   left?: number;
   /** (With `left`, set with `next` when the plan runs F) where the entry goes if F is won and not run. */
@@ -95,8 +96,8 @@ export interface DueEntry {
 export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
   const paged = claimsInPages(state, job);
   const plan = planMoves(state, job, e, now, paged);
-  // The fire time before's shards first: the entry remembers only one fire time back, so a shard
-  // offered after this fire time's shard 0 — whose claim moves the entry on, and with it that
+  // The remembered fire times' shards first: the entry remembers only a few fire times back
+  // (pending-shards.ts), so a shard offered after this fire time's shard 0 — whose claim moves the entry on, and with it that
   // memory — was lost whenever the take stopped between them (a fleet limit's few permits per
   // tick: simulator, latency and stalls only, a sharded stored schedule under maxConcurrency 2,
   // seeds 2 and 6; a shard two fire times behind never ran).
@@ -133,10 +134,10 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     shard,
   });
   const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
-  // A sharded job's shard 0 moves the entry: the moved entry names this fire time, whose other
-  // shards its readers offer again (DueEntry.pending).
-  const pending =
-    shards.length > 1 ? JSON.stringify({ job: s.job, pending: { fireTime: F, at: e.at } }) : undefined;
+  // A sharded job's shard 0 moves the entry: the moved entry names this fire time (and older ones
+  // still carried), whose other shards its readers offer again (DueEntry.pending).
+  const remembered = shards.length > 1 ? pendingAfter(job, e, now) : undefined;
+  const pending = remembered && JSON.stringify({ job: s.job, ...remembered });
   // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
   // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
   const startOf = (t: number | undefined) =>
@@ -162,7 +163,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
           : JSON.stringify({ job: s.job })
         : JSON.stringify({
             job: s.job,
-            ...(carry && shards.length > 1 && { pending: { fireTime: F, at: e.at } }),
+            ...(carry && remembered),
             left: l,
           });
     e.unrun =
@@ -274,32 +275,6 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     return settleOnly(moveTo(span.tail[1]), () => emit('skipped', F, last, count), { last, count });
   }
   return run('misfire', moveTo(after(F), true), () => emit('run', F, F, 1));
-}
-
-/**
- * The shards after shard 0 of the fire time before, offered again with the entry (DueEntry.pending)
- * — only while that fire time's "done" holds surely last (half a done hold after its start): a
- * shard that ran is then refused by its hold. Later (a schedule that fires less often than that:
- * the entry comes due a day after, say) a shard that ran could be granted again — the takeover's
- * look for it on record (claim.ts) would still refuse it, but costs reads — so none is offered.
- */
-function pendingShards(state: NodeState, job: Job, e: DueEntry, now: number): Candidate[] {
-  const p = e.pending;
-  if (p === undefined || now - p.at >= doneHold(job) / 2) return [];
-  const s = e.schedule;
-  const excluded = e.exclude !== undefined && isExcluded(e.exclude, p.fireTime, state.calendars.lookup);
-  return shardsOf(job)
-    .slice(1)
-    .map((shard) => ({
-      occ: { job: s.job, scheduleId: s.id, fireTime: p.fireTime, shard },
-      ...(p.at !== p.fireTime && { scheduledAt: p.at }),
-      source: 'schedule' as const,
-      data: s.data,
-      attempt: 1,
-      gate: job.spec.overlap !== 'allow' && !excluded,
-      ...(excluded && { excluded: true as const }),
-      entryReadAt: e.readAt,
-    }));
 }
 
 /**

@@ -12,6 +12,7 @@ import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { Stalls, scanDue, stalledAfter } from './due-scan.js';
 import { ExpectedMoves } from './expected-moves.js';
+import { pendingOf } from './pending-shards.js';
 import { ReadCursor } from './read-cursor.js';
 import { removedDue } from './removed-due.js';
 
@@ -265,7 +266,8 @@ export class DueIndex {
         const prev = moved.prev;
         if (prev) entry.prev = prev;
         if (moved.page !== undefined && moved.page !== prev?.page) entry.movedBy = moved.page;
-        if (moved.pending !== undefined) entry.pending = moved.pending;
+        const pending = pendingOf(moved);
+        if (pending !== undefined) entry.pending = pending;
         if (moved.spanned === true) entry.spanned = true;
         if (moved.left !== undefined) entry.left = moved.left;
       }
@@ -354,7 +356,8 @@ export class DueIndex {
  * not offered (`planned`: shards waiting for slots, a fleet limit's permits or another node's
  * grace) and that this read did not return — moved on by a shard 0's claim (this node's or
  * another's), or a one-shot's ended. Nothing else holds those shards: the moved entry remembers
- * only the fire time before, and only for half a done hold (due-entry.ts, `pending`); a one-shot
+ * only the fire times of the last two leases, and offers them only for half a done hold
+ * (pending-shards.ts, `pending`); a one-shot
  * has no next entry at all. Dropped with the read — any schedule's upsert elsewhere changes the
  * revision and forces one — they were never run nor recorded (simulator: a sharded job of eight
  * one-shots under maxConcurrency 2, schedules upserted meanwhile; 2-3 shards lost per seed). An

@@ -1,0 +1,90 @@
+import { type CompiledExclude, isExcluded } from '../../schedule/exclude.js';
+import { doneHold } from '../claim/high-water.js';
+import type { StoredScheduleRecord } from '../control/schedule-input.js';
+import { type Candidate, type Job, shardsOf } from '../internal-types.js';
+import type { NodeState } from '../node-state.js';
+
+/** A fire time of a sharded stored schedule whose shards after shard 0 a due entry offers again. */
+export interface PendingFire {
+  fireTime: number;
+  /** Its start (fire time plus jitter). */
+  at: number;
+}
+
+/** What a moved entry's value says of them: the fire time before (`pending`, as ever) and older ones still carried. */
+export interface PendingValue {
+  pending: PendingFire;
+  pendingBefore?: PendingFire[];
+}
+
+/** What of a due entry (due-entry.ts) its shard memory needs. */
+interface ShardedEntry {
+  fireTime: number;
+  at: number;
+  schedule: StoredScheduleRecord;
+  exclude?: CompiledExclude;
+  readAt: number;
+  pending?: PendingFire[] | undefined;
+}
+
+/** Older fire times carried at most (a schedule firing every few seconds with long leases). */
+const MAX_CARRIED = 8;
+/** Beyond two leases: a poll, a stall, a late timer. */
+const CARRY_SLACK_MS = 1_000;
+
+/**
+ * The moved entry's memory of shards (`DueEntry.pending`): fire time F, whose shard 0 moves the
+ * entry on, and the older fire times the entry remembered that are still within two leases and a
+ * second of their start. A shard of F claimed and never started — its node died before the start,
+ * and every node that was refused it watched it only in memory (claim/watch.ts) and died too — is
+ * found again by the reader of a later entry only while that entry still names F: when each entry
+ * remembered one fire time back, two crashes lost it (simulator, busy fleet, seed 16: n3 claimed
+ * shs/s3@+2 s's shards and died; n2 was refused shard 1, moved the entry past +4 s and died; no
+ * read met +2 s again). A claim of F's shard is made when a node reads an entry naming F, so by
+ * two leases after F's start the first claimers' leases have ended, a refused node's look has come
+ * (a lease and a second after its refusal), and a later reader that wins the shard runs it at once.
+ */
+export function pendingAfter(job: Job, e: ShardedEntry, now: number): PendingValue {
+  const window = 2 * job.spec.lockAtMostForMs + CARRY_SLACK_MS;
+  const before = (e.pending ?? []).filter((p) => p.fireTime < e.fireTime && now - p.at < window);
+  return {
+    pending: { fireTime: e.fireTime, at: e.at },
+    ...(before.length > 0 && { pendingBefore: before.slice(0, MAX_CARRIED) }),
+  };
+}
+
+/** The fire times a moved entry's value remembers (newest first); values written before `pendingBefore` name one. */
+export function pendingOf(v: Partial<PendingValue>): PendingFire[] | undefined {
+  if (v.pending === undefined) return undefined;
+  return [v.pending, ...(v.pendingBefore ?? [])];
+}
+
+/**
+ * The shards after shard 0 of the fire times the entry remembers (DueEntry.pending), offered again
+ * with it — only while such a fire time's "done" holds surely last (half a done hold after its
+ * start): a shard that ran is then refused by its hold. Later (a schedule that fires less often
+ * than that: the entry comes due a day after, say) a shard that ran could be granted again — the
+ * takeover's look for it on record (claim.ts) would still refuse it, but costs reads — so none is
+ * offered.
+ */
+export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: number): Candidate[] {
+  const out: Candidate[] = [];
+  const s = e.schedule;
+  for (const p of e.pending ?? []) {
+    if (now - p.at >= doneHold(job) / 2) continue;
+    const excluded = e.exclude !== undefined && isExcluded(e.exclude, p.fireTime, state.calendars.lookup);
+    for (const shard of shardsOf(job).slice(1))
+      out.push({
+        occ: { job: s.job, scheduleId: s.id, fireTime: p.fireTime, shard },
+        ...(p.at !== p.fireTime && { scheduledAt: p.at }),
+        source: 'schedule' as const,
+        data: s.data,
+        attempt: 1,
+        gate: job.spec.overlap !== 'allow' && !excluded,
+        ...(excluded && { excluded: true as const }),
+        entryReadAt: e.readAt,
+      });
+  }
+  // Oldest first: within a shard's gate, an older fire time goes before a newer one.
+  return out.reverse();
+}
