@@ -26,6 +26,9 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  *    or is held by a takeover that has not written its start, the run was given up by its node
  *    (`abandoned`: recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
  *    or it started after this fire time: this fire time waits and is judged again at a later read;
+ *  - the run ended on record while a takeover holds the page and has not written its start (it
+ *    may have read the history before that end was stored, and will run the fire time again):
+ *    this fire time waits;
  *  - anything else (no record, the run ended, the page did not win it): claimed.
  * Under overlap `allow` only the second rule's first case holds a fire time back: a page that has
  * not started. Were this fire time claimed meanwhile, its move would carry the entry on past the
@@ -36,7 +39,7 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  * settled the move (`mover`) waits while that page has not started, for the same reason.
  * Reads: one getMany of the distinct pages named; then, only for entries whose page is in flight,
  * one look at the store's clock, one getMany of the runs' history entries and one inspect per page
- * still holding a going run.
+ * still holding a going run or an ended one.
  */
 export async function judgePrev(
   state: NodeState,
@@ -93,12 +96,26 @@ export async function judgePrev(
       keys.history(itemOcc(name, rec.items[item]!), rec.items[item]!.attempt ?? 1),
     ),
   );
-  const live = new Map<string, boolean>();
+  /** The token holding each page's lease now (`undefined`: free): one inspect per page. */
+  const holders = new Map<string, number | undefined>();
+  const holder = async (page: string) => {
+    if (!holders.has(page)) holders.set(page, (await state.store.inspect(pageKeys(name, page).lease))?.token);
+    return holders.get(page);
+  };
   for (const [n, look] of looks.entries()) {
     const h = histories[n];
     if (h !== null && h !== undefined) {
       const e = decodeHistory(h);
-      if (ENDED.has(e.status) && e.willRetry !== true) continue;
+      // Ended — unless a takeover holds the page and has not written its start yet: it may have
+      // read the history before this end was stored (a run that finished cut off from the store,
+      // stored after its lease lapsed) and run the fire time again, after this one started
+      // (simulator, partitions and lost requests, seed 43 of jit,sh,shs,pq: jit/j12@+2 s's
+      // recovery started 0.35 s after +4 s's run). Waits for that start; judged again then.
+      if (ENDED.has(e.status) && e.willRetry !== true) {
+        const by = await holder(look.page);
+        if (by !== undefined && by !== look.rec.started!.token) verdicts[look.i] = { kind: 'wait' };
+        continue;
+      }
       // Given up by its node (its page's lease lost): not going, and not yet run again — this
       // fire time waits for the recovery, whose start then names the run (`since`).
       if (e.status === 'abandoned') {
@@ -116,18 +133,14 @@ export async function judgePrev(
     const started = look.rec.started!;
     // Held by the holder that wrote this start: a takeover that holds the lease and has not
     // written its own start yet (its node died or lost a reply on the way) is no run going.
-    if (!live.has(look.page))
-      live.set(
-        look.page,
-        (await state.store.inspect(pageKeys(name, look.page).lease))?.token === look.rec.started!.token,
-      );
+    const live = (await holder(look.page)) === started.token;
     // The run that overlapped F: the page's current run if it had started by F; else, when the
     // page is a recovery, the run that died — on record as going until the recovery started
     // (its abandoned entry ends then), so it covers an F between its start and that.
     const current = { at: started.at, node: look.rec.node, token: started.token };
     const by = current.at <= F ? current : started.since && started.since.at <= F ? started.since : undefined;
     verdicts[look.i] =
-      it.source === 'misfire' || !live.get(look.page) || by === undefined
+      it.source === 'misfire' || !live || by === undefined
         ? { kind: 'wait' }
         : { kind: 'skip', by: { fireTime: new Date(it.fireTime), node: by.node, token: by.token } };
   }
