@@ -145,8 +145,18 @@ export class DueIndex {
     );
     // A limited job's entries waiting for permits (see waitingForSlots) stay as they are, and the
     // read passes over that job's other entries: they would wait behind these, and read again
-    // they would fill the read before the entries of other jobs that can run now.
-    const waiting = this.ready.filter((e) => this.limited(e) && live(e)).slice(0, MAX_CARRIED);
+    // they would fill the read before the entries of other jobs that can run now. Only for a
+    // while: another node may have moved them on meanwhile, and the job's entries moved since
+    // are read by nobody else while this node lives (its share, due-scan.ts) — a node whose
+    // fleet permits went to the others kept two such entries for 14 s, and a schedule of its
+    // share lost every fire time after +4 s (simulator, busy faults, maxConcurrency 3, seed 55).
+    // A job with an entry held that long is read afresh, all of its entries.
+    const stale = new Set<string>();
+    for (const e of this.ready)
+      if (this.limited(e) && now - e.readAt >= stalledAfter(s.pollMs)) stale.add(e.schedule.job);
+    const waiting = this.ready
+      .filter((e) => this.limited(e) && live(e) && !stale.has(e.schedule.job))
+      .slice(0, MAX_CARRIED);
     const skipJobs = new Set(waiting.map((e) => e.schedule.job));
     this.entries = [];
     this.offeredNow.clear();
