@@ -13,11 +13,14 @@
  *    slower than the schedule fires: it fell further behind to the end of the run (seeds 205 and
  *    307: `jall/a19@+15 s`). Under `allow` a late fire time is missed like any other now (the
  *    misfire policy settles it), while a page that has not started still holds the claim back.
- * Each of these four seeds fails before its fix.
+ * Each of these four seeds fails before its fix. And with five nodes and the fault mix (partitions,
+ * skewed clocks): an entry whose next fire time was settled unrun (a skipped misfire) forgot the
+ * fire time before, whose shard 1 a dead node had claimed (seed 64: `shs/s0@+2 s#1`); a settle now
+ * carries the older fire times as a run's move does.
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
-import { BUSY_RUN } from './fixtures/sim-faults.js';
+import { BUSY_RUN, SIM_FAULTS } from './fixtures/sim-faults.js';
 
 const jobs: SimJob[] = [
   {
@@ -47,4 +50,42 @@ describe('a busy fleet runs every fire time of sharded and `allow` stored schedu
       const result = await simulate(options);
       expect(result.violations, formatReport(options, result)).toEqual([]);
     });
+});
+
+const five: SimJob[] = [
+  ...jobs,
+  {
+    name: 'jit',
+    options: { lockAtMostFor: '3s' },
+    runMs: [50, 1500],
+    schedules: Array.from({ length: 40 }, (_, i) => ({
+      id: `j${i}`,
+      every: '2s',
+      jitter: i % 2 ? '1500ms' : { max: '1500ms', per: 'fire' as const },
+    })),
+  },
+  {
+    name: 'lim',
+    options: { lockAtMostFor: '3s', maxConcurrency: 3 },
+    runMs: [50, 600],
+    schedules: Array.from({ length: 8 }, (_, i) => ({ id: `l${i}`, every: '2s', jitter: '500ms' })),
+  },
+  {
+    name: 'pq',
+    options: { lockAtMostFor: '3s', overlap: 'queue' },
+    runMs: [50, 1500],
+    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `q${i}`, every: '1s' })),
+  },
+  {
+    name: 'qa',
+    options: { lockAtMostFor: '3s', overlap: 'queue-all' },
+    runMs: [200, 2500],
+    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `qa${i}`, every: '1s' })),
+  },
+];
+
+it('five nodes, the fault mix, seed 64 (a shard of the fire time before a settled misfire): every fire time once or on record', async () => {
+  const options: SimulateOptions = { seed: 64, ...BUSY_RUN, nodes: 5, faults: SIM_FAULTS, jobs: five };
+  const result = await simulate(options);
+  expect(result.violations, formatReport(options, result)).toEqual([]);
 });

@@ -97,10 +97,10 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
   const paged = claimsInPages(state, job);
   const plan = planMoves(state, job, e, now, paged);
   // The remembered fire times' shards first: the entry remembers only a few fire times back
-  // (pending-shards.ts), so a shard offered after this fire time's shard 0 — whose claim moves the entry on, and with it that
-  // memory — was lost whenever the take stopped between them (a fleet limit's few permits per
-  // tick: simulator, latency and stalls only, a sharded stored schedule under maxConcurrency 2,
-  // seeds 2 and 6; a shard two fire times behind never ran).
+  // (pending-shards.ts), so a shard offered after this fire time's shard 0 — whose claim moves
+  // the entry on, and with it that memory — was lost whenever the take stopped between them (a
+  // fleet limit's few permits per tick: simulator, latency and stalls only, a sharded stored
+  // schedule under maxConcurrency 2, seeds 2 and 6; a shard two fire times behind never ran).
   if (!paged) return e.pending === undefined ? plan : [...pendingShards(state, job, e, now), ...plan];
   // One candidate (the job is not sharded), carrying the entry's move; claimed in a page.
   const s = e.schedule;
@@ -134,10 +134,12 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     shard,
   });
   const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
-  // A sharded job's shard 0 moves the entry: the moved entry names this fire time (and older ones
-  // still carried), whose other shards its readers offer again (DueEntry.pending).
-  const remembered = shards.length > 1 ? pendingAfter(job, e, now) : undefined;
-  const pending = remembered && JSON.stringify({ job: s.job, ...remembered });
+  // A sharded job's shard 0 moves the entry: a move that runs F names F (and the older fire
+  // times still carried), whose other shards its readers offer again (DueEntry.pending); one that
+  // settles F unrun carries the older ones only — dropped, a shard of the fire time before that
+  // a dead node had claimed was lost (simulator, five nodes, fault mix, seed 64: shs/s0@+2 s#1,
+  // the entry's next fire time settled as a skipped misfire).
+  const memory = (carry: boolean) => (shards.length > 1 ? pendingAfter(job, e, now, carry) : undefined);
   // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
   // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
   const startOf = (t: number | undefined) =>
@@ -156,16 +158,11 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     const to = left === 0 ? undefined : next;
     e.next = to;
     e.nextAt = startOf(to);
+    const memo = memory(carry);
     const value = (l: number | undefined) =>
-      l === undefined
-        ? carry && pending !== undefined
-          ? pending
-          : JSON.stringify({ job: s.job })
-        : JSON.stringify({
-            job: s.job,
-            ...(carry && remembered),
-            left: l,
-          });
+      l === undefined && memo === undefined
+        ? JSON.stringify({ job: s.job })
+        : JSON.stringify({ job: s.job, ...memo, ...(l !== undefined && { left: l }) });
     e.unrun =
       carry && e.left !== undefined
         ? { next, nextAt: startOf(next), ops: paged ? [] : ops(next, value(e.left)) }

@@ -34,8 +34,8 @@ const CARRY_SLACK_MS = 1_000;
 
 /**
  * The moved entry's memory of shards (`DueEntry.pending`): fire time F, whose shard 0 moves the
- * entry on, and the older fire times the entry remembered that are still within two leases and a
- * second of their start. A shard of F claimed and never started — its node died before the start,
+ * entry on (`withThis`: the move runs F), and the older fire times the entry remembered that are
+ * still within two leases and a second of their start. A shard of F claimed and never started — its node died before the start,
  * and every node that was refused it watched it only in memory (claim/watch.ts) and died too — is
  * found again by the reader of a later entry only while that entry still names F: when each entry
  * remembered one fire time back, two crashes lost it (simulator, busy fleet, seed 16: n3 claimed
@@ -44,13 +44,21 @@ const CARRY_SLACK_MS = 1_000;
  * two leases after F's start the first claimers' leases have ended, a refused node's look has come
  * (a lease and a second after its refusal), and a later reader that wins the shard runs it at once.
  */
-export function pendingAfter(job: Job, e: ShardedEntry, now: number): PendingValue {
+export function pendingAfter(
+  job: Job,
+  e: ShardedEntry,
+  now: number,
+  withThis: boolean,
+): PendingValue | undefined {
   const window = 2 * job.spec.lockAtMostForMs + CARRY_SLACK_MS;
   const before = (e.pending ?? []).filter((p) => p.fireTime < e.fireTime && now - p.at < window);
-  return {
-    pending: { fireTime: e.fireTime, at: e.at },
-    ...(before.length > 0 && { pendingBefore: before.slice(0, MAX_CARRIED) }),
-  };
+  // Settled unrun (`withThis` false): this fire time has no shards to offer; the older ones stay.
+  const list = (withThis ? [{ fireTime: e.fireTime, at: e.at }, ...before] : before).slice(
+    0,
+    MAX_CARRIED + 1,
+  );
+  if (list.length === 0) return undefined;
+  return { pending: list[0]!, ...(list.length > 1 && { pendingBefore: list.slice(1) }) };
 }
 
 /** The fire times a moved entry's value remembers (newest first); values written before `pendingBefore` name one. */
