@@ -180,9 +180,10 @@ export class Unanswered {
  *  - a due entry's claim that moves it on (shard 0): the entry is read again (it moves on only
  *    when that run starts);
  *  - a stored schedule's other shard items: no read finds them again once shard 0 has moved the
- *    entry on for good (its moves forget the fire time two leases after it), so — not on record — they are
- *    recovered like a job trigger's below, from NodeState.dueRecoveries (found by the simulator:
- *    a reply lost while the store applied the claim, its lease lapsed before the node asked);
+ *    entry on for good (its moves forget the fire time two leases after it), so — not on
+ *    record — they are recovered like a job trigger's below, from NodeState.dueRecoveries
+ *    (found by the simulator: a reply lost while the store applied the claim, its lease lapsed
+ *    before the node asked);
  *  - a job trigger's fire time above the high-water mark (`cursorBack`: this node's own claim,
  *    whose acquire got no answer): no later fire time has started anywhere, so the cursor moves
  *    back before it and the misfire policy judges it with whatever else was missed since — the

@@ -245,7 +245,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   // late one is missed like any other — judged on time, each fire time of a schedule every second
   // behind a page recovered 10 s late ran one by one, each late, each behind the page of the one
   // before, 1.2-1.9 s apart on a busy fleet: the schedule fell further behind to the end
-  // (simulator, busy faults, seed 64). A page that has not started still holds the claim back
+  // (simulator, busy faults, seeds 205 and 307). A page that has not started still holds the claim back
   // (prev-run.ts), misfire settle or not.
   if (e.at >= late || (gated && (e.prevLive === true || e.movedByLive === true)))
     return run('schedule', moveTo(following, true));

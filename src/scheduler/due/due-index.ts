@@ -367,10 +367,10 @@ export class DueIndex {
  * grace) and that this read did not return — moved on by a shard 0's claim (this node's or
  * another's), or a one-shot's ended. Nothing else holds those shards: the moved entry remembers
  * only the fire times of the last two leases, and offers them only for half a done hold
- * (pending-shards.ts, `pending`); a one-shot
- * has no next entry at all. Dropped with the read — any schedule's upsert elsewhere changes the
- * revision and forces one — they were never run nor recorded (simulator: a sharded job of eight
- * one-shots under maxConcurrency 2, schedules upserted meanwhile; 2-3 shards lost per seed). An
+ * (pending-shards.ts, `pending`); a one-shot has no next entry at all. Dropped with the read —
+ * any schedule's upsert elsewhere changes the revision and forces one — they were never run nor
+ * recorded (simulator: a sharded job of eight one-shots under maxConcurrency 2, schedules
+ * upserted meanwhile; 2-3 shards lost per seed). An
  * entry the read returns again replaces its old copy (planned afresh). Offering a moved entry's
  * leftovers is safe: each is a claim of one occurrence, refused where it ran. (An entry of a job
  * that is not sharded is never kept: its one candidate carries the move.)
