@@ -9,7 +9,7 @@ import { sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';
 import { withAdmitted } from './admit.js';
 import { backfillClaimed, backfillRefused } from './backfill-claim.js';
-import { deadAttempt, occurrenceEnded } from './dead-attempt.js';
+import { deadAttempt, inflightOf, occurrenceEnded } from './dead-attempt.js';
 import { earlyGrant } from './early-grant.js';
 import { entryMoved } from './entry-moved.js';
 import { gateOwner } from './gate-owner.js';
@@ -237,13 +237,15 @@ export class Claims {
     const freeClaim = () =>
       settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);
     // Consumed (as read) and settled "done", never run: the fire time already ran to its end (or
-    // was settled unrun with `ops`).
-    const settleDone = (what: string, ops: WriteOp[] = []) => {
+    // was settled unrun with `ops`). `hold` false: freed instead (for recovery to take).
+    const settleDone = (what: string, ops: WriteOp[] = [], hold = true) => {
       const done = {
         op: 'release' as const,
         key: lease.key,
         token: lease.token,
-        holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+        ...(hold && {
+          holdUntil: doneUntil(c.occ.fireTime, lease, sentAt, s.clock.monotonic(), doneHold(job)),
+        }),
       };
       const frees = gate ? [free(gate)] : [];
       return settle(s, what, [...consumeOps(c), ...ops, done, ...frees], lease, sentAt);
@@ -286,10 +288,15 @@ export class Claims {
         await freeClaim();
         return 'returned';
       }
+      // A run of this fire time that started and died — a backfill's: it moves no entry — has its
+      // in-flight record; held "done" over it, recovery passed it over for the whole hold (seed 62
+      // of the simulator's queue, jitter and backfill mix: jbf/jb0@+4 s never finished). Freed for
+      // recovery instead. One get, for missed entries claimed per occurrence only (pages hold none).
+      const dead = await inflightOf(s, c.occ);
       c.onWon?.();
       // A pause's span (control/pause-span.ts) goes with the settle: written by this winner only.
       const span = c.pausedSpan ? [c.pausedSpan(lease.token, lease.acquiredAt)] : [];
-      await settleDone(`misfire handling of ${c.occ.job}`, [...c.settleOnly, ...span]);
+      await settleDone(`misfire handling of ${c.occ.job}`, [...c.settleOnly, ...span], dead === undefined);
       return 'won';
     }
     // A due entry's misfire replay likewise: its start batch's move (a delete and a put) put back
