@@ -21,22 +21,9 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { BUSY_RUN, SIM_FAULTS } from './fixtures/sim-faults.js';
+import { JALL, JIT, LIMITED, QUEUE_ALL, QUEUED, SHARDED, SHARDED_STORED } from './fixtures/sim-jobs.js';
 
-const jobs: SimJob[] = [
-  {
-    name: 'jall',
-    options: { lockAtMostFor: '3s', overlap: 'allow' },
-    runMs: [50, 2500],
-    schedules: Array.from({ length: 20 }, (_, i) => ({ id: `a${i}`, every: '1s', jitter: '800ms' })),
-  },
-  { name: 'sh', options: { every: '2s', lockAtMostFor: '3s', shards: 3 }, runMs: [50, 1500] },
-  {
-    name: 'shs',
-    options: { lockAtMostFor: '3s', shards: 2 },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `s${i}`, every: '2s', jitter: '1s' })),
-  },
-];
+const jobs: SimJob[] = [JALL, SHARDED, SHARDED_STORED];
 
 describe('a busy fleet runs every fire time of sharded and `allow` stored schedules (simulator, three nodes)', () => {
   for (const [seed, what] of [
@@ -52,37 +39,7 @@ describe('a busy fleet runs every fire time of sharded and `allow` stored schedu
     });
 });
 
-const five: SimJob[] = [
-  ...jobs,
-  {
-    name: 'jit',
-    options: { lockAtMostFor: '3s' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 40 }, (_, i) => ({
-      id: `j${i}`,
-      every: '2s',
-      jitter: i % 2 ? '1500ms' : { max: '1500ms', per: 'fire' as const },
-    })),
-  },
-  {
-    name: 'lim',
-    options: { lockAtMostFor: '3s', maxConcurrency: 3 },
-    runMs: [50, 600],
-    schedules: Array.from({ length: 8 }, (_, i) => ({ id: `l${i}`, every: '2s', jitter: '500ms' })),
-  },
-  {
-    name: 'pq',
-    options: { lockAtMostFor: '3s', overlap: 'queue' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `q${i}`, every: '1s' })),
-  },
-  {
-    name: 'qa',
-    options: { lockAtMostFor: '3s', overlap: 'queue-all' },
-    runMs: [200, 2500],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `qa${i}`, every: '1s' })),
-  },
-];
+const five: SimJob[] = [...jobs, JIT, LIMITED, QUEUED, QUEUE_ALL];
 
 it('five nodes, the fault mix, seed 64 (a shard of the fire time before a settled misfire): every fire time once or on record', async () => {
   const options: SimulateOptions = { seed: 64, ...BUSY_RUN, nodes: 5, faults: SIM_FAULTS, jobs: five };

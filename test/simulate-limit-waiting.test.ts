@@ -13,6 +13,7 @@
 import { expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { BUSY_RUN } from './fixtures/sim-faults.js';
+import { LIMITED } from './fixtures/sim-jobs.js';
 
 const jobs: SimJob[] = [
   {
@@ -23,12 +24,7 @@ const jobs: SimJob[] = [
     failRate: 0.001,
     schedules: Array.from({ length: 6 }, (_, i) => ({ id: `r${i}`, every: '1s' })),
   },
-  {
-    name: 'lim',
-    options: { lockAtMostFor: '3s', maxConcurrency: 3 },
-    runMs: [50, 600],
-    schedules: Array.from({ length: 8 }, (_, i) => ({ id: `l${i}`, every: '2s', jitter: '500ms' })),
-  },
+  LIMITED,
   {
     name: 'rl',
     options: { lockAtMostFor: '3s', rateLimit: { max: 5, per: '1s' } },

@@ -16,32 +16,9 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { BUSY_RUN, SIM_FAULTS } from './fixtures/sim-faults.js';
+import { JALL, JIT, OWN_TRIGGER, QUEUE_ALL } from './fixtures/sim-jobs.js';
 
-const jittered: SimJob[] = [
-  {
-    name: 'jit',
-    options: { lockAtMostFor: '3s' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 40 }, (_, i) => ({
-      id: `j${i}`,
-      every: '2s',
-      jitter: i % 2 ? '1500ms' : { max: '1500ms', per: 'fire' as const },
-    })),
-  },
-  {
-    name: 'jall',
-    options: { lockAtMostFor: '3s', overlap: 'allow' },
-    runMs: [50, 2500],
-    schedules: Array.from({ length: 20 }, (_, i) => ({ id: `a${i}`, every: '1s', jitter: '800ms' })),
-  },
-];
-const ownTrigger: SimJob = { name: 'skip', options: { every: '1s', lockAtMostFor: '3s' }, runMs: [50, 1500] };
-const queueAll: SimJob = {
-  name: 'qa',
-  options: { lockAtMostFor: '3s', overlap: 'queue-all' },
-  runMs: [200, 2500],
-  schedules: Array.from({ length: 6 }, (_, i) => ({ id: `qa${i}`, every: '1s' })),
-};
+const jittered: SimJob[] = [JIT, JALL];
 
 function saturated(seed: number, jobs: SimJob[]): SimulateOptions {
   return { seed, ...BUSY_RUN, jobs };
@@ -56,7 +33,7 @@ describe('a saturated fleet reads every due entry again, also one moved behind i
     });
   for (const seed of [1, 2, 4])
     it(`with a job trigger beside them, seed ${seed}: every fire time once or on record`, async () => {
-      const options = saturated(seed, [...jittered, ownTrigger]);
+      const options = saturated(seed, [...jittered, OWN_TRIGGER]);
       const result = await simulate(options);
       expect(result.violations, formatReport(options, result)).toEqual([]);
     });
@@ -65,7 +42,7 @@ describe('a saturated fleet reads every due entry again, also one moved behind i
   // +13 s to the end while reads began there only every 10 s).
   for (const seed of [18])
     it(`with queue-all and a job trigger, partitions and skewed clocks, seed ${seed}: every fire time once or on record`, async () => {
-      const options = { ...saturated(seed, [...jittered, queueAll, ownTrigger]), faults: SIM_FAULTS };
+      const options = { ...saturated(seed, [...jittered, QUEUE_ALL, OWN_TRIGGER]), faults: SIM_FAULTS };
       const result = await simulate(options);
       expect(result.violations, formatReport(options, result)).toEqual([]);
     });

@@ -13,6 +13,7 @@
 import { expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { BUSY_RUN } from './fixtures/sim-faults.js';
+import { QUEUED, SHARDED } from './fixtures/sim-jobs.js';
 
 const jobs: SimJob[] = [
   {
@@ -35,13 +36,8 @@ const jobs: SimJob[] = [
       { scheduleId: 'jb2', at: 9_000, from: 1_900_000_002_000, to: 1_900_000_008_000 },
     ],
   },
-  { name: 'sh', options: { every: '2s', lockAtMostFor: '3s', shards: 3 }, runMs: [50, 1500] },
-  {
-    name: 'pq',
-    options: { lockAtMostFor: '3s', overlap: 'queue' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `q${i}`, every: '1s' })),
-  },
+  SHARDED,
+  QUEUED,
 ];
 
 it('a misfire settle frees a fire time whose backfill run died, for recovery (simulator, seed 62)', async () => {

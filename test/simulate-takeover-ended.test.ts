@@ -15,32 +15,9 @@
 import { expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { BUSY_RUN, SIM_FAULTS } from './fixtures/sim-faults.js';
+import { JIT, QUEUED, SHARDED, SHARDED_STORED } from './fixtures/sim-jobs.js';
 
-const jobs: SimJob[] = [
-  {
-    name: 'jit',
-    options: { lockAtMostFor: '3s' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 40 }, (_, i) => ({
-      id: `j${i}`,
-      every: '2s',
-      jitter: i % 2 ? '1500ms' : { max: '1500ms', per: 'fire' as const },
-    })),
-  },
-  { name: 'sh', options: { every: '2s', lockAtMostFor: '3s', shards: 3 }, runMs: [50, 1500] },
-  {
-    name: 'shs',
-    options: { lockAtMostFor: '3s', shards: 2 },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `s${i}`, every: '2s', jitter: '1s' })),
-  },
-  {
-    name: 'pq',
-    options: { lockAtMostFor: '3s', overlap: 'queue' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `q${i}`, every: '1s' })),
-  },
-];
+const jobs: SimJob[] = [JIT, SHARDED, SHARDED_STORED, QUEUED];
 
 it('a fire time waits while a takeover of the page before it has not written its start (simulator, seed 43)', async () => {
   const options: SimulateOptions = { seed: 43, ...BUSY_RUN, faults: SIM_FAULTS, jobs };
