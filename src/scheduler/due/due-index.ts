@@ -152,8 +152,8 @@ export class DueIndex {
     // share lost every fire time after +4 s (simulator, busy faults, maxConcurrency 3, seed 55).
     // A job with an entry held that long is read afresh, all of its entries.
     const stale = new Set<string>();
-    for (const e of this.ready)
-      if (this.limited(e) && now - e.readAt >= stalledAfter(s.pollMs)) stale.add(e.schedule.job);
+    const keptSince = now - stalledAfter(s.pollMs);
+    for (const e of this.ready) if (e.readAt <= keptSince && this.limited(e)) stale.add(e.schedule.job);
     const waiting = this.ready
       .filter((e) => this.limited(e) && live(e) && !stale.has(e.schedule.job))
       .slice(0, MAX_CARRIED);
@@ -370,10 +370,10 @@ export class DueIndex {
  * (pending-shards.ts, `pending`); a one-shot has no next entry at all. Dropped with the read —
  * any schedule's upsert elsewhere changes the revision and forces one — they were never run nor
  * recorded (simulator: a sharded job of eight one-shots under maxConcurrency 2, schedules
- * upserted meanwhile; 2-3 shards lost per seed). An
- * entry the read returns again replaces its old copy (planned afresh). Offering a moved entry's
- * leftovers is safe: each is a claim of one occurrence, refused where it ran. (An entry of a job
- * that is not sharded is never kept: its one candidate carries the move.)
+ * upserted meanwhile; 2-3 shards lost per seed). An entry the read returns again replaces its old
+ * copy (planned afresh). Offering a moved entry's leftovers is safe: each is a claim of one
+ * occurrence, refused where it ran. (An entry of a job that is not sharded is never kept: its one
+ * candidate carries the move.)
  */
 function carryOver(
   planned: readonly DueEntry[],

@@ -78,7 +78,11 @@ export function pendingOf(v: Partial<PendingValue>): PendingFire[] | undefined {
 export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: number): Candidate[] {
   const out: Candidate[] = [];
   const s = e.schedule;
-  for (const p of e.pending ?? []) {
+  const fires = e.pending ?? [];
+  // Oldest first (the memory is newest first): within a shard's gate, an older fire time goes
+  // before a newer one; a fire time's shards in order, as before the memory held more than one.
+  for (let i = fires.length - 1; i >= 0; i--) {
+    const p = fires[i]!;
     if (now - p.at >= doneHold(job) / 2) continue;
     const excluded = e.exclude !== undefined && isExcluded(e.exclude, p.fireTime, state.calendars.lookup);
     for (const shard of shardsOf(job).slice(1))
@@ -93,6 +97,5 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
         entryReadAt: e.readAt,
       });
   }
-  // Oldest first: within a shard's gate, an older fire time goes before a newer one.
-  return out.reverse();
+  return out;
 }
