@@ -61,7 +61,7 @@ function runOf(ctx: JobContext & { source?: string }, source: string): Run {
 const iso = (t: number) => new Date(t).toISOString().slice(11, 23);
 
 export function describeBackfill(name: string, open: OpenStore, options: BackfillSuiteOptions = {}): void {
-  describe.skipIf(options.skip !== undefined)(`backfill: ${name}`, () => {
+  (options.skip !== undefined ? describe.skip : describe.concurrent)(`backfill: ${name}`, () => {
     const unique = (label: string) => `${label}-${randomId(5)}`;
 
     function test(

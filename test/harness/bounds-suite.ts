@@ -37,7 +37,7 @@ async function untilStoreTime(store: Store, t: number): Promise<void> {
 }
 
 export function describeBounds(name: string, open: OpenStore, options: BoundsSuiteOptions = {}): void {
-  describe.skipIf(options.skip !== undefined)(`bounds: ${name}`, () => {
+  (options.skip !== undefined ? describe.skip : describe.concurrent)(`bounds: ${name}`, () => {
     async function fleet(count: number) {
       const { stores, nodes, stop } = await openFleet(open, count);
       const starts: Start[] = [];

@@ -47,7 +47,7 @@ function expectedAt(
 }
 
 export function describeJitter(name: string, open: OpenStore, options: JitterSuiteOptions = {}): void {
-  describe.skipIf(options.skip !== undefined)(`jitter: ${name}`, () => {
+  (options.skip !== undefined ? describe.skip : describe.concurrent)(`jitter: ${name}`, () => {
     async function fleet(count: number) {
       const { stores, nodes, halt, stop } = await openFleet(open, count);
       const starts: Start[] = [];

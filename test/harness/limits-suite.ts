@@ -25,7 +25,7 @@ export interface LimitsSuiteOptions {
 }
 
 export function describeLimits(name: string, open: OpenStore, options: LimitsSuiteOptions = {}): void {
-  describe.skipIf(options.skip !== undefined)(`fleet limits: ${name}`, () => {
+  (options.skip !== undefined ? describe.skip : describe.concurrent)(`fleet limits: ${name}`, () => {
     const fleet = (count: number) => openFleet(open, count);
 
     definedWhere(true)(

@@ -32,11 +32,16 @@ function code(err: unknown): string | undefined {
 }
 
 export function describeNext(name: string, open: OpenStore, options: NextSuiteOptions = {}): void {
-  describe.skipIf(options.skip !== undefined)(`next: ${name}`, () => {
+  (options.skip !== undefined ? describe.skip : describe.concurrent)(`next: ${name}`, () => {
     /** A running node and a reader that defines nothing, on stores of their own. */
     async function setup() {
       const [nodeStore, readerStore] = [await open(), await open()];
-      const node = createScheduler({ store: nodeStore, node: 'n0', pollInterval: '100ms', logger: false });
+      const node = createScheduler({
+        store: nodeStore,
+        node: `n0-${randomId(4)}`,
+        pollInterval: '100ms',
+        logger: false,
+      });
       const reader = createScheduler({ store: readerStore, node: 'reader', logger: false });
       const started: JobContext[] = [];
       const stop = async () => {

@@ -37,7 +37,7 @@ const INTERVAL = 500;
 const RUN_MS = 1_250;
 
 export function describeOverlap(name: string, open: OpenStore, options: OverlapSuiteOptions = {}): void {
-  describe.skipIf(options.skip !== undefined)(`overlap: ${name}`, () => {
+  (options.skip !== undefined ? describe.skip : describe.concurrent)(`overlap: ${name}`, () => {
     const fleet = (count: number) => openFleet(open, count);
 
     it('queue-all: every fire time that falls due during a run runs after it, in order, once, never two at once, none superseded (own trigger and a stored schedule, two nodes)', async () => {

@@ -5,6 +5,7 @@
  */
 import { expect, it } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
+import { randomId } from '../../src/core/ids.js';
 import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import type { Store } from '../../src/store/types.js';
 
@@ -35,18 +36,24 @@ export interface Fleet {
   stop: () => Promise<void>;
 }
 
-/** `count` nodes named by `name(i)` (default `n0`, `n1`, …); see {@link Fleet}. */
+/**
+ * `count` nodes named by `name(i)` (default `n0-<random>`, `n1-<random>`, …: the tests of a suite
+ * run side by side in one store space, and two live nodes of one name would share a heartbeat);
+ * see {@link Fleet}.
+ */
 export async function openFleet(
   open: () => Promise<Store>,
   count: number,
-  name: (i: number) => string = (i) => `n${i}`,
+  name?: (i: number) => string,
 ): Promise<Fleet> {
+  const suffix = randomId(4);
+  const named = name ?? ((i: number) => `n${i}-${suffix}`);
   const stores: Store[] = [];
   const nodes: Scheduler[] = [];
   for (let i = 0; i < count; i++) {
     const store = await open();
     stores.push(store);
-    nodes.push(createScheduler({ store, node: name(i), pollInterval: '100ms', logger: false }));
+    nodes.push(createScheduler({ store, node: named(i), pollInterval: '100ms', logger: false }));
   }
   const halt = async () => {
     await Promise.all(nodes.map((n) => n.stop().catch(() => {})));
