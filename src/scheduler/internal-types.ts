@@ -189,6 +189,8 @@ export interface Candidate {
     mover?: string;
     /** (maxRuns, control/runs-left.ts) the runs left the moved entry carries. */
     left?: number;
+    /** Store time of the upsert that replaced the schedule, when the entry names no run in flight (claim/replaced-prev.ts). */
+    replacedAt?: number;
     /** (maxRuns, a run) the remaining-runs record's move, in the same claim. */
     count?: { from: string; to: string };
     /** (maxRuns, a run) the move instead, when the page records the fire time skipped: nothing counted. */

@@ -23,6 +23,7 @@ import {
 } from './page-record.js';
 import { skippedEntry, storeWhileHeld } from './page-writes.js';
 import { judgePrev, type PrevVerdict } from './prev-run.js';
+import { prevOfReplaced } from './replaced-prev.js';
 
 /** Items per page: one op of the claim is the page's record. */
 const PAGE_ITEMS = MAX_BATCH - 1;
@@ -66,6 +67,8 @@ export class PageClaims {
   private async claimPage(job: Job, all: readonly Candidate[]): Promise<void> {
     const s = this.state;
     const name = job.spec.name;
+    const looked = prevOfReplaced(s, all);
+    if (looked) await looked;
     const verdicts = await judgePrev(s, job, all);
     const cs: Candidate[] = [];
     const judged: PrevVerdict[] = [];

@@ -76,6 +76,8 @@ export interface DueValue {
   left?: number;
   /** Moved here by the settle of a pause's span (control/pause-span.ts): a span settled here later is not the pause's. */
   spanned?: true;
+  /** (Written by an upsert that replaced the schedule) store time of that upsert (control/replaced-runs.ts). */
+  replacedAt?: number;
 }
 
 /** The occurrence an item stands for. */

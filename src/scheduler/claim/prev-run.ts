@@ -111,7 +111,13 @@ export async function judgePrev(
       // stored after its lease lapsed) and run the fire time again, after this one started
       // (simulator, partitions and lost requests, seed 43 of jit,sh,shs,pq: jit/j12@+2 s's
       // recovery started 0.35 s after +4 s's run). Waits for that start; judged again then.
-      if (ENDED.has(e.status) && e.willRetry !== true) {
+      // A skip under another token is no end of this run: written beside it by a node that found
+      // the schedule's old entry stale (due/removed-due.ts) while a page of the old version,
+      // claimed after the upsert from an earlier read, ran the fire time (simulator, schedules
+      // re-upserted every few seconds, seed 17: the new version's first fire time started while
+      // that run went). The run's own outcome replaces it when stored.
+      const foreign = e.status === 'skipped' && e.token !== look.rec.started!.token;
+      if (ENDED.has(e.status) && e.willRetry !== true && !foreign) {
         const by = await holder(look.page);
         if (by !== undefined && by !== look.rec.started!.token) verdicts[look.i] = { kind: 'wait' };
         continue;

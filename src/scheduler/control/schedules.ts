@@ -4,6 +4,7 @@ import { nextFireTimes } from '../../schedule/fire-times.js';
 import { scheduledAt } from '../../schedule/jitter.js';
 import type { WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
+import { type DueValue, encodeDueValue } from '../claim/page-record.js';
 import { validateJobName } from '../job-options.js';
 import { keys, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -12,6 +13,7 @@ import type { SchedulePauseInfo, StoredSchedule } from '../types.js';
 import { actorOf } from './audit.js';
 import { requireCalendars } from './calendars.js';
 import type { PauseOptions } from './job-control.js';
+import { replacedRuns } from './replaced-runs.js';
 import { firstCount, rememberVersion, staleCounts, withRunsLeft } from './runs-left.js';
 import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
 import {
@@ -199,7 +201,11 @@ export function createSchedules(state: NodeState): Schedules {
       starts.push(list.length);
       const batches = starts.length - 1;
       /** The writes of list[from, to), built when sent (all of them at once would outlive the young heap). */
-      const opsOf = (from: number, to: number): WriteOp[] => {
+      const opsOf = (
+        from: number,
+        to: number,
+        replaced?: Pick<DueValue, 'prev' | 'replacedAt'>,
+      ): WriteOp[] => {
         const ops: WriteOp[] = [];
         for (let at = from; at < to; at++) {
           const { id, job, trigger, jitter, maxRuns, json } = list[at]!;
@@ -217,8 +223,14 @@ export function createSchedules(state: NodeState): Schedules {
               jitter === undefined
                 ? next
                 : scheduledAt(jitter, job, id, next, nextFireTimes(trigger, next, 1)[0]);
-            // With maxRuns, the entry carries the count down (runs-left.ts).
-            const value = JSON.stringify(maxRuns === undefined ? { job } : { job, left: maxRuns });
+            // With maxRuns, the entry carries the count down (runs-left.ts). Replacing a stored
+            // schedule, it says when, and names the old version's page run that may be going
+            // (replaced-runs.ts).
+            const value = encodeDueValue({
+              job,
+              ...(maxRuns !== undefined && { left: maxRuns }),
+              ...replaced,
+            });
             ops.push({ op: 'put', key: keys.dueEntry(next, id, v, start), value });
           }
           if (maxRuns !== undefined) ops.push(firstCount(id, v, maxRuns));
@@ -237,6 +249,13 @@ export function createSchedules(state: NodeState): Schedules {
             // batch deletes them, each with its schedule's writes. Two upserts of
             // one id racing between jobs can still leave one behind (list by job then skips it).
             const before = await store.getMany(entries.map((x) => keys.schedule(x.id)));
+            // Replaced schedules of the same job: their page runs that may still be going, named
+            // by the new entries (replaced-runs.ts); one scan per such job, none for new schedules.
+            const replaced = entries.filter(
+              (x, i) => before[i] != null && jobOf(before[i]!, x) === undefined,
+            );
+            const going = replaced.length === 0 ? undefined : await replacedRuns(store, replaced);
+            const replacedIds = new Set(replaced.map((x) => x.id));
             // Replaced schedules with maxRuns: their remaining-runs records go (the count starts
             // again), found by one scan each, in parallel (runs-left.ts); none without maxRuns.
             const stale = await Promise.all(
@@ -252,7 +271,12 @@ export function createSchedules(state: NodeState): Schedules {
             let bytes = 0;
             for (let at = starts[b]!; at < starts[b + 1]!; at++) {
               const value = before[at - starts[b]!];
-              const group = opsOf(at, at + 1);
+              const prev = going?.get(list[at]!.id);
+              const group = opsOf(
+                at,
+                at + 1,
+                replacedIds.has(list[at]!.id) ? { replacedAt: now, ...(prev && { prev }) } : undefined,
+              );
               const old = value === null || value === undefined ? undefined : jobOf(value, list[at]!);
               if (old !== undefined) group.push({ op: 'delete', key: keys.scheduleOfJob(old, list[at]!.id) });
               group.unshift(...stale[at - starts[b]!]!);

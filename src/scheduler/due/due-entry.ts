@@ -5,6 +5,7 @@ import { type CompiledJitter, missedNominal, scheduledAt } from '../../schedule/
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
+import { replacedLately } from '../claim/replaced-prev.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { countDown } from '../control/runs-left.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
@@ -65,6 +66,8 @@ export interface DueEntry {
   movedBy?: string | undefined;
   /** That page's record still exists (read with the entry). */
   movedByLive?: boolean;
+  /** Store time of the upsert that replaced the schedule, when no page has moved the entry since (replaced-runs.ts). */
+  replacedAt?: number | undefined;
   /**
    * (A sharded job) the fire time before, whose shard 0's claim moved the entry here, and older
    * ones still carried (pending-shards.ts), newest first: their other shards are offered again
@@ -115,6 +118,7 @@ export function planEntry(state: NodeState, job: Job, e: DueEntry, now: number):
         // so the claim need not look again for the others (in a fan-out, all of them).
         ...(e.prev && e.prevLive === true && { prev: e.prev }),
         ...(e.movedBy !== undefined && e.movedByLive === true && { mover: e.movedBy }),
+        ...(e.replacedAt !== undefined && e.prevLive !== true && { replacedAt: e.replacedAt }),
         ...countedPageMove(e),
       };
   return plan;
@@ -302,6 +306,7 @@ export function claimableAhead(state: NodeState, e: DueEntry): boolean {
     e.jitter !== undefined &&
     e.prevLive !== true &&
     e.movedByLive !== true &&
+    !replacedLately(e.fireTime, e.replacedAt) &&
     claimsInPages(state, job) &&
     !state.limits.limited(job.spec)
   );

@@ -175,8 +175,7 @@ export class DueIndex {
       return false;
     });
     if (notAhead !== undefined) this.cursor.drop();
-    let metAgain = false;
-    for (const e of fresh) if (this.offered.has(e.key)) metAgain = true;
+    const metAgain = fresh.some((e) => this.offered.has(e.key));
     this.offered = new Set(fresh.map((e) => e.key));
     this.entries = carryOver(planned, waiting, fresh);
     // Held elsewhere (claimed, not started yet): look again, less often each time.
@@ -262,24 +261,24 @@ export class DueIndex {
         stale.push(due[i]!);
         return;
       }
-      // Moved here by a page: the run it names (`prev`), and the page that moved it, when that is
-      // another (a skip or settle item's page: the entry must wait while that page has not started).
-      // Moved by a sharded job's shard 0 (`pending`): the fire time whose other shards are offered
-      // again. Moved by the settle of a pause's span (`spanned`, control/pause-span.ts). A schedule
-      // with maxRuns (`left`, control/runs-left.ts): the runs left, carried by the entry.
+      // Moved here by a page: the run it names (`prev`), and the page that moved it when another
+      // (a skip or settle item's: the entry waits while it has not started). By a sharded job's
+      // shard 0 (`pending`): the fire time whose other shards are offered again. By a pause span's
+      // settle (`spanned`, control/pause-span.ts). With maxRuns (`left`, control/runs-left.ts): the
+      // runs left. Written by an upsert that replaced the schedule: `replacedAt` (claim/replaced-prev.ts).
       const raw = due[i]!.value;
       const moved = raw.length > 2 && raw.charCodeAt(0) === 123 ? decodeDueValue(raw) : undefined;
       const entry: DueEntry = { key: p.key, fireTime: p.fireTime, at: p.at, schedule, trigger, readAt };
       if (jitter) entry.jitter = jitter;
       if (exclude) entry.exclude = exclude;
       if (moved !== undefined) {
-        const prev = moved.prev;
-        if (prev) entry.prev = prev;
-        if (moved.page !== undefined && moved.page !== prev?.page) entry.movedBy = moved.page;
+        if (moved.prev) entry.prev = moved.prev;
+        if (moved.page !== undefined && moved.page !== moved.prev?.page) entry.movedBy = moved.page;
         const pending = pendingOf(moved);
         if (pending !== undefined) entry.pending = pending;
         if (moved.spanned === true) entry.spanned = true;
         if (moved.left !== undefined) entry.left = moved.left;
+        if (moved.replacedAt !== undefined) entry.replacedAt = moved.replacedAt;
       }
       out.push(entry);
     });
@@ -305,8 +304,7 @@ export class DueIndex {
    * recovery finds the items its claim won by the entries that name it (page-recovery.ts,
    * `claimedBy`): deleted first, the fire time of a schedule removed after a claim that never
    * started would have no record at all (recovery records it skipped, `removed`). Such an entry is
-   * read again, and judged stale again, until the page is gone (one getMany per read that meets
-   * one; most reads meet none).
+   * read, and judged stale, again until the page is gone (one getMany per read that meets one).
    */
   private async deletable(stale: readonly StoredRecord[]): Promise<WriteOp[]> {
     const named: { key: string; record: string }[] = [];
