@@ -55,7 +55,7 @@ export function describeNext(name: string, open: OpenStore, options: NextSuiteOp
       const { node, reader, readerStore, started, stop } = await setup();
       const job = `next-${randomId()}`;
       try {
-        node.define(job, { every: '1s', jitter: JITTER, misfireThreshold: '5s' }, (ctx) => {
+        node.define(job, { every: '1s', jitter: JITTER, misfireThreshold: '15s' }, (ctx) => {
           started.push(ctx);
         });
         await node.start();
@@ -71,11 +71,11 @@ export function describeNext(name: string, open: OpenStore, options: NextSuiteOp
           );
           if (i > 0) expect(start).toBeGreaterThan(predicted[i - 1]!.getTime());
         }
-        expect(predicted[0]!.getTime()).toBeGreaterThanOrEqual(now - 5000);
+        expect(predicted[0]!.getTime()).toBeGreaterThanOrEqual(now - 15_000);
         const wanted = predicted.slice(0, 2).map((d) => d.getTime());
         await until(
           () => wanted.every((t) => started.some((c) => c.scheduledAt.getTime() === t)),
-          5000,
+          15_000,
           `runs starting at ${wanted.map((t) => new Date(t).toISOString()).join(', ')}`,
         );
         await node.pause(job);
@@ -92,7 +92,7 @@ export function describeNext(name: string, open: OpenStore, options: NextSuiteOp
       const job = `next-${randomId()}`;
       const id = `next-${randomId()}`;
       try {
-        node.define(job, { misfireThreshold: '5s' }, (ctx) => {
+        node.define(job, { misfireThreshold: '15s' }, (ctx) => {
           started.push(ctx);
         });
         await node.start();
@@ -110,7 +110,7 @@ export function describeNext(name: string, open: OpenStore, options: NextSuiteOp
         await until(
           () =>
             wanted.every((t) => started.some((c) => c.scheduleId === id && c.scheduledAt.getTime() === t)),
-          5000,
+          15_000,
           `schedule runs starting at ${wanted.map((t) => new Date(t).toISOString()).join(', ')}`,
         );
         await node.pause(job);

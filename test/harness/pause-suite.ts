@@ -171,7 +171,13 @@ export function describePause(name: string, open: OpenStore, options: PauseSuite
       const history = await n1!.s.history({ job, limit: 1000 });
       const spans = pausedSpans(history, A);
       const misfired = [...n1!.misfired, ...n2!.misfired].filter((m) => m.scheduleId === A);
-      const timeline = `paused ${new Date(pausedAt).toISOString()}, resumed ${new Date(resumedAt).toISOString()}; ran ${ranOf(A).map((t) => new Date(t).toISOString().slice(17, 23))}; spans ${JSON.stringify(spans.map((h) => h.span))}; misfired ${JSON.stringify(misfired)}`;
+      const timeline = `paused ${new Date(pausedAt).toISOString()}, resumed ${new Date(resumedAt).toISOString()}; ran ${ranOf(A).map((t) => new Date(t).toISOString().slice(17, 23))}; spans ${JSON.stringify(spans.map((h) => h.span))}; misfired ${JSON.stringify(misfired)}; on record ${history
+        .filter((h) => h.scheduleId === A)
+        .map(
+          (h) =>
+            `${h.fireTime.toISOString().slice(17, 23)} ${h.status}/${h.source}${h.reason ? `/${h.reason}` : ''}`,
+        )
+        .join(', ')}`;
       expect(spans, timeline).toHaveLength(1);
       const span = spans[0]!.span!;
       // The fire times that passed while paused, less the one run-once replays (and any a loaded
