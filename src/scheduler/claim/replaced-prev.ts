@@ -1,4 +1,4 @@
-import { replacedRuns } from '../control/replaced-runs.js';
+import { pageRunsOf } from '../control/replaced-runs.js';
 import type { Candidate } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 
@@ -40,10 +40,8 @@ export function prevOfReplaced(s: NodeState, cs: readonly Candidate[]): Promise<
   // takes no extra turn of the event loop.
   if (marked.length === 0) return undefined;
   return (async () => {
-    const runs = await replacedRuns(
-      s.store,
-      marked.map((c) => ({ job: c.occ.job, id: c.occ.scheduleId! })),
-    );
+    // One job per page claim (page-claims.ts): one scan.
+    const runs = await pageRunsOf(s.store, marked[0]!.occ.job);
     for (const c of marked) {
       const run = runs.get(c.occ.scheduleId!);
       if (run && run.fireTime < c.occ.fireTime) c.pageMove!.prev = run;

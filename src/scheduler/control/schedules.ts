@@ -13,7 +13,7 @@ import type { SchedulePauseInfo, StoredSchedule } from '../types.js';
 import { actorOf } from './audit.js';
 import { requireCalendars } from './calendars.js';
 import type { PauseOptions } from './job-control.js';
-import { replacedRuns } from './replaced-runs.js';
+import { pageRunsOnce, replacedRuns } from './replaced-runs.js';
 import { firstCount, rememberVersion, staleCounts, withRunsLeft } from './runs-left.js';
 import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
 import {
@@ -178,6 +178,8 @@ export function createSchedules(state: NodeState): Schedules {
       const now = await store.now();
       const nextOf = new Map<ValidSchedule['trigger'], number | undefined>();
       const base = `${state.newId()}.`;
+      // The page runs in flight of a job some of whose schedules this call replaces, read once.
+      const runsOf = pageRunsOnce(store);
       // Blind writes: the schedule's previous due entry (unknown without a read) keeps its old v
       // and is dropped when a node meets it.
       // The change signal goes with the only batch, or once after all of them: one key in every
@@ -250,12 +252,12 @@ export function createSchedules(state: NodeState): Schedules {
             // one id racing between jobs can still leave one behind (list by job then skips it).
             const before = await store.getMany(entries.map((x) => keys.schedule(x.id)));
             // Replaced schedules of the same job: their page runs that may still be going, named
-            // by the new entries (replaced-runs.ts); one scan per such job, none for new schedules.
+            // by the new entries (replaced-runs.ts); one scan per such job and call, none for new ones.
             const replaced = entries.filter(
               (x, i) => before[i] != null && jobOf(before[i]!, x) === undefined,
             );
-            const going = replaced.length === 0 ? undefined : await replacedRuns(store, replaced);
-            const replacedIds = new Set(replaced.map((x) => x.id));
+            const found = replacedRuns(runsOf, replaced);
+            const going = found instanceof Map ? found : await found;
             // Replaced schedules with maxRuns: their remaining-runs records go (the count starts
             // again), found by one scan each, in parallel (runs-left.ts); none without maxRuns.
             const stale = await Promise.all(
@@ -271,11 +273,11 @@ export function createSchedules(state: NodeState): Schedules {
             let bytes = 0;
             for (let at = starts[b]!; at < starts[b + 1]!; at++) {
               const value = before[at - starts[b]!];
-              const prev = going?.get(list[at]!.id);
+              const prev = going.get(list[at]!.id);
               const group = opsOf(
                 at,
                 at + 1,
-                replacedIds.has(list[at]!.id) ? { replacedAt: now, ...(prev && { prev }) } : undefined,
+                going.has(list[at]!.id) ? { replacedAt: now, ...(prev && { prev }) } : undefined,
               );
               const old = value === null || value === undefined ? undefined : jobOf(value, list[at]!);
               if (old !== undefined) group.push({ op: 'delete', key: keys.scheduleOfJob(old, list[at]!.id) });
