@@ -23,11 +23,10 @@ export function replacedLately(fireTime: number, replacedAt: number | undefined)
  * upsert and naming no run, looks at the job's page records first and names the old version's
  * latest run item there, if any: judgePrev then waits for it or skips naming it, as behind any
  * page run (prev-run.ts). One scan of the job's page records per page claim holding such fire
- * times; none once a page has moved the entry (its move carries no mark), nor for the same
- * fire time of a schedule replaced earlier. Such a fire time is not claimed ahead of its start
- * (due-entry.ts, claimableAhead). Not seen: a page of the old version granted after this look —
- * by a node that read the old entry before the upsert and claims it only now — (docs/scale.md,
- * "Known gap").
+ * times — only the new version's first: the entry a page moves carries no mark. Such a fire time
+ * is not claimed ahead of its start (due-entry.ts, claimableAhead). Not seen: a page of the old
+ * version granted after this look, or more than the window after the upsert (docs/scale.md,
+ * "Known gaps").
  */
 export function prevOfReplaced(s: NodeState, cs: readonly Candidate[]): Promise<void> | undefined {
   const marked = cs.filter(
