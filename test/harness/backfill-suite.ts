@@ -10,7 +10,7 @@
  * (every shard of each fire time). Bad input on one backend.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
 import { randomId } from '../../src/core/ids.js';
 import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
@@ -18,7 +18,7 @@ import { changeText } from '../../src/scheduler/observe/audit-text.js';
 import type { HistoryEntry, JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere } from './suite-kit.js';
+import { definedWhere, nodesTest, untilStoreTime } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -64,43 +64,11 @@ export function describeBackfill(name: string, open: OpenStore, options: Backfil
   (options.skip !== undefined ? describe.skip : describe.concurrent)(`backfill: ${name}`, () => {
     const unique = (label: string) => `${label}-${randomId(5)}`;
 
-    function test(
+    const test = (
       title: string,
       body: (node: (id: string) => Promise<Node>) => Promise<void>,
       timeoutMs = 90_000,
-    ) {
-      it(
-        title,
-        async () => {
-          const nodes: Node[] = [];
-          const node = async (id: string): Promise<Node> => {
-            const store = await open();
-            const s = createScheduler({
-              store,
-              node: id,
-              pollInterval: '100ms',
-              stopTimeout: '5s',
-              logger: false,
-            });
-            const n: Node = { s, store };
-            nodes.push(n);
-            return n;
-          };
-          try {
-            await body(node);
-          } finally {
-            await Promise.all(nodes.map((n) => n.s.stop().catch(() => {})));
-            await Promise.all(nodes.map((n) => n.store.close().catch(() => {})));
-          }
-        },
-        timeoutMs,
-      );
-    }
-
-    /** Waits until the store's clock has passed `t`. */
-    async function untilStoreTime(store: Store, t: number): Promise<void> {
-      while ((await store.now()) < t) await sleep(50);
-    }
+    ) => nodesTest(open, (s, store): Node => ({ s, store }), title, body, timeoutMs);
 
     /**
      * Two nodes defining `job` (`define` per node, the handler recording each run with its source

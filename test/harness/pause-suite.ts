@@ -9,14 +9,14 @@
  * on a loaded host) — none lost, none twice.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { OncelyError } from '../../src/core/errors.js';
 import { randomId } from '../../src/core/ids.js';
 import { createScheduler, type Scheduler } from '../../src/scheduler/index.js';
 import type { HistoryEntry, JobContext, SchedulerEvents } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere } from './suite-kit.js';
+import { definedWhere, nodesTest, untilStoreTime } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -85,45 +85,23 @@ function accountFor(
 
 export function describePause(name: string, open: OpenStore, options: PauseSuiteOptions = {}): void {
   const unique = (label: string) => `${label}-${randomId(5)}`;
-  function test(
+  const test = (
     title: string,
     body: (node: (id: string) => Promise<Node>) => Promise<void>,
     timeoutMs = 60_000,
-  ) {
-    it(
-      title,
-      async () => {
-        const nodes: Node[] = [];
-        const node = async (id: string): Promise<Node> => {
-          const store = await open();
-          const s = createScheduler({
-            store,
-            node: id,
-            pollInterval: '100ms',
-            stopTimeout: '5s',
-            logger: false,
-          });
-          const n: Node = { s, store, misfired: [], skipped: [] };
-          s.on('misfired', (e) => n.misfired.push(e));
-          s.on('skipped', (e) => n.skipped.push(e));
-          nodes.push(n);
-          return n;
-        };
-        try {
-          await body(node);
-        } finally {
-          await Promise.all(nodes.map((n) => n.s.stop().catch(() => {})));
-          await Promise.all(nodes.map((n) => n.store.close().catch(() => {})));
-        }
+  ) =>
+    nodesTest(
+      open,
+      (s, store) => {
+        const n: Node = { s, store, misfired: [], skipped: [] };
+        s.on('misfired', (e) => n.misfired.push(e));
+        s.on('skipped', (e) => n.skipped.push(e));
+        return n;
       },
+      title,
+      body,
       timeoutMs,
     );
-  }
-
-  /** Waits until the store's clock has passed `t`. */
-  async function untilStoreTime(store: Store, t: number): Promise<void> {
-    while ((await store.now()) < t) await sleep(50);
-  }
 
   // The tests run side by side (their jobs, schedules and nodes are their own), but the one that
   // counts a node's reads of the due index runs alone, after the rest of the file: another test's

@@ -64,3 +64,48 @@ export async function openFleet(
   };
   return { stores, nodes, halt, stop };
 }
+
+/**
+ * A test whose body starts scheduler nodes with `node(id)`, each on a store of its own from `open`
+ * (polling every 100 ms, a 5 s stop timeout); `make` wraps each (listeners, recorded events). All
+ * are stopped and their stores closed after the body, whatever it did.
+ */
+export function nodesTest<N extends { s: Scheduler; store: Store }>(
+  open: () => Promise<Store>,
+  make: (s: Scheduler, store: Store) => N,
+  title: string,
+  body: (node: (id: string) => Promise<N>) => Promise<void>,
+  timeoutMs: number,
+): void {
+  it(
+    title,
+    async () => {
+      const nodes: N[] = [];
+      const node = async (id: string): Promise<N> => {
+        const store = await open();
+        const s = createScheduler({
+          store,
+          node: id,
+          pollInterval: '100ms',
+          stopTimeout: '5s',
+          logger: false,
+        });
+        const n = make(s, store);
+        nodes.push(n);
+        return n;
+      };
+      try {
+        await body(node);
+      } finally {
+        await Promise.all(nodes.map((n) => n.s.stop().catch(() => {})));
+        await Promise.all(nodes.map((n) => n.store.close().catch(() => {})));
+      }
+    },
+    timeoutMs,
+  );
+}
+
+/** Waits until the store's clock has passed `t`. */
+export async function untilStoreTime(store: Store, t: number): Promise<void> {
+  while ((await store.now()) < t) await new Promise((r) => setTimeout(r, 50));
+}
