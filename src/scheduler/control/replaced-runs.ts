@@ -67,14 +67,12 @@ export function pageRunsOnce(store: Store): (job: string) => Promise<Map<string,
 /**
  * The schedules `replaced` (stored before, of the same job), each with its page run in flight if
  * there is one: an entry for each, so that the upsert marks every replaced entry (`replacedAt`).
- * No read and no await when nothing is replaced.
  */
-export function replacedRuns(
+export async function replacedRuns(
   runsOf: (job: string) => Promise<Map<string, PageRun>>,
   replaced: readonly { id: string; job: string }[],
-): Map<string, PageRun | undefined> | Promise<Map<string, PageRun | undefined>> {
-  if (replaced.length === 0) return new Map();
-  return Promise.all(replaced.map(async (x) => [x.id, (await runsOf(x.job)).get(x.id)] as const)).then(
-    (pairs) => new Map(pairs),
+): Promise<Map<string, PageRun | undefined>> {
+  return new Map(
+    await Promise.all(replaced.map(async (x) => [x.id, (await runsOf(x.job)).get(x.id)] as const)),
   );
 }

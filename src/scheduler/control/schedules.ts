@@ -13,7 +13,7 @@ import type { SchedulePauseInfo, StoredSchedule } from '../types.js';
 import { actorOf } from './audit.js';
 import { requireCalendars } from './calendars.js';
 import type { PauseOptions } from './job-control.js';
-import { pageRunsOnce, replacedRuns } from './replaced-runs.js';
+import { type PageRun, pageRunsOnce, replacedRuns } from './replaced-runs.js';
 import { firstCount, rememberVersion, staleCounts, withRunsLeft } from './runs-left.js';
 import { opsBytes, removeAudit, upsertAudit } from './schedule-audit.js';
 import {
@@ -256,8 +256,8 @@ export function createSchedules(state: NodeState): Schedules {
             const replaced = entries.filter(
               (x, i) => before[i] != null && jobOf(before[i]!, x) === undefined,
             );
-            const found = replacedRuns(runsOf, replaced);
-            const going = found instanceof Map ? found : await found;
+            const going =
+              replaced.length === 0 ? new Map<string, PageRun>() : await replacedRuns(runsOf, replaced);
             // Replaced schedules with maxRuns: their remaining-runs records go (the count starts
             // again), found by one scan each, in parallel (runs-left.ts); none without maxRuns.
             const stale = await Promise.all(

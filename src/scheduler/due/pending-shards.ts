@@ -37,10 +37,10 @@ const CARRY_SLACK_MS = 1_000;
  * entry on (`withThis`: the move runs F), and the older fire times the entry remembered that are
  * still within two leases and a second of their start. A shard of F claimed and never started —
  * its node died before the start, and every node that was refused it watched it only in memory
- * (claim/watch.ts) and died too — is found again by the reader of a later entry only while that entry still names F: when each entry
- * remembered one fire time back, two crashes lost it (simulator, busy fleet, seed 16: n3 claimed
- * shs/s3@+2 s's shards and died; n2 was refused shard 1, moved the entry past +4 s and died; no
- * read met +2 s again). A claim of F's shard is made when a node reads an entry naming F, so by
+ * (claim/watch.ts) and died too — is found again by the reader of a later entry only while that
+ * entry still names F: when each entry remembered one fire time back, two crashes lost it
+ * (simulator, busy fleet, seed 16: n3 claimed shs/s3@+2 s's shards and died; n2 was refused
+ * shard 1, moved the entry past +4 s and died; no read met +2 s again). A claim of F's shard is made when a node reads an entry naming F, so by
  * two leases after F's start the first claimers' leases have ended, a refused node's look has come
  * (a lease and a second after its refusal), and a later reader that wins the shard runs it at once.
  */
