@@ -1,0 +1,180 @@
+/**
+ * Sweeps the simulator over many seeds of one job mix and fault mix, and counts the seeds whose
+ * run broke a guarantee — the tool behind every "busy `jall,sh,shs` 1 of 100" in the issue notes
+ * and docs/simulator.md. For people changing oncely; not part of `npm test`.
+ *
+ *   npm run sweep -- --jobs jit,sh,shs --faults busy --seeds 1-100
+ *   npm run sweep -- --jobs churn --faults sim --nodes 4 --seeds 1-50
+ *   npm run sweep -- --jobs skip,pq,pages --faults busy --trace 37 --grep 'skip@'
+ *
+ * `--faults`: `busy` (test/fixtures/sim-faults.ts BUSY_RUN: 3 nodes, 200 ms polls, long stalls),
+ * `sim` (SIM_FAULTS: partitions, skew, crashes), `mix5` (4 nodes, 300 ms polls, concurrency 12,
+ * one partition, two crashes). `--nodes` overrides the node count. `--jobs`: names from
+ * test/fixtures/sim-jobs.ts and {@link EXTRA} below, comma-separated, in that order (a seed replays
+ * only with the same jobs in the same order). `--trace SEED`: one seed, its violations and the
+ * trace lines matching `--grep` (a regular expression; default: every line).
+ *
+ * A seed that fails prints one line (its violations' kinds and first details); the last line is
+ * `FAILED k/N: seeds`. Exit code 1 when a seed failed.
+ */
+import { parseArgs } from 'node:util';
+import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
+import { BUSY_RUN, SIM_FAULTS } from '../test/fixtures/sim-faults.js';
+import * as fixtures from '../test/fixtures/sim-jobs.js';
+
+/** Mixes the notes name that are not test fixtures (yet). */
+const EXTRA: Record<string, SimJob> = {
+  pages: {
+    name: 'pages',
+    options: { lockAtMostFor: '3s' },
+    runMs: [50, 1500],
+    schedules: Array.from({ length: 20 }, (_, i) => ({ id: `p${i}`, every: i % 2 ? '1s' : '2s' })),
+  },
+  tick: {
+    name: 'tick',
+    options: { every: '1s', lockAtMostFor: '3s', misfire: 'catch-up' },
+    runMs: [50, 900],
+    pauses: [{ at: 9_000, resumeAt: 12_000 }],
+    backfills: [{ from: 1_900_000_002_000, to: 1_900_000_007_000, at: 10_000 }],
+  },
+  // mix5 of the notes of 2026-12-04 (with `tick`, and `--faults mix5`).
+  m5pages: {
+    name: 'm5pages',
+    options: { lockAtMostFor: '3s' },
+    runMs: [20, 700],
+    schedules: Array.from({ length: 16 }, (_, i) => ({ id: `p${i}`, every: i % 2 ? '1s' : '2s' })),
+    pauses: [{ scheduleId: 'p3', at: 6_000, resumeAt: 11_000 }],
+    backfills: [{ scheduleId: 'p4', from: 1_900_000_001_000, to: 1_900_000_006_000, at: 8_000 }],
+  },
+  m5lim: {
+    name: 'm5lim',
+    options: { every: '1s', lockAtMostFor: '3s', shards: 4, maxConcurrency: 2 },
+    runMs: [100, 600],
+  },
+  m5q: { name: 'm5q', options: { every: '1s', lockAtMostFor: '3s', overlap: 'queue' }, runMs: [200, 1800] },
+  rep: {
+    name: 'rep',
+    options: { lockAtMostFor: '3s', overlap: 'replace' },
+    runMs: [200, 2500],
+    failRate: 0.001,
+    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `r${i}`, every: '1s' })),
+  },
+  rl: {
+    name: 'rl',
+    options: { lockAtMostFor: '3s', rateLimit: { max: 5, per: '1s' } },
+    runMs: [50, 600],
+    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `rl${i}`, every: '2s' })),
+  },
+  ps: {
+    name: 'ps',
+    options: { lockAtMostFor: '3s' },
+    runMs: [50, 700],
+    schedules: Array.from({ length: 8 }, (_, i) => ({ id: `ps${i}`, every: '1s' })),
+    pauses: [
+      { scheduleId: 'ps1', at: 6_000, resumeAt: 11_000 },
+      { at: 15_000, resumeAt: 19_000 },
+    ],
+  },
+  cu: {
+    name: 'cu',
+    options: { lockAtMostFor: '3s', misfire: 'catch-up' },
+    runMs: [50, 700],
+    schedules: Array.from({ length: 10 }, (_, i) => ({ id: `cu${i}`, every: '2s', jitter: '1s' })),
+  },
+  mc: {
+    name: 'mc',
+    options: { lockAtMostFor: '3s', maxConcurrency: 3, overlap: 'queue', misfire: 'catch-up' },
+    runMs: [50, 300],
+    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `mc${i}`, every: '2s' })),
+    backfills: [{ scheduleId: 'mc0', from: 1_900_000_002_000, to: 1_900_000_008_000, at: 12_000 }],
+  },
+};
+
+const JOBS: Record<string, SimJob> = { ...EXTRA };
+for (const job of Object.values(fixtures)) JOBS[job.name] = job;
+
+const FAULTS: Record<string, Omit<SimulateOptions, 'seed' | 'jobs'>> = {
+  busy: BUSY_RUN,
+  sim: { nodes: 3, durationMs: 30_000, settleMs: 12_000, faults: SIM_FAULTS },
+  mix5: {
+    nodes: 4,
+    durationMs: 30_000,
+    settleMs: 12_000,
+    scheduler: { pollInterval: '300ms', concurrency: 12 },
+    faults: {
+      latencyMs: [1, 80],
+      stallRate: 0.04,
+      stallMs: 900,
+      clockDriftRate: 0.02,
+      lostReplyRate: 0.04,
+      lostRequestRate: 0.02,
+      partitions: 1,
+      crashes: 2,
+    },
+  },
+};
+
+function seedsOf(text: string): number[] {
+  const m = /^(\d+)(?:-(\d+))?$/.exec(text);
+  if (!m) throw new Error(`--seeds takes N or A-B; got ${text}`);
+  const from = Number(m[1]);
+  const to = Number(m[2] ?? m[1]);
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      jobs: { type: 'string', default: 'jit,sh,shs,pq' },
+      faults: { type: 'string', default: 'busy' },
+      nodes: { type: 'string' },
+      seeds: { type: 'string', default: '1-50' },
+      trace: { type: 'string' },
+      grep: { type: 'string' },
+    },
+  });
+  const base = FAULTS[values.faults];
+  if (!base) throw new Error(`--faults takes ${Object.keys(FAULTS).join(', ')}; got ${values.faults}`);
+  const jobs = values.jobs.split(',').map((name) => {
+    const job = JOBS[name];
+    if (!job) throw new Error(`unknown job mix ${name}; known: ${Object.keys(JOBS).sort().join(', ')}`);
+    return job;
+  });
+  const options = (seed: number): SimulateOptions => ({
+    ...base,
+    ...(values.nodes !== undefined && { nodes: Number(values.nodes) }),
+    seed,
+    jobs,
+  });
+  if (values.trace !== undefined) {
+    const o = options(Number(values.trace));
+    const result = await simulate(o);
+    const grep = values.grep === undefined ? undefined : new RegExp(values.grep);
+    for (const line of result.trace) if (!grep || grep.test(line)) console.log(line);
+    console.log(
+      result.violations.length === 0 ? 'no violations' : formatReport(o, result).split('\n--- trace')[0],
+    );
+    return;
+  }
+  const failed: number[] = [];
+  const seeds = seedsOf(values.seeds);
+  const t0 = Date.now();
+  for (const seed of seeds) {
+    const result = await simulate(options(seed));
+    if (result.violations.length === 0) continue;
+    failed.push(seed);
+    const kinds = [...new Set(result.violations.map((v) => v.kind))].join(',');
+    const first = result.violations
+      .slice(0, 3)
+      .map((v) => v.message)
+      .join(' | ');
+    console.log(`seed ${seed}: ${kinds}: ${first}`);
+  }
+  const s = ((Date.now() - t0) / 1000).toFixed(0);
+  console.log(
+    `FAILED ${failed.length}/${seeds.length}: ${failed.join(' ')} (${values.jobs}, ${values.faults}, ${s} s)`,
+  );
+  if (failed.length > 0) process.exitCode = 1;
+}
+
+await main();
