@@ -8,18 +8,19 @@
  *   npm run sweep -- --jobs skip,pq,pages --faults busy --trace 37 --grep 'skip@'
  *
  * `--faults`: `busy` (test/fixtures/sim-faults.ts BUSY_RUN: 3 nodes, 200 ms polls, long stalls),
- * `sim` (SIM_FAULTS: partitions, skew, crashes), `mix5` (4 nodes, 300 ms polls, concurrency 12,
- * one partition, two crashes). `--nodes` overrides the node count. `--jobs`: names from
- * test/fixtures/sim-jobs.ts and {@link EXTRA} below, comma-separated, in that order (a seed replays
- * only with the same jobs in the same order). `--trace SEED`: one seed, its violations and the
- * trace lines matching `--grep` (a regular expression; default: every line).
+ * `sim` (SIM_FAULTS: partitions, skew, crashes), `mix5` (MIX5_RUN: 4 nodes, 300 ms polls, 12
+ * slots, one partition, two crashes; its jobs are m5pages,tick,m5lim,m5q). `--nodes` overrides
+ * the node count. `--jobs`: names from test/fixtures/sim-jobs.ts and {@link EXTRA} below,
+ * comma-separated, in that order (a seed replays only with the same jobs in the same order).
+ * `--trace SEED`: one seed, its violations and the trace lines matching `--grep` (a regular
+ * expression; default: every line).
  *
  * A seed that fails prints one line (its violations' kinds and first details); the last line is
  * `FAILED k/N: seeds`. Exit code 1 when a seed failed.
  */
 import { parseArgs } from 'node:util';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
-import { BUSY_RUN, SIM_FAULTS } from '../test/fixtures/sim-faults.js';
+import { BUSY_RUN, MIX5_RUN, SIM_FAULTS } from '../test/fixtures/sim-faults.js';
 import * as fixtures from '../test/fixtures/sim-jobs.js';
 
 /** Mixes the notes name that are not test fixtures (yet). */
@@ -30,28 +31,6 @@ const EXTRA: Record<string, SimJob> = {
     runMs: [50, 1500],
     schedules: Array.from({ length: 20 }, (_, i) => ({ id: `p${i}`, every: i % 2 ? '1s' : '2s' })),
   },
-  tick: {
-    name: 'tick',
-    options: { every: '1s', lockAtMostFor: '3s', misfire: 'catch-up' },
-    runMs: [50, 900],
-    pauses: [{ at: 9_000, resumeAt: 12_000 }],
-    backfills: [{ from: 1_900_000_002_000, to: 1_900_000_007_000, at: 10_000 }],
-  },
-  // mix5 of the notes of 2026-12-04 (with `tick`, and `--faults mix5`).
-  m5pages: {
-    name: 'm5pages',
-    options: { lockAtMostFor: '3s' },
-    runMs: [20, 700],
-    schedules: Array.from({ length: 16 }, (_, i) => ({ id: `p${i}`, every: i % 2 ? '1s' : '2s' })),
-    pauses: [{ scheduleId: 'p3', at: 6_000, resumeAt: 11_000 }],
-    backfills: [{ scheduleId: 'p4', from: 1_900_000_001_000, to: 1_900_000_006_000, at: 8_000 }],
-  },
-  m5lim: {
-    name: 'm5lim',
-    options: { every: '1s', lockAtMostFor: '3s', shards: 4, maxConcurrency: 2 },
-    runMs: [100, 600],
-  },
-  m5q: { name: 'm5q', options: { every: '1s', lockAtMostFor: '3s', overlap: 'queue' }, runMs: [200, 1800] },
   rep: {
     name: 'rep',
     options: { lockAtMostFor: '3s', overlap: 'replace' },
@@ -91,27 +70,12 @@ const EXTRA: Record<string, SimJob> = {
 };
 
 const JOBS: Record<string, SimJob> = { ...EXTRA };
-for (const job of Object.values(fixtures)) JOBS[job.name] = job;
+for (const job of Object.values(fixtures).flat()) JOBS[job.name] = job;
 
 const FAULTS: Record<string, Omit<SimulateOptions, 'seed' | 'jobs'>> = {
   busy: BUSY_RUN,
   sim: { nodes: 3, durationMs: 30_000, settleMs: 12_000, faults: SIM_FAULTS },
-  mix5: {
-    nodes: 4,
-    durationMs: 30_000,
-    settleMs: 12_000,
-    scheduler: { pollInterval: '300ms', concurrency: 12 },
-    faults: {
-      latencyMs: [1, 80],
-      stallRate: 0.04,
-      stallMs: 900,
-      clockDriftRate: 0.02,
-      lostReplyRate: 0.04,
-      lostRequestRate: 0.02,
-      partitions: 1,
-      crashes: 2,
-    },
-  },
+  mix5: MIX5_RUN,
 };
 
 function seedsOf(text: string): number[] {
@@ -166,7 +130,7 @@ async function main(): Promise<void> {
     const kinds = [...new Set(result.violations.map((v) => v.kind))].join(',');
     const first = result.violations
       .slice(0, 3)
-      .map((v) => v.message)
+      .map((v) => `${v.occ}: ${v.message.slice(0, 60)}`)
       .join(' | ');
     console.log(`seed ${seed}: ${kinds}: ${first}`);
   }

@@ -339,10 +339,25 @@ export class Due {
     return { used, more: false };
   }
 
-  /** The high-water mark in the store, or now: a brand-new job does not backfill the past. */
+  /**
+   * The high-water mark in the store, or now: a brand-new job does not backfill the past. "Brand
+   * new" is the fleet's view, not this node's: the first node to find no mark writes one at its
+   * start, so that a node started later handles the fire times since then as the others do —
+   * missed ones included. Until a fire time of the job had run or been settled there was no mark,
+   * and a node started after the first fire times took them for the past: it claimed the next
+   * one on time, raising the mark past a fire time whose replay lived only in another node's
+   * memory, and when that node crashed before claiming it nobody ran or recorded it (simulator,
+   * four nodes, a sharded job under `maxConcurrency: 2`, scripts/sweep.ts mix5 seed 194:
+   * `m5lim@+2 s` lost; test/simulate-first-mark.test.ts). A plain put after the read: two nodes
+   * starting together may write their own starts (the mark is a plain put anyway, high-water.ts).
+   */
   private async initialCursor(source: Source, now: number): Promise<number> {
-    const stored = await this.state.store.get(keys.highWater(source.job, source.scheduleId));
-    return stored === null ? now : Number(stored);
+    const key = keys.highWater(source.job, source.scheduleId);
+    const stored = await this.state.store.get(key);
+    if (stored !== null) return Number(stored);
+    const start = Math.floor(now);
+    await this.state.store.put(key, String(start));
+    return start;
   }
 }
 
