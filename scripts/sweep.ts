@@ -60,6 +60,12 @@ const EXTRA: Record<string, SimJob> = {
     runMs: [50, 700],
     schedules: Array.from({ length: 10 }, (_, i) => ({ id: `cu${i}`, every: '2s', jitter: '1s' })),
   },
+  shp: {
+    name: 'shp',
+    options: { every: '1s', lockAtMostFor: '3s', shards: 3, misfire: 'catch-up' },
+    runMs: [50, 700],
+    pauses: [{ at: 8_000, resumeAt: 13_000 }],
+  },
   mc: {
     name: 'mc',
     options: { lockAtMostFor: '3s', maxConcurrency: 3, overlap: 'queue', misfire: 'catch-up' },

@@ -1,11 +1,12 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import type { WriteOp } from '../../store/types.js';
+import type { Lease, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
 import { doneHold, type HighWater, heldNotDone } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { spreadGrace } from '../control/spread.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
-import { keys, type OccurrenceId } from '../keys.js';
+import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
 /**
@@ -168,9 +169,10 @@ export class Misfires {
    *   theirs (queue-undo.ts, `dropOnTime`); the mark then covers that fire time — or a replay's
    *   raised it past — and every misfire scan starts after it (a job of 3 shards every 2 s paused
    *   at one of its fire times: 7 of 20 seeds lost a shard of it). A fire time none of whose
-   *   shards is held is left alone: the mark passed it as skipped (a misfire's or a pause's span).
-   *   Only within half a done hold: a shard that ran is held "done" until then, so one not held
-   *   never ran.
+   *   shards is held is left alone — the mark passed it as skipped (a misfire's or a pause's
+   *   span) — unless a shard of it is on record (queued or in history: {@link onRecord}). Only
+   *   within half a done hold: a shard that ran is held "done" until then, so one not held and
+   *   not on record never ran.
    *
    * Bounded: one inspect per fire time and per shard looked at, only when the cursor is behind
    * the mark.
@@ -203,22 +205,73 @@ export class Misfires {
       ),
     );
     let at = 0;
+    const heldOf = span.tail.map((_, t) => {
+      const held = leases.slice(at, at + looked[t]!.length);
+      at += looked[t]!.length;
+      return held;
+    });
+    const recorded = await this.onRecord(source, span.tail, looked, heldOf);
     span.tail.forEach((fireTime, t) => {
       const of = looked[t]!;
-      const held = leases.slice(at, at + of.length);
-      at += of.length;
+      const held = heldOf[t]!;
       for (const [i, lease] of held.entries())
         if (lease && heldNotDone(lease, fireTime, job))
           // Shard 0 alone looked at: its holder may have claimed the other shards too and died
           // with them unstarted, so every shard of the fire time is watched.
           this.watch(job, source, fireTime, of.length === 1 ? shardsOf(job) : [of[i]]);
-      const rest = of.filter((_, i) => held[i] === null);
-      if (of.length < 2 || rest.length === 0 || rest.length === of.length) return;
+      const on = recorded.get(fireTime);
+      const rest = of.filter((_, i) => held[i] === null && on?.[i] !== true);
+      if (of.length < 2 || rest.length === 0 || (rest.length === of.length && on === undefined)) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
       const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
       source.queue.push({ fireTime, source: 'schedule', shards: rest, graceMs });
     });
     source.queue.sort((a, b) => a.fireTime - b.fireTime);
+  }
+
+  /**
+   * Of the fire times looked at whole none of whose shards is held, those some shard of which was
+   * claimed — queued behind its gate (a pending record) or in history as a run or a skip a claim
+   * made (attempt 1, {@link claimedBy}) — with which shards were: the mark went past such a fire
+   * time because a shard of it was claimed, not because a misfire or a pause skipped it, so a
+   * shard with no record never ran. A node claims a sharded
+   * replay a shard at a time as permits and slots allow, and its first shard queued behind its
+   * gate releases its lease (the pending record holds it) and raises the mark: when that node
+   * died, the shards it still had to claim were nowhere but in its memory (simulator, mix5 seed
+   * 139 of scripts/sweep.ts: `m5lim@+4 s` shards 1-3, 4 shards under `maxConcurrency: 2`). One
+   * getMany per 500 shards, only for such fire times (none when a shard is held, none when all were
+   * skipped).
+   */
+  private async onRecord(
+    source: Source,
+    tail: readonly number[],
+    looked: readonly (number | undefined)[][],
+    heldOf: readonly (Lease | null)[][],
+  ): Promise<Map<number, boolean[]>> {
+    const out = new Map<number, boolean[]>();
+    const bare = tail.filter((_, t) => looked[t]!.length > 1 && heldOf[t]!.every((l) => l === null));
+    if (bare.length === 0) return out;
+    const scope = gateScope(source);
+    const ask = bare.flatMap((fireTime) =>
+      looked[tail.indexOf(fireTime)]!.flatMap((shard) => {
+        const occ = { job: source.job, scheduleId: source.scheduleId, fireTime, shard };
+        return [keys.pending(source.job, scope, shard, fireTime), keys.history(occ, 1)];
+      }),
+    );
+    const values: (string | null)[] = [];
+    for (let i = 0; i < ask.length; i += MAX_BATCH)
+      values.push(...(await this.state.store.getMany(ask.slice(i, i + MAX_BATCH))));
+    let at = 0;
+    for (const fireTime of bare) {
+      const shards = looked[tail.indexOf(fireTime)]!;
+      const on = shards.map(() => {
+        const yes = values[at] !== null || claimedBy(values[at + 1] ?? null);
+        at += 2;
+        return yes;
+      });
+      if (on.some((x) => x)) out.set(fireTime, on);
+    }
+    return out;
   }
 
   /**
@@ -303,4 +356,16 @@ export function emitPausedSpan(
       ...(span.count !== undefined && { count: span.count }),
     },
   });
+}
+
+/**
+ * Whether a history entry (as stored) says its shard was claimed: a run of it, or a skip that a
+ * claim of that shard made (for overlap, superseded). A `paused`, `excluded`, `removed` or misfire
+ * entry speaks for the whole fire time (a pause's span is written under shard 0 alone), so its
+ * other shards are not owed.
+ */
+function claimedBy(value: string | null): boolean {
+  if (value === null) return false;
+  const e = JSON.parse(value) as { status?: string; reason?: string };
+  return e.status !== 'skipped' || e.reason === 'overlap' || e.reason === 'superseded';
 }
