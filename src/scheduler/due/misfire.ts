@@ -234,13 +234,12 @@ export class Misfires {
    * claimed — queued behind its gate (a pending record) or in history as a run or a skip a claim
    * made (attempt 1, {@link claimedBy}) — with which shards were: the mark went past such a fire
    * time because a shard of it was claimed, not because a misfire or a pause skipped it, so a
-   * shard with no record never ran. A node claims a sharded
-   * replay a shard at a time as permits and slots allow, and its first shard queued behind its
-   * gate releases its lease (the pending record holds it) and raises the mark: when that node
-   * died, the shards it still had to claim were nowhere but in its memory (simulator, mix5 seed
-   * 139 of scripts/sweep.ts: `m5lim@+4 s` shards 1-3, 4 shards under `maxConcurrency: 2`). One
-   * getMany per 500 shards, only for such fire times (none when a shard is held, none when all were
-   * skipped).
+   * shard with no record never ran. A node claims a sharded replay a shard at a time as permits
+   * and slots allow, and its first shard queued behind its gate releases its lease (the pending
+   * record holds it) and raises the mark: when that node died, the shards it still had to claim
+   * were nowhere but in its memory (simulator, mix5 seed 139 of scripts/sweep.ts: `m5lim@+4 s`
+   * shards 1-3, 4 shards under `maxConcurrency: 2`). One getMany per 500 shards, only for such
+   * fire times (none when a shard is held).
    */
   private async onRecord(
     source: Source,
@@ -366,6 +365,12 @@ export function emitPausedSpan(
  */
 function claimedBy(value: string | null): boolean {
   if (value === null) return false;
-  const e = JSON.parse(value) as { status?: string; reason?: string };
+  let e: { status?: string; reason?: string };
+  try {
+    e = JSON.parse(value) as typeof e;
+  } catch {
+    // Not an entry this code wrote: no evidence either way (the fire time is left as before).
+    return false;
+  }
   return e.status !== 'skipped' || e.reason === 'overlap' || e.reason === 'superseded';
 }

@@ -105,8 +105,8 @@ export interface CheckedJob {
   /**
    * How long after a run's start its recovery may come (store ms: the longest lease, the longest
    * run, two polls, a lease more for a takeover whose reply was lost, and slack for stalls): a
-   * run unfinished because its schedule was removed or
-   * changed is excused only when that came within this of its start (`unfinished`).
+   * run unfinished because its schedule was removed or changed is excused only when that came
+   * within this of its start (`unfinished`).
    */
   recoverWithinMs?: number;
   /** The job's `scheduler.backfill()` calls (sim-backfills.ts). */
