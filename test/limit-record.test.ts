@@ -65,4 +65,36 @@ describe('fleet limit record', () => {
     expect(reserveIn(rec, 0, 'me', both, 0, 5).granted).toBe(2);
     expect(rec.s).toEqual([[0, 2]]);
   });
+
+  it('order: newer work yields to an older place in line; the oldest place takes what frees up', () => {
+    const t = (s: number) => s * 1_000;
+    // maxConcurrency 2, both permits held by a; b waits in line from 17 s, c from 23 s.
+    const rec: LimitRecord = { n: { a: [2, t(60)] }, w: { b: [t(17), t(31)], c: [t(23), t(31)] } };
+    expect(reserveIn(rec, t(30), 'b', conc(2), 0, 2, 0, [t(17), t(18)]).granted).toBe(0);
+    // a's runs end: a's newer work (25 s) yields, and so does c's (23 s, behind b's 17 s).
+    rec.n = {};
+    expect(reserveIn(rec, t(30), 'a', conc(2), 0, 1, 0, [t(25)]).granted).toBe(0);
+    expect(reserveIn(rec, t(30), 'c', conc(2), 0, 1, 0, [t(23)]).granted).toBe(0);
+    expect(reserveIn(rec, t(30), 'b', conc(2), 0, 2, 0, [t(17), t(18)]).granted).toBe(2);
+    // Work as old as the oldest place competes as before (one occurrence's shards); older work is
+    // granted: only the newer part of a reservation yields.
+    const near: LimitRecord = { n: {}, w: { b: [t(17), t(31)] } };
+    expect(reserveIn(near, t(30), 'c', conc(5), 0, 3, 0, [t(16), t(17), t(17) + 1]).granted).toBe(2);
+    // The node's own place counts for its order (an estimate that can be newer than what waits).
+    const own: LimitRecord = { n: {}, w: { b: [t(17), t(31)], me: [t(12), t(31)] } };
+    expect(reserveIn(own, t(30), 'me', conc(5), 0, 3, 0, [t(20), t(21), t(22)]).granted).toBe(3);
+    // Without an order (a rate start of a run already claimed) nothing yields.
+    expect(reserveIn(near, t(30), 'd', conc(9), 0, 2).granted).toBe(2);
+  });
+
+  it('order: a place holds newer work back only until it lapses, and a lapsed one is pruned', () => {
+    const rec: LimitRecord = { n: {}, w: { dead: [10_000, 32_000], me: [40_000, 31_500] } };
+    expect(reserveIn(rec, 31_999, 'me', conc(4), 0, 1, 0, [50_000]).granted).toBe(0);
+    expect(reserveIn(rec, 32_000, 'me', conc(4), 0, 1, 0, [50_000]).granted).toBe(1);
+    // Only other nodes' places are pruned here: a node writes its own (fleet-limits.ts).
+    expect(rec.w).toEqual({ me: [40_000, 31_500] });
+    // Judged by the earliest the true time can be (the estimate's error bound).
+    const rl: LimitRecord = { n: {}, w: { b: [5_000, 31_000] } };
+    expect(reserveIn(rl, 31_050, 'me', conc(1), 0, 1, 100, [9_000]).granted).toBe(0);
+  });
 });

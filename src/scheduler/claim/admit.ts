@@ -41,10 +41,14 @@ async function admit(
   const grants: { spec: JobSpec; r: Reservation }[] = [];
   await Promise.all(
     [...byJob].map(async ([spec, cs]) => {
-      const r = await s.limits.reserve(spec, cs.length);
+      cs.sort((a, b) => startOf(a) - startOf(b));
+      const r = await s.limits.reserve(spec, cs.length, cs.map(startOf));
       grants.push({ spec, r });
-      cs.sort((a, b) => (a.scheduledAt ?? a.occ.fireTime) - (b.scheduledAt ?? b.occ.fireTime));
       for (const c of cs.slice(r.granted)) refused.add(c);
+      // What was refused is offered again at the next poll: it waits in line until then.
+      const waiting = cs[r.granted];
+      const askAt = Math.max(r.retryAt ?? 0, s.storeClock.estimate() + s.pollMs);
+      s.limits.waitsFrom(spec, 'admit', waiting && startOf(waiting), askAt);
     }),
   );
   // A rate grant that waited for another job's reservation too long is not used (fleet-limits.ts).
@@ -56,4 +60,9 @@ async function admit(
       for (const g of grants) s.limits.settled(g.spec, g.r);
     },
   };
+}
+
+/** When a candidate is to start: the order in which a limited job's waiting work gets permits. */
+function startOf(c: Candidate): number {
+  return c.scheduledAt ?? c.occ.fireTime;
 }

@@ -14,6 +14,7 @@ import { type Candidate, type Job, shardsOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { countedPageMove } from './counted-move.js';
+import type { Taken } from './due-permits.js';
 import { emitMisfired, emitPausedSpan } from './misfire.js';
 import { type PendingFire, pendingAfter, pendingShards } from './pending-shards.js';
 
@@ -334,12 +335,13 @@ export function takeEntry(
   now: number,
   limit: number,
   out: Candidate[],
-): { used: number; more: boolean; heldUntil?: number } {
+): Taken & { heldUntil?: number } {
   e.plan ??= planEntry(state, job, e, now);
   const count = job.spec.shards?.count;
   const rest: Candidate[] = [];
   let used = 0;
   let more = false;
+  let waiting: number | undefined;
   let heldUntil: number | undefined;
   for (const c of e.plan) {
     // What only settles missed fire times is anyone's: nothing runs.
@@ -361,6 +363,7 @@ export function takeEntry(
       rest.push(c);
     } else if (used >= limit) {
       more = true;
+      waiting = Math.min(waiting ?? start, start);
       rest.push(c);
     } else {
       if (at > start) c.takeover = true;
@@ -369,5 +372,5 @@ export function takeEntry(
     }
   }
   e.plan = rest;
-  return { used, more, ...(heldUntil !== undefined && { heldUntil }) };
+  return { used, more, waiting, ...(heldUntil !== undefined && { heldUntil }) };
 }

@@ -1,16 +1,37 @@
-import { type Job, shardsOf } from '../internal-types.js';
+import { type Candidate, type Job, shardsOf } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import type { Reservation } from '../run/fleet-limits.js';
 
 /** One due source or due index entry, taking up to `limit` claims of a tick (due.ts). */
 export interface Due1 {
-  take: (limit: number, firstRound: boolean) => Promise<{ used: number; more: boolean }>;
+  take: (limit: number, firstRound: boolean) => Promise<Taken>;
   /** Its job, when the job has fleet limits (its claims are reserved first, run/fleet-limits.ts). */
   limited?: Job;
   /** A job trigger's source (its cursor moves past missed fire times as it takes them). */
   cursor?: true;
   /** How many claims it may take at most, when not one occurrence's shards (recoveries). */
   want?: number;
+  /**
+   * When its oldest work is to start (fire time plus jitter), for a limited job: the fleet hands
+   * permits out in this order across nodes (run/limit-record.ts).
+   */
+  start?: number;
+  /**
+   * When its oldest work claimable here now is to start, without taking anything (an index entry:
+   * entry-peek.ts); absent: a take of nothing tells (`take(0)`).
+   */
+  peek?: () => number | undefined;
+}
+
+/**
+ * What a take used of its slots, whether it has more due now that did not fit, and `waiting`: the
+ * start of the oldest of that which was claimable here now (not held for another node or for its
+ * start) — for a limited job, what waits for a permit.
+ */
+export interface Taken {
+  used: number;
+  more: boolean;
+  waiting?: number | undefined;
 }
 
 /** While the fleet is at a job's concurrency limit, its due work is looked at again this often. */
@@ -41,14 +62,24 @@ export async function reservePermits(
   now: number,
   wake: (at: number) => void,
 ): Promise<Permits | undefined> {
-  const want = new Map<Job, number>();
-  for (const d of due)
-    if (d.limited) want.set(d.limited, (want.get(d.limited) ?? 0) + (d.want ?? shardsOf(d.limited).length));
-  if (want.size === 0) return undefined;
-  const grants = new Map<Job, { r: Reservation; left: number; retryAt: number }>();
+  // Per limited job, its due items as [start, claims] (each of an item's claims counted from the
+  // item's oldest start: a source's later fire times wait behind its first anyway).
+  const want = new Map<Job, [number, number][]>();
+  for (const d of due) {
+    if (!d.limited) continue;
+    const items = want.get(d.limited) ?? [];
+    items.push([d.start ?? now, d.want ?? shardsOf(d.limited).length]);
+    want.set(d.limited, items);
+  }
+  if (want.size === 0) {
+    s.limits.tickWaits(new Set());
+    return undefined;
+  }
+  const grants = new Map<Job, { r: Reservation; left: number; retryAt: number; waiting?: number }>();
   await Promise.all(
-    [...want].map(async ([job, n]) => {
-      const r = await s.limits.reserve(job.spec, Math.min(n, left));
+    [...want].map(async ([job, items]) => {
+      const order = oldestStarts(items, left);
+      const r = await s.limits.reserve(job.spec, order.length, order);
       grants.set(job, { r, left: r.granted, retryAt: r.retryAt ?? now + LIMIT_RETRY_MS });
     }),
   );
@@ -68,24 +99,66 @@ export async function reservePermits(
           // A job trigger still settles what it missed meanwhile (its misfire policy: skips on
           // record, the replay queued), taking nothing: left unsettled while the fleet's permits
           // were held, a fresh node starting after them (no high-water mark yet) would never
-          // see those fire times (simulator seed 17 of the fleet limits sweep).
-          if (d.cursor) await d.take(0, first);
+          // see those fire times (simulator seed 17 of the fleet limits sweep). And the job's
+          // items are looked at, taking nothing, until one has work claimable here now: the
+          // oldest such (items come oldest first, `arrange`) is the node's place in line for
+          // the job's permits (fleet-limits.ts, waitsFrom). An item's estimated start cannot be
+          // the place: a source's cursor far behind its high-water mark, or an entry held for
+          // its preferred node, made a node that would claim nothing hold the line for seconds
+          // (simulator, mix5 seeds 7 and 19). An index entry is peeked at (entry-peek.ts).
+          if (d.cursor) waits(g, (await d.take(0, first)).waiting);
+          else if (g.waiting === undefined) waits(g, d.peek ? d.peek() : (await d.take(0, first)).waiting);
           wake(g.retryAt);
           return { used: 0, more: false };
         }
         const taken = await d.take(Math.min(limit, g.left), first);
         g.left -= taken.used;
+        // Out of permits, not of slots: what did not fit waits for them.
+        if (g.left <= 0 && taken.more) waits(g, taken.waiting);
         return taken;
       },
     };
   };
   return {
     arrange: (rotated, all) => {
-      const oldestFirst = all.filter((d) => d.limited).values();
+      // Stable: items of one start keep `all`'s order (due sources, recoveries, index entries).
+      const oldestFirst = all
+        .filter((d) => d.limited)
+        .sort((a, b) => (a.start ?? now) - (b.start ?? now))
+        .values();
       return rotated.map((d) => wrap(d.limited ? oldestFirst.next().value! : d));
     },
     settled: () => {
-      for (const [job, g] of grants) s.limits.settled(job.spec, g.r);
+      for (const [job, g] of grants) {
+        s.limits.settled(job.spec, g.r);
+        s.limits.waitsFrom(job.spec, 'tick', g.waiting, g.retryAt);
+      }
+      s.limits.tickWaits(new Set([...grants.keys()].map((job) => job.spec.name)));
     },
   };
+}
+
+/**
+ * The starts of the first `left` claims of `items` (`[start, claims]`), oldest first: the order a
+ * reservation asks in. The index's entries come in start order already (a sort of a sorted run is
+ * linear), and no more than `left` starts are listed however many are due.
+ */
+function oldestStarts(items: [number, number][], left: number): number[] {
+  items.sort((a, b) => a[0] - b[0]);
+  const order: number[] = [];
+  for (const [start, n] of items) {
+    if (order.length >= left) break;
+    for (let i = 0; i < n && order.length < left; i++) order.push(start);
+  }
+  return order;
+}
+
+/** Notes the start of what a take left waiting for permits (see `Taken`). */
+function waits(g: { waiting?: number }, start: number | undefined): void {
+  if (start !== undefined) g.waiting = Math.min(g.waiting ?? start, start);
+}
+
+/** When the oldest of a job's recoveries (`[key, candidate]`) was to start. */
+export function oldestOf(list: readonly [string, Candidate][]): number {
+  return Math.min(...list.map(([, c]) => c.scheduledAt ?? c.occ.fireTime));
 }

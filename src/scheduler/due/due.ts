@@ -9,8 +9,9 @@ import type { NodeState } from '../node-state.js';
 import { sourceLead } from './claim-lead.js';
 import { takeEntry } from './due-entry.js';
 import type { DueIndex } from './due-index.js';
-import { type Due1, reservePermits } from './due-permits.js';
-import { sourceStart } from './jittered.js';
+import { type Due1, oldestOf, reservePermits, type Taken } from './due-permits.js';
+import { limitedEntry } from './entry-peek.js';
+import { oldestStart, sourceStart } from './jittered.js';
 import type { Misfires } from './misfire.js';
 import { movePast } from './move-past.js';
 import { dropOnTime, unTake } from './queue-undo.js';
@@ -87,7 +88,11 @@ export class Due {
               });
             return this.take(job, source, now, limit, candidates, first);
           },
-          ...(s.limits.limited(job.spec) && { limited: job, cursor: true as const }),
+          ...(s.limits.limited(job.spec) && {
+            limited: job,
+            cursor: true as const,
+            start: oldestStart(source, next ?? now, now, job.spec.misfireThresholdMs),
+          }),
         });
     }
     // One per job: a limited job's recoveries are reserved for like its other claims (a shard item
@@ -102,7 +107,7 @@ export class Due {
       const job = s.defined.get(name);
       all.push({
         take: async (limit) => this.recoveries(list, limit, candidates),
-        ...(job && s.limits.limited(job.spec) && { limited: job, want: list.length }),
+        ...(job && s.limits.limited(job.spec) && { limited: job, want: list.length, start: oldestOf(list) }),
       });
     }
     for (const e of this.index.ready) {
@@ -119,7 +124,7 @@ export class Due {
           else if (!taken.more) this.index.offeredInFull(e);
           return taken;
         },
-        ...(s.limits.limited(job.spec) && { limited: job }),
+        ...limitedEntry(s, job, e, now),
       });
     }
     const start = all.length === 0 ? 0 : this.turn++ % all.length;
@@ -192,7 +197,7 @@ export class Due {
     limit: number,
     out: Candidate[],
     firstRound: boolean,
-  ): Promise<{ used: number; more: boolean }> {
+  ): Promise<Taken> {
     const s = this.state;
     const shards = shardsOf(job);
     const count = job.spec.shards?.count;
@@ -205,6 +210,8 @@ export class Due {
     const replayFirst = gated || job.spec.misfire === 'catch-up';
     let used = 0;
     let short = false;
+    /** The start of the oldest work claimable here now that did not fit (see `Taken`). */
+    let waiting: number | undefined;
     /** Offers the queued occurrences' shards that are claimable here now and fit. */
     const drain = (): void => {
       for (const q of source.queue) {
@@ -227,6 +234,7 @@ export class Due {
             rest.push(shard);
           } else if (used >= limit) {
             short = true;
+            waiting = Math.min(waiting ?? start, start);
             rest.push(shard);
           } else {
             // Excluded (schedule/exclude.ts): claimed only to be recorded skipped, so no gate.
@@ -269,7 +277,7 @@ export class Due {
     if (source.queue.length > 0) {
       const replay = source.queue.some((q) => q.source !== 'schedule');
       drain();
-      if (short) return { used, more: true };
+      if (short) return { used, more: true, waiting };
       if (replay && replayFirst) return { used, more: false };
     }
     // Lateness counts from when an occurrence could be claimed here: from its start (fire time plus
@@ -289,7 +297,7 @@ export class Due {
         const replay = await this.misfires.handle(job, source, before);
         if (replay !== undefined) {
           queue(replay, 'misfire');
-          if (short) return { used, more: true };
+          if (short) return { used, more: true, waiting };
           if (replayFirst) return { used, more: false };
         }
       }
@@ -306,10 +314,14 @@ export class Due {
       if (source.queue.length >= MAX_QUEUED) return { used, more: false };
       source.cursor = f;
       queue(f, 'schedule');
-      if (short) return { used, more: true };
+      if (short) return { used, more: true, waiting };
     }
     const f = nextDue(source, now);
-    return { used, more: f !== undefined && sourceStart(source, f) <= now + sourceLead(s, job, source, f) };
+    const fAt = f === undefined ? undefined : sourceStart(source, f);
+    const more = fAt !== undefined && fAt <= now + sourceLead(s, job, source, f!);
+    // The next on-time fire time waits too (a missed one is the misfire handling's, next tick).
+    if (more && fAt <= now) waiting = Math.min(waiting ?? fAt, fAt);
+    return { used, more, waiting };
   }
 
   /**
@@ -318,25 +330,24 @@ export class Due {
    * longer defined here they are dropped (claimed and never started, they are the nodes' that
    * define it: their watch finds them).
    */
-  private recoveries(
-    list: readonly [string, Candidate][],
-    limit: number,
-    out: Candidate[],
-  ): { used: number; more: boolean } {
+  private recoveries(list: readonly [string, Candidate][], limit: number, out: Candidate[]): Taken {
     const s = this.state;
     let used = 0;
+    let waiting: number | undefined;
     for (const [key, c] of list) {
       if (!s.dueRecoveries.has(key)) continue;
       if (!s.defined.has(c.occ.job)) s.dueRecoveries.delete(key);
       else if (s.paused.has(c.occ.job) || s.pausedSchedules.has(c.occ.scheduleId!)) continue;
-      else if (used >= limit) return { used, more: true };
-      else {
+      else if (used >= limit) {
+        const start = c.scheduledAt ?? c.occ.fireTime;
+        waiting = Math.min(waiting ?? start, start);
+      } else {
         s.dueRecoveries.delete(key);
         out.push(c);
         used++;
       }
     }
-    return { used, more: false };
+    return { used, more: waiting !== undefined, waiting };
   }
 
   /**

@@ -15,3 +15,20 @@ export function sourceStart(source: Source, fireTime: number): number {
   const following = nextFireTimes(source.trigger, fireTime, 1)[0];
   return scheduledAt(jitter, source.job, source.scheduleId, fireTime, following);
 }
+
+/**
+ * When a job trigger's oldest due work is to start, as far as known before its take — the order
+ * in which its fleet limit's permits are asked for (due-permits.ts): its oldest queued
+ * occurrence's start, else its next fire time's if on time. A missed one (more than
+ * `thresholdMs` before `now`) says nothing yet: the misfire policy decides from the fleet's
+ * high-water mark what is replayed — often the latest missed, or nothing — and a cursor far
+ * behind that mark (a node back from a partition) would put the node first in line for work it
+ * does not have (simulator, mix5 seed 7: a node asking for `+4 s` took the permits and ran
+ * `+26 s`). It counts as `now` until the take has decided and queued the replay.
+ */
+export function oldestStart(source: Source, next: number, now: number, thresholdMs: number): number {
+  const q = source.queue[0];
+  if (q) return q.at ?? q.fireTime;
+  const start = sourceStart(source, next);
+  return start < now - thresholdMs ? now : start;
+}

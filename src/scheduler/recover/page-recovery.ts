@@ -98,7 +98,9 @@ export class PageRecovery {
     const readRec = decodePageRecord(read.value);
     if (!s.limits.limited(job.spec)) return this.takeOverNow(job, page, read, readRec);
     const want = readRec.started?.won.length ?? readRec.items.length;
-    const permits = await s.limits.reserve(job.spec, want);
+    // In line from its oldest item's start: the page is taken over whole or not at all.
+    const oldest = Math.min(...readRec.items.map((it) => it.at ?? it.fireTime));
+    const permits = await s.limits.reserve(job.spec, want, new Array<number>(want).fill(oldest));
     try {
       if (permits.granted >= want) await this.takeOverNow(job, page, read, readRec);
     } finally {

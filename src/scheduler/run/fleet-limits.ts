@@ -2,7 +2,9 @@ import { type Clock, type StoreClock, startTimer } from '../../core/clock.js';
 import type { Store } from '../../store/types.js';
 import type { JobSpec } from '../job-options.js';
 import { esc } from '../keys.js';
-import { giveBack, type LimitRecord, reserveIn } from './limit-record.js';
+import { countsRuns, inUse, type Local, newLocal } from './limit-local.js';
+import type { WaitPath } from './limit-place.js';
+import { giveBack, type LimitRecord, reserveIn, WAIT_HOLD_MS } from './limit-record.js';
 
 /** Tries of one compare-and-move before a write gives up for this tick (a reservation grants nothing). */
 const MAX_TRIES = 4;
@@ -35,40 +37,17 @@ export interface Reservation {
   answeredAt: number;
 }
 
-/** One limited job on this node. */
-interface Local {
-  spec: JobSpec;
-  /** Runs of the job whose handler goes on here (every launch counts, recoveries too). */
-  held: number;
-  /** Granted to claims under way and not launched yet. */
-  reserved: number;
-  /** Claims whose answer was lost, each holding a permit until its fate is known (see `keep`). */
-  kept: number;
-  /** Runs launched here so far (of all kinds): how many of a grant were used (see `settled`). */
-  launched: number;
-  /** Rate starts granted and not used, to take out of the record at the next write (`[at, n]`). */
-  unused: [number, number][];
-  /** `held + reserved` as this node last stored it, and until when (store time) it counts. */
-  stored: number;
-  storedUntil: number;
-  /** One write at a time per job: reservations and returns queue behind each other. */
-  chain: Promise<unknown>;
-  cancelTimer: (() => void) | undefined;
-  /** Local monotonic time the armed timer fires at. */
-  timerAt: number;
-}
-
 /**
- * The permits this node's entry counts: runs going and starts granted, for a concurrency limit;
- * none for a rate limit alone (its record counts starts, not runs: a run's end writes nothing).
+ * The order a reservation waits in line by, for a job with `maxConcurrency`; none under a rate
+ * limit alone. A rate window frees at one instant for every node, and a node first in line took
+ * the window's starts for claims that could not go yet (the schedule's previous run was retrying),
+ * gave them back, and took them again, while the retry that held those claims back waited for a
+ * start: the job stalled for seconds (simulator, test/simulate-limits-replies.test.ts "a retry is
+ * a start", 25 starts instead of 34 and fire times lost). Rate-limited starts go to whichever
+ * node asks first, as before.
  */
-function inUse(l: Local): number {
-  return countsRuns(l.spec) ? l.held + l.reserved + l.kept : 0;
-}
-
-/** Whether the job's entry counts its runs: it has a concurrency limit. */
-function countsRuns(spec: JobSpec): boolean {
-  return spec.limits?.maxConcurrency !== undefined;
+function inLine(spec: JobSpec, order: readonly number[] | undefined): readonly number[] | undefined {
+  return spec.limits?.maxConcurrency === undefined ? undefined : order;
 }
 
 /**
@@ -110,9 +89,10 @@ export class FleetLimits {
 
   /**
    * Reserves up to `want` starts of the job now. Grants nothing (and says when to try again)
-   * while the fleet is at its limit, or when the record could not be written.
+   * while the fleet is at its limit, or when the record could not be written. `order`: the
+   * wanted work's starts, oldest first, to wait in line by (limit-record.ts, {@link waitsFrom}).
    */
-  reserve(spec: JobSpec, want: number): Promise<Reservation> {
+  reserve(spec: JobSpec, want: number, order?: readonly number[]): Promise<Reservation> {
     const l = this.local(spec);
     return this.serial(l, async () => {
       const none = { granted: 0, at: 0, launched: 0, answeredAt: 0 };
@@ -120,7 +100,16 @@ export class FleetLimits {
       let grant: Reservation = { ...none, retryAt: undefined };
       const wrote = await this.write(l, (rec, now) => {
         const margin = this.storeClock.errorBound();
-        const free = reserveIn(rec, now, this.node, spec.limits!, inUse(l), want, margin);
+        const free = reserveIn(
+          rec,
+          now,
+          this.node,
+          spec.limits!,
+          inUse(l),
+          want,
+          margin,
+          inLine(spec, order),
+        );
         grant = { ...free, launched: l.launched, answeredAt: 0 };
         return { count: inUse(l) + (countsRuns(spec) ? free.granted : 0), granted: free.granted };
       });
@@ -223,6 +212,28 @@ export class FleetLimits {
     this.soon(l);
   }
 
+  /**
+   * Where `path` last found the job's work here waiting for permits: `start` of the oldest it
+   * could not claim for want of one (`undefined`: none), asked for again by `askAt` (store time).
+   * The node's place in line (limit-record.ts `w`), the earliest of its paths', is stored within
+   * RETURN_AFTER_MS when it moved and held WAIT_HOLD_MS past `askAt`: a waiter that stops asking
+   * (it died, its work was claimed elsewhere) holds newer work back no longer than that.
+   */
+  waitsFrom(spec: JobSpec, path: WaitPath, start: number | undefined, askAt: number): void {
+    if (!inLine(spec, [])) return;
+    const l = this.local(spec);
+    if (l.place.set(path, start, askAt + WAIT_HOLD_MS)) this.soon(l);
+  }
+
+  /**
+   * A due tick reserved for the jobs `reserved` (their tick places set by {@link waitsFrom}): the
+   * other jobs had no due work, and their tick places go.
+   */
+  tickWaits(reserved: ReadonlySet<string>): void {
+    for (const l of this.jobs.values())
+      if (!reserved.has(l.spec.name) && l.place.set('tick', undefined, 0)) this.soon(l);
+  }
+
   /** stop(), once every run ended: the permits still stored go back now (best effort), no timer stays. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -233,6 +244,8 @@ export class FleetLimits {
           l.cancelTimer = undefined;
           // Claims kept unanswered will not start here now: their recovery elsewhere needs the permits.
           l.kept = 0;
+          // Nor does anything wait here: its place in line goes with this write, or lapses.
+          l.place.clear();
           return l.stored > 0
             ? this.serial(l, () => this.write(l, () => ({ count: inUse(l), granted: 0 })))
             : undefined;
@@ -246,19 +259,7 @@ export class FleetLimits {
   private local(spec: JobSpec): Local {
     let l = this.jobs.get(spec.name);
     if (!l) {
-      l = {
-        spec,
-        held: 0,
-        reserved: 0,
-        kept: 0,
-        launched: 0,
-        unused: [],
-        stored: 0,
-        storedUntil: 0,
-        chain: Promise.resolve(),
-        cancelTimer: undefined,
-        timerAt: 0,
-      };
+      l = newLocal(spec);
       this.jobs.set(spec.name, l);
     }
     // define() again with other limits: the newest spec rules.
@@ -281,7 +282,8 @@ export class FleetLimits {
     const count = inUse(l);
     let inMs: number;
     if (afterMs !== undefined) inMs = afterMs;
-    else if (count < l.stored || l.unused.length > 0) inMs = RETURN_AFTER_MS;
+    else if (count < l.stored || l.unused.length > 0 || l.place.moved(this.storeClock.estimate()))
+      inMs = RETURN_AFTER_MS;
     else if (count > 0)
       inMs = Math.max(
         RETURN_AFTER_MS,
@@ -319,15 +321,19 @@ export class FleetLimits {
         const rec: LimitRecord = cur ? (JSON.parse(cur.value) as LimitRecord) : { n: {} };
         const unused = l.unused;
         giveBack(rec, unused);
+        // This node's place in line as it is now (the grant below reads it: see reserveIn).
+        const place = l.place.into(rec, this.node, now);
         const { count, granted } = update(rec, now);
-        // Nothing to store — this node's entry is as it should be and counts long enough, no
-        // start granted or given back — costs no write: a node waiting for permits reads only.
+        // Nothing to store — this node's entry and place in line are as they should be and count
+        // long enough, no start granted or given back — costs no write: a node waiting for
+        // permits reads only, but to move or hold its place.
         const entry = rec.n[this.node];
         const same =
           count === 0 ? entry === undefined : entry?.[0] === count && entry[1] - now >= leaseMs / 2;
-        if (same && unused.length === 0 && granted === 0) {
+        if (same && place.same && unused.length === 0 && granted === 0) {
           l.stored = count;
           l.storedUntil = entry?.[1] ?? 0;
+          place.stored(false);
           return true;
         }
         const until = now + leaseMs;
@@ -357,6 +363,7 @@ export class FleetLimits {
           l.unused = l.unused.filter((u) => !unused.includes(u));
           l.stored = count;
           l.storedUntil = until;
+          place.stored(true);
           return true;
         }
         // Lost the race (or only created the record): read again, after a short random wait when lost.

@@ -5,12 +5,23 @@ import type { FleetLimitSpec } from './fleet-limit-spec.js';
  *  - `n`: per live node, `[permits in use, until]` — runs going on there plus starts granted and
  *    not launched yet, counted until store time `until` (a node that stops writing drops out);
  *  - `s`: the starts granted in the last rate window, as `[store time, count]` buckets, oldest
- *    first (rateLimit only).
+ *    first (rateLimit only);
+ *  - `w`: per node that waits for permits, `[start, until]` — its place in line: the start time
+ *    (fire time plus jitter) of its oldest work the fleet did not grant, held until store time
+ *    `until`; newer work on other nodes yields to it (see `reserveIn`).
  */
 export interface LimitRecord {
   n: Record<string, [number, number]>;
   s?: [number, number][];
+  w?: Record<string, [number, number]>;
 }
+
+/**
+ * How long a waiter's place counts past the instant it asks again (its `retryAt`, or its next
+ * poll): a waiter that died, stalled or found its work taken elsewhere stops holding newer work
+ * back after this.
+ */
+export const WAIT_HOLD_MS = 1_000;
 
 /** Starts are kept in at most this many buckets: older ones merge (counted longer, never shorter). */
 const MAX_BUCKETS = 64;
@@ -24,6 +35,15 @@ const MAX_BUCKETS = 64;
  *
  * Rate: at most `max` starts granted in any window of `per` (a sliding window, counted at the
  * grant instants). Merging buckets keeps a start counted until its window ends or later.
+ *
+ * Order (`order`, when given: the start times of the `want` wanted, oldest first): what waits is
+ * started oldest first across the fleet, not by who asks first. Of the wanted, only those no
+ * newer than every other live waiter's place (`w`) are granted — the permits that free up go to
+ * the node whose work waited longest, at its next ask; all of them when this node's own place is
+ * the oldest (its order is an estimate, its place what its last tick found waiting). Starts equal
+ * to a waiter's compete as before (one occurrence's shards on several nodes). Without `order` (a
+ * rate start of a run already claimed) nothing yields. Places are written by their nodes
+ * (limit-place.ts); here other nodes' lapsed ones are pruned.
  */
 export function reserveIn(
   rec: LimitRecord,
@@ -33,6 +53,7 @@ export function reserveIn(
   mine: number,
   want: number,
   margin = 0,
+  order?: readonly number[],
 ): { granted: number; retryAt: number | undefined; at: number } {
   // `now` is this node's estimate of the store's clock, within ± `margin`: what ends is judged
   // by the earliest the true time can be, a start is stamped with the latest. Each node's
@@ -47,6 +68,20 @@ export function reserveIn(
     else inUse += count;
   }
   let granted = want;
+  let first = Number.POSITIVE_INFINITY;
+  let own = Number.POSITIVE_INFINITY;
+  for (const [name, [at, until]] of Object.entries(rec.w ?? {})) {
+    if (until <= early) {
+      if (name !== node) delete rec.w![name];
+    } else if (name === node) own = at;
+    else first = Math.min(first, at);
+  }
+  if (rec.w && Object.keys(rec.w).length === 0) delete rec.w;
+  if (order) {
+    let older = 0;
+    while (older < granted && Math.min(order[older] ?? Number.NEGATIVE_INFINITY, own) <= first) older++;
+    granted = older;
+  }
   let retryAt: number | undefined;
   if (limits.maxConcurrency !== undefined)
     granted = Math.min(granted, Math.max(0, limits.maxConcurrency - inUse));
