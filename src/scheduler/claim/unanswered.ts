@@ -19,8 +19,14 @@ interface Pending {
   c: Candidate;
   /** Local monotonic time just before the acquire was sent (lease maths, as for any grant). */
   sentAt: number;
-  /** The limited job whose fleet permit it keeps until resolved (run/fleet-limits.ts, `keep`). */
-  permit?: JobSpec;
+  /** The fleet permit it keeps until resolved or its lease has surely run out (run/fleet-limits.ts, `keep`). */
+  permit?: Kept;
+}
+
+/** A limited job's fleet permit kept by an unanswered claim, and until when (local monotonic time). */
+export interface Kept {
+  spec: JobSpec;
+  until: number;
 }
 
 /** What became of an unanswered claim, once the store answers again. */
@@ -32,7 +38,7 @@ export type Resolution =
       gate: Lease | null | undefined;
       sentAt: number;
       /** The fleet permit it kept while unanswered, given back once it is adopted. */
-      permit?: JobSpec;
+      permit?: Kept;
     }
   | { kind: 'settled' };
 
@@ -77,15 +83,16 @@ export class Unanswered {
       let permit = was?.permit;
       const spec = s.defined.get(c.occ.job)?.spec;
       if (permit === undefined && spec && s.limits.limited(spec)) {
-        s.limits.keep(spec);
-        permit = spec;
+        // Its lease runs out by then, granted or not (as for any grant: from before the send).
+        permit = { spec, until: sentAt + spec.lockAtMostForMs };
+        s.limits.keep(spec, permit.until);
       }
       this.pending.set(key, { c, sentAt, ...(permit && { permit }) });
     }
     for (const [key, p] of this.pending) {
       if (this.pending.size <= MAX_UNANSWERED) break;
       this.pending.delete(key);
-      if (p.permit) s.limits.unkeep(p.permit);
+      if (p.permit) s.limits.unkeep(p.permit.spec, p.permit.until);
     }
   }
 
@@ -109,7 +116,7 @@ export class Unanswered {
         failure ??= err;
       } finally {
         // Its run counts in the job's permits now (or it did not start): the kept one goes back.
-        if (r.permit) this.state.limits.unkeep(r.permit);
+        if (r.permit) this.state.limits.unkeep(r.permit.spec, r.permit.until);
       }
     }
     if (failure !== undefined) throw failure;
@@ -134,7 +141,7 @@ export class Unanswered {
       }
       this.pending.delete(key);
       if (r.kind === 'ours') ours.push({ ...r, ...(p.permit && { permit: p.permit }) });
-      else if (p.permit) this.state.limits.unkeep(p.permit);
+      else if (p.permit) this.state.limits.unkeep(p.permit.spec, p.permit.until);
     }
     return { ours };
   }

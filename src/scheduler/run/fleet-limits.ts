@@ -105,13 +105,16 @@ export class FleetLimits {
           now,
           this.node,
           spec.limits!,
-          inUse(l),
+          inUse(l, this.clock.monotonic()),
           want,
           margin,
           inLine(spec, order),
         );
         grant = { ...free, launched: l.launched, answeredAt: 0 };
-        return { count: inUse(l) + (countsRuns(spec) ? free.granted : 0), granted: free.granted };
+        return {
+          count: inUse(l, this.clock.monotonic()) + (countsRuns(spec) ? free.granted : 0),
+          granted: free.granted,
+        };
       });
       if (!wrote) return { ...none, retryAt: this.storeClock.estimate() + 50 };
       l.reserved += grant.granted;
@@ -154,7 +157,7 @@ export class FleetLimits {
       const wrote = await this.serial(l, () =>
         this.write(l, (rec, now) => {
           grant = reserveIn(rec, now, this.node, rateOnly, 0, 1, this.storeClock.errorBound());
-          return { count: inUse(l), granted: grant.granted };
+          return { count: inUse(l, this.clock.monotonic()), granted: grant.granted };
         }),
       );
       if (wrote && grant.granted > 0) return;
@@ -191,17 +194,26 @@ export class FleetLimits {
    * gives back neither its permit nor its start. Before, the permit went back with the grant and
    * the adopted run started beyond the limit (simulator, lost replies only: 3 and 4 runs at once
    * under maxConcurrency 2, seeds 5 and 30 of test/simulate-limits-replies.test.ts).
+   *
+   * Kept until `until` (local monotonic time) at the latest: the claim's lease has run out then,
+   * whatever became of it — adopted after that, its start is refused by the store. Kept until the
+   * node asked the store, a permit outlived any use: a node whose ticks failed one after another (a
+   * lost reply in each) backed off for 16 s and more, asking nothing, while its refreshed entry
+   * still counted the permit; two such nodes held both permits of a `maxConcurrency: 2` job from
+   * 15 s to the end (simulator, mix5 seed 421; test/simulate-kept-permits.test.ts).
    */
-  keep(spec: JobSpec): void {
+  keep(spec: JobSpec, until: number): void {
     const l = this.local(spec);
-    l.kept++;
+    l.kept.push(until);
     l.launched++;
+    this.soon(l);
   }
 
-  /** The claim `keep` held a permit for is settled: started (now in `held`), or not ours. */
-  unkeep(spec: JobSpec): void {
+  /** The claim `keep` held a permit for (until `until`) is settled: started (now in `held`), or not ours. */
+  unkeep(spec: JobSpec, until: number): void {
     const l = this.local(spec);
-    l.kept = Math.max(0, l.kept - 1);
+    const at = l.kept.indexOf(until);
+    if (at >= 0) l.kept.splice(at, 1);
     this.soon(l);
   }
 
@@ -243,11 +255,13 @@ export class FleetLimits {
           l.cancelTimer?.();
           l.cancelTimer = undefined;
           // Claims kept unanswered will not start here now: their recovery elsewhere needs the permits.
-          l.kept = 0;
+          l.kept = [];
           // Nor does anything wait here: its place in line goes with this write, or lapses.
           l.place.clear();
           return l.stored > 0
-            ? this.serial(l, () => this.write(l, () => ({ count: inUse(l), granted: 0 })))
+            ? this.serial(l, () =>
+                this.write(l, () => ({ count: inUse(l, this.clock.monotonic()), granted: 0 })),
+              )
             : undefined;
         }),
       );
@@ -279,7 +293,7 @@ export class FleetLimits {
    */
   private soon(l: Local, afterMs?: number): void {
     if (this.stopped) return;
-    const count = inUse(l);
+    const count = inUse(l, this.clock.monotonic());
     let inMs: number;
     if (afterMs !== undefined) inMs = afterMs;
     else if (count < l.stored || l.unused.length > 0 || l.place.moved(this.storeClock.estimate()))
@@ -290,16 +304,19 @@ export class FleetLimits {
         l.storedUntil - this.storeClock.estimate() - l.spec.lockAtMostForMs / 2,
       );
     else return;
+    // A kept permit's end is a return too (see keep).
+    const mono = this.clock.monotonic();
+    for (const until of l.kept) if (until > mono) inMs = Math.min(inMs, until - mono + 1);
     // One timer per job: a write armed sooner stores this too (a run's end must not cost a timer).
-    const at = this.clock.monotonic() + inMs;
+    const at = mono + inMs;
     if (l.cancelTimer && l.timerAt <= at) return;
     l.cancelTimer?.();
     l.timerAt = at;
     l.cancelTimer = startTimer(this.clock, inMs, () => {
       l.cancelTimer = undefined;
-      void this.serial(l, () => this.write(l, () => ({ count: inUse(l), granted: 0 }))).then((ok) =>
-        this.soon(l, ok ? undefined : RETRY_AFTER_FAILURE_MS),
-      );
+      void this.serial(l, () =>
+        this.write(l, () => ({ count: inUse(l, this.clock.monotonic()), granted: 0 })),
+      ).then((ok) => this.soon(l, ok ? undefined : RETRY_AFTER_FAILURE_MS));
     });
   }
 

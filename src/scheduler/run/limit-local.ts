@@ -9,7 +9,8 @@ export interface Local {
   /** Granted to claims under way and not launched yet. */
   reserved: number;
   /** Claims whose answer was lost, each holding a permit until its fate is known (see FleetLimits.keep). */
-  kept: number;
+  /** …as the local monotonic times until which each counts (see FleetLimits.keep). */
+  kept: number[];
   /** Runs launched here so far (of all kinds): how many of a grant were used (see FleetLimits.settled). */
   launched: number;
   /** Rate starts granted and not used, to take out of the record at the next write (`[at, n]`). */
@@ -30,8 +31,11 @@ export interface Local {
  * The permits this node's entry counts: runs going and starts granted, for a concurrency limit;
  * none for a rate limit alone (its record counts starts, not runs: a run's end writes nothing).
  */
-export function inUse(l: Local): number {
-  return countsRuns(l.spec) ? l.held + l.reserved + l.kept : 0;
+export function inUse(l: Local, now: number): number {
+  if (!countsRuns(l.spec)) return 0;
+  let kept = 0;
+  for (const until of l.kept) if (until > now) kept++;
+  return l.held + l.reserved + kept;
 }
 
 /** Whether the job's entry counts its runs: it has a concurrency limit. */
@@ -45,7 +49,7 @@ export function newLocal(spec: JobSpec): Local {
     spec,
     held: 0,
     reserved: 0,
-    kept: 0,
+    kept: [],
     launched: 0,
     unused: [],
     stored: 0,
