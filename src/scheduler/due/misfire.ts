@@ -248,11 +248,15 @@ export class Misfires {
     heldOf: readonly (Lease | null)[][],
   ): Promise<Map<number, boolean[]>> {
     const out = new Map<number, boolean[]>();
-    const bare = tail.filter((_, t) => looked[t]!.length > 1 && heldOf[t]!.every((l) => l === null));
+    // [fire time, its shards looked at] for each fire time none of whose shards is held.
+    const bare: [number, readonly (number | undefined)[]][] = [];
+    tail.forEach((fireTime, t) => {
+      if (looked[t]!.length > 1 && heldOf[t]!.every((l) => l === null)) bare.push([fireTime, looked[t]!]);
+    });
     if (bare.length === 0) return out;
     const scope = gateScope(source);
-    const ask = bare.flatMap((fireTime) =>
-      looked[tail.indexOf(fireTime)]!.flatMap((shard) => {
+    const ask = bare.flatMap(([fireTime, shards]) =>
+      shards.flatMap((shard) => {
         const occ = { job: source.job, scheduleId: source.scheduleId, fireTime, shard };
         return [keys.pending(source.job, scope, shard, fireTime), keys.history(occ, 1)];
       }),
@@ -261,8 +265,7 @@ export class Misfires {
     for (let i = 0; i < ask.length; i += MAX_BATCH)
       values.push(...(await this.state.store.getMany(ask.slice(i, i + MAX_BATCH))));
     let at = 0;
-    for (const fireTime of bare) {
-      const shards = looked[tail.indexOf(fireTime)]!;
+    for (const [fireTime, shards] of bare) {
       const on = shards.map(() => {
         const yes = values[at] !== null || claimedBy(values[at + 1] ?? null);
         at += 2;
