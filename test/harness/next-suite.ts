@@ -15,7 +15,7 @@ import { keys } from '../../src/scheduler/keys.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere } from './suite-kit.js';
+import { definedWhere, untilProbe } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -64,11 +64,8 @@ export function describeNext(name: string, open: OpenStore, options: NextSuiteOp
         // high-water mark, due/due.ts): asked before, next() counts from the job record's time —
         // the node's start — and lists a fire time between that and the node's first tick that
         // the node counts as before its start (seen in CI, sqlite and mysql).
-        const markedBy = performance.now() + 10_000;
-        while ((await readerStore.get(keys.highWater(job, undefined))) === null) {
-          if (performance.now() > markedBy) throw new Error('no high-water mark of the job after 10 s');
-          await new Promise((r) => setTimeout(r, 20));
-        }
+        const marked = async () => (await readerStore.get(keys.highWater(job, undefined))) !== null;
+        await untilProbe(marked, 10_000, "the job's high-water mark");
         const predicted = await reader.next(job, { count: 3 });
         const now = await readerStore.now();
         expect(predicted).toHaveLength(3);
