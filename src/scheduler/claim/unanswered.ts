@@ -82,10 +82,16 @@ export class Unanswered {
       // may start then, with no reservation of its own.
       let permit = was?.permit;
       const spec = s.defined.get(c.occ.job)?.spec;
-      if (permit === undefined && spec && s.limits.limited(spec)) {
-        // Its lease runs out by then, granted or not (as for any grant: from before the send).
-        permit = { spec, until: sentAt + spec.lockAtMostForMs };
-        s.limits.keep(spec, permit.until);
+      // Its lease runs out by then, granted or not (as for any grant: from before the send); a
+      // claim sent again (its answer lost again) keeps its permit until the later lease ends.
+      const until = spec && sentAt + spec.lockAtMostForMs;
+      if (permit && until !== undefined && until > permit.until) {
+        s.limits.unkeep(permit.spec, permit.until);
+        permit = undefined;
+      }
+      if (permit === undefined && spec && until !== undefined && s.limits.limited(spec)) {
+        permit = { spec, until };
+        s.limits.keep(spec, until);
       }
       this.pending.set(key, { c, sentAt, ...(permit && { permit }) });
     }
