@@ -200,7 +200,7 @@ export class FleetLimits {
    * node asked the store, a permit outlived any use: a node whose ticks failed one after another (a
    * lost reply in each) backed off for 16 s and more, asking nothing, while its refreshed entry
    * still counted the permit; two such nodes held both permits of a `maxConcurrency: 2` job from
-   * 15 s to the end (simulator, mix5 seed 421; test/simulate-kept-permits.test.ts).
+   * 15 s to the end (simulator, mix5 seed 421; test/fleet-limits-kept.test.ts).
    */
   keep(spec: JobSpec, until: number): void {
     const l = this.local(spec);
@@ -232,7 +232,7 @@ export class FleetLimits {
    * (it died, its work was claimed elsewhere) holds newer work back no longer than that.
    */
   waitsFrom(spec: JobSpec, path: WaitPath, start: number | undefined, askAt: number): void {
-    if (!inLine(spec, [])) return;
+    if (spec.limits?.maxConcurrency === undefined) return; // rate-only: first come (see inLine)
     const l = this.local(spec);
     if (l.place.set(path, start, askAt + WAIT_HOLD_MS)) this.soon(l);
   }
