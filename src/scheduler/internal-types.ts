@@ -246,6 +246,11 @@ export function sourceKey(job: string, scheduleId: string | undefined): string {
   return `${job}\u0000${scheduleId ?? ''}`;
 }
 
+/** When a candidate is to start: its fire time plus jitter (`scheduledAt`), else its fire time. */
+export function startOf(c: Candidate): number {
+  return c.scheduledAt ?? c.occ.fireTime;
+}
+
 /** The shards an occurrence of the job fans out to (`[undefined]` when it is not sharded). */
 export function shardsOf(job: Job): (number | undefined)[] {
   return job.spec.shards ? Array.from({ length: job.spec.shards.count }, (_, i) => i) : [undefined];

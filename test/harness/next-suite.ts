@@ -15,7 +15,7 @@ import { keys } from '../../src/scheduler/keys.js';
 import type { JobContext } from '../../src/scheduler/types.js';
 import type { Store } from '../../src/store/types.js';
 import { until } from './scheduler-suite.js';
-import { definedWhere, untilProbe } from './suite-kit.js';
+import { definedWhere } from './suite-kit.js';
 
 export type OpenStore = () => Promise<Store>;
 
@@ -65,7 +65,7 @@ export function describeNext(name: string, open: OpenStore, options: NextSuiteOp
         // the node's start — and lists a fire time between that and the node's first tick that
         // the node counts as before its start (seen in CI, sqlite and mysql).
         const marked = async () => (await readerStore.get(keys.highWater(job, undefined))) !== null;
-        await untilProbe(marked, 10_000, "the job's high-water mark");
+        await until(marked, 10_000, "the job's high-water mark");
         const predicted = await reader.next(job, { count: 3 });
         const now = await readerStore.now();
         expect(predicted).toHaveLength(3);

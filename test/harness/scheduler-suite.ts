@@ -56,10 +56,17 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-/** Waits (polling every 20 ms) until `condition` holds; fails naming `what` after `timeoutMs`. */
-export async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+/**
+ * Waits (polling every 20 ms) until `condition` holds — a synchronous check or an asynchronous
+ * look such as a store read; fails naming `what` after `timeoutMs`.
+ */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(20);
   }

@@ -109,19 +109,3 @@ export function nodesTest<N extends { s: Scheduler; store: Store }>(
 export async function untilStoreTime(store: Store, t: number): Promise<void> {
   while ((await store.now()) < t) await new Promise((r) => setTimeout(r, 50));
 }
-
-/**
- * Waits until `probe` (an asynchronous look, e.g. a store read) says yes, looking every 20 ms;
- * throws naming `what` after `timeoutMs` (see scheduler-suite.ts `until` for a synchronous condition).
- */
-export async function untilProbe(
-  probe: () => Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await probe())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,4 +1,4 @@
-import type { Candidate } from '../internal-types.js';
+import { type Candidate, startOf } from '../internal-types.js';
 import type { JobSpec } from '../job-options.js';
 import type { NodeState } from '../node-state.js';
 import type { Reservation } from '../run/fleet-limits.js';
@@ -60,9 +60,4 @@ async function admit(
       for (const g of grants) s.limits.settled(g.spec, g.r);
     },
   };
-}
-
-/** When a candidate is to start: the order in which a limited job's waiting work gets permits. */
-function startOf(c: Candidate): number {
-  return c.scheduledAt ?? c.occ.fireTime;
 }

@@ -10,7 +10,7 @@ import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { countDown } from '../control/runs-left.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
-import { type Candidate, type Job, shardsOf } from '../internal-types.js';
+import { type Candidate, type Job, shardsOf, startOf } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { countedPageMove } from './counted-move.js';
@@ -346,7 +346,7 @@ export function takeEntry(
   for (const c of e.plan) {
     // What only settles missed fire times is anyone's: nothing runs.
     // Claimed from its start (fire time plus jitter), never before.
-    const start = c.scheduledAt ?? c.occ.fireTime;
+    const start = startOf(c);
     let at = c.settleOnly ? now : state.spread.claimableAt(c.occ, count, e.graceMs ?? SPREAD_GRACE_MS, start);
     // Claimed ahead only while the node is less than half busy (this tick's claims counted): a run
     // waiting for its start holds its slot, and a node full of them would keep work due now waiting.

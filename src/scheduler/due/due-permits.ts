@@ -1,4 +1,4 @@
-import { type Candidate, type Job, shardsOf } from '../internal-types.js';
+import { type Candidate, type Job, shardsOf, startOf } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import type { Reservation } from '../run/fleet-limits.js';
 
@@ -160,5 +160,5 @@ function waits(g: { waiting?: number }, start: number | undefined): void {
 
 /** When the oldest of a job's recoveries (`[key, candidate]`) was to start. */
 export function oldestOf(list: readonly [string, Candidate][]): number {
-  return Math.min(...list.map(([, c]) => c.scheduledAt ?? c.occ.fireTime));
+  return Math.min(...list.map(([, c]) => startOf(c)));
 }

@@ -3,7 +3,7 @@ import { nextFireTimes } from '../../schedule/fire-times.js';
 import { missedNominal } from '../../schedule/jitter.js';
 import type { Claims } from '../claim/claim.js';
 import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
-import { type Candidate, type Job, type Source, shardsOf } from '../internal-types.js';
+import { type Candidate, type Job, type Source, shardsOf, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { sourceLead } from './claim-lead.js';
@@ -339,7 +339,7 @@ export class Due {
       if (!s.defined.has(c.occ.job)) s.dueRecoveries.delete(key);
       else if (s.paused.has(c.occ.job) || s.pausedSchedules.has(c.occ.scheduleId!)) continue;
       else if (used >= limit) {
-        const start = c.scheduledAt ?? c.occ.fireTime;
+        const start = startOf(c);
         waiting = Math.min(waiting ?? start, start);
       } else {
         s.dueRecoveries.delete(key);

@@ -1,5 +1,5 @@
 import { SPREAD_GRACE_MS } from '../control/spread.js';
-import { type Job, shardsOf } from '../internal-types.js';
+import { type Job, shardsOf, startOf } from '../internal-types.js';
 import type { NodeState } from '../node-state.js';
 import type { DueEntry } from './due-entry.js';
 import type { Due1 } from './due-permits.js';
@@ -19,7 +19,7 @@ export function peekEntry(state: NodeState, job: Job, e: DueEntry, now: number):
   if (e.plan) {
     let oldest: number | undefined;
     for (const c of e.plan) {
-      const start = c.scheduledAt ?? c.occ.fireTime;
+      const start = startOf(c);
       if (c.settleOnly || state.spread.claimableAt(c.occ, count, grace, start) > now) continue;
       oldest = Math.min(oldest ?? start, start);
     }

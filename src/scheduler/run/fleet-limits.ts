@@ -47,7 +47,7 @@ export interface Reservation {
  * node asks first, as before.
  */
 function inLine(spec: JobSpec, order: readonly number[] | undefined): readonly number[] | undefined {
-  return spec.limits?.maxConcurrency === undefined ? undefined : order;
+  return countsRuns(spec) ? order : undefined;
 }
 
 /**
@@ -232,7 +232,7 @@ export class FleetLimits {
    * (it died, its work was claimed elsewhere) holds newer work back no longer than that.
    */
   waitsFrom(spec: JobSpec, path: WaitPath, start: number | undefined, askAt: number): void {
-    if (spec.limits?.maxConcurrency === undefined) return; // rate-only: first come (see inLine)
+    if (!countsRuns(spec)) return; // rate-only: first come (see inLine)
     const l = this.local(spec);
     if (l.place.set(path, start, askAt + WAIT_HOLD_MS)) this.soon(l);
   }
