@@ -571,8 +571,16 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       await n.s.stop();
       const times = fireTimesOf(calls);
       expect(new Set(times).size, `duplicates: ${times}`).toBe(times.length);
+      const t = (ms: number) => new Date(ms).toISOString().slice(17, 23);
+      const timeline = `stopped ${t(stoppedAt)}, restarted ${t(restartedAt)}; first starts after the stop ${n.events.started
+        .filter((e) => e.fireTime.getTime() > stoppedAt - 200)
+        .slice(0, 8)
+        .map((e) => `${t(e.fireTime.getTime())}/${e.source}`)}; misfired ${n.events.misfired.map(
+        (m) => `${m.action} ${t(m.firstFireTime.getTime())}-${t(m.fireTime.getTime())}`,
+      )}; skipped ${n.events.skipped.slice(0, 8).map((e) => `${t(e.fireTime.getTime())}/${e.reason}`)}; errors ${n.events.error.map((e) => e.during)}`;
       expect(
         n.events.started.filter((e) => e.source === 'misfire' && e.fireTime.getTime() > stoppedAt).length,
+        timeline,
       ).toBeGreaterThanOrEqual(1);
     }, 40_000);
 
