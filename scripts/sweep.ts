@@ -25,24 +25,12 @@ import * as fixtures from '../test/fixtures/sim-jobs.js';
 
 /** Mixes the notes name that are not test fixtures (yet). */
 const EXTRA: Record<string, SimJob> = {
-  pages: {
-    name: 'pages',
-    options: { lockAtMostFor: '3s' },
-    runMs: [50, 1500],
-    schedules: Array.from({ length: 20 }, (_, i) => ({ id: `p${i}`, every: i % 2 ? '1s' : '2s' })),
-  },
   rep: {
     name: 'rep',
     options: { lockAtMostFor: '3s', overlap: 'replace' },
     runMs: [200, 2500],
     failRate: 0.001,
     schedules: Array.from({ length: 6 }, (_, i) => ({ id: `r${i}`, every: '1s' })),
-  },
-  rl: {
-    name: 'rl',
-    options: { lockAtMostFor: '3s', rateLimit: { max: 5, per: '1s' } },
-    runMs: [50, 600],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `rl${i}`, every: '2s' })),
   },
   ps: {
     name: 'ps',
@@ -65,13 +53,6 @@ const EXTRA: Record<string, SimJob> = {
     options: { every: '1s', lockAtMostFor: '3s', shards: 3, misfire: 'catch-up' },
     runMs: [50, 700],
     pauses: [{ at: 8_000, resumeAt: 13_000 }],
-  },
-  mc: {
-    name: 'mc',
-    options: { lockAtMostFor: '3s', maxConcurrency: 3, overlap: 'queue', misfire: 'catch-up' },
-    runMs: [50, 300],
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `mc${i}`, every: '2s' })),
-    backfills: [{ scheduleId: 'mc0', from: 1_900_000_002_000, to: 1_900_000_008_000, at: 12_000 }],
   },
 };
 

@@ -106,6 +106,12 @@ export class NodeState {
    * are found by no later read once the entry has moved on (unanswered.ts, offerAgain).
    */
   readonly dueRecoveries = new Map<string, Candidate>();
+  /**
+   * Claims another node won, by occurrence key, each with the local monotonic time of its next
+   * look (claim/watch.ts): until then a due entry does not offer that occurrence again
+   * (due/pending-shards.ts) — the look runs it if its holder never did.
+   */
+  readonly watchedClaims = new Map<string, { c: Candidate; at: number }>();
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

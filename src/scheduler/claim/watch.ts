@@ -13,12 +13,6 @@ const MAX_PER_TICK = 256;
 /** Looked at this long after the holder's lease would have ended without a keep-alive. */
 const SLACK_MS = 1_000;
 
-interface Watched {
-  c: Candidate;
-  /** Local monotonic time of the next look. */
-  at: number;
-}
-
 /**
  * Fire times of the jobs' own triggers whose claim another node won: looked at again once that
  * node's lease would have ended. A holder that died (or was cut off for good) between its claim
@@ -39,9 +33,12 @@ interface Watched {
  * Cost: a few reads per fire time (or shard item) another node won.
  */
 export class Watch {
-  private readonly watched = new Map<string, Watched>();
+  /** Each watched claim and the local monotonic time of its next look (kept on NodeState: due reads skip them). */
+  private readonly watched: Map<string, { c: Candidate; at: number }>;
 
-  constructor(private readonly state: NodeState) {}
+  constructor(private readonly state: NodeState) {
+    this.watched = state.watchedClaims;
+  }
 
   /** A claim of a job trigger's fire time (or shard item) was refused: someone else holds the occurrence. */
   refused(c: Candidate): void {
@@ -75,7 +72,7 @@ export class Watch {
   async check(): Promise<void> {
     const s = this.state;
     const now = s.clock.monotonic();
-    const due: [string, Watched][] = [];
+    const due: [string, { c: Candidate; at: number }][] = [];
     for (const [key, w] of this.watched) {
       if (due.length >= MAX_PER_TICK) break;
       if (w.at <= now) due.push([key, w]);

@@ -92,8 +92,20 @@ async function scanOnce(
       if (at > now && at === fireTime) return { due: steal(due, others, want), notDueAt: at, heldUntil };
       const job = jobOfDueValue(r.value);
       const defined = s.defined.get(job);
-      // (`skipJobs`: limited jobs whose entries read before still wait for permits, due-index.ts.)
-      if (!defined || s.paused.has(job) || skipJobs?.has(job) === true) continue;
+      if (!defined || s.paused.has(job)) continue;
+      // `skipJobs`: limited jobs whose entries read before still wait for permits (due-index.ts):
+      // passed over, but one lying at another node is still met (Stalls) — forgotten by every
+      // such read, an entry a dead node had claimed never counted as stalled while the job's other
+      // entries waited here (simulator, `lim,rl,mc,pages`, sim faults, seed 2: mc/mc2@+6 s lay 7 s).
+      if (skipJobs?.has(job) === true) {
+        if (
+          at + SPREAD_GRACE_MS <= now &&
+          !s.pausedSchedules.has(id) &&
+          !s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)
+        )
+          stalls.met(r.key, now, s.pollMs);
+        continue;
+      }
       // A paused stored schedule (control/schedule-pause.ts): passed over, as a paused job's
       // entries are; it sets no wake-up (not `notDueAt`), so it is met again only by a read that
       // something else asked for, and costs its key in that read.

@@ -2,6 +2,7 @@ import { type CompiledExclude, isExcluded } from '../../schedule/exclude.js';
 import { doneHold } from '../claim/high-water.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { type Candidate, type Job, shardsOf } from '../internal-types.js';
+import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
 /** A fire time of a sharded stored schedule whose shards after shard 0 a due entry offers again. */
@@ -85,9 +86,17 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
     const p = fires[i]!;
     if (now - p.at >= doneHold(job) / 2) continue;
     const excluded = e.exclude !== undefined && isExcluded(e.exclude, p.fireTime, state.calendars.lookup);
-    for (const shard of shardsOf(job).slice(1))
+    for (const shard of shardsOf(job).slice(1)) {
+      const occ = { job: s.job, scheduleId: s.id, fireTime: p.fireTime, shard };
+      // Refused to this node before (held by another: running, or "done" — nearly always) and
+      // watched until its holder's lease would end (claim/watch.ts), which runs it if the holder
+      // never did: not claimed again meanwhile. Offered at each read, such a shard took a fleet
+      // permit of a limited job for a whole tick, oldest first, ahead of the work that could run
+      // (simulator, a slow machine, seed 1: `capped`'s shards of +14 s, run at 24 s, claimed and
+      // refused at 29-33 s while the job's fire times fell 10 s behind).
+      if (state.watchedClaims.has(keys.occurrence(occ))) continue;
       out.push({
-        occ: { job: s.job, scheduleId: s.id, fireTime: p.fireTime, shard },
+        occ,
         ...(p.at !== p.fireTime && { scheduledAt: p.at }),
         source: 'schedule' as const,
         data: s.data,
@@ -96,6 +105,7 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
         ...(excluded && { excluded: true as const }),
         entryReadAt: e.readAt,
       });
+    }
   }
   return out;
 }
