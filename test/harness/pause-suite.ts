@@ -46,8 +46,9 @@ function pausedSpans(history: readonly HistoryEntry[], scheduleId: string | unde
 /**
  * Every fire time (every second) of one trigger from its first run to its last ran exactly once,
  * or lies in a `paused` span (and did not run), or in a span a `misfired` event said was skipped,
- * or is on record (`onRecord`: the trigger's history) as skipped for overlap with a run that ran
- * (a loaded host: the replay a resume starts still finishing when the next fire time falls due).
+ * or is on record (`onRecord`: the trigger's history) as skipped for overlap with an earlier fire
+ * time's run that ran (a loaded host: the run a resume starts still going when the next fire time
+ * falls due).
  * Returns what it found wrong, one line each, and the fire times in paused spans.
  */
 function accountFor(
@@ -72,6 +73,7 @@ function accountFor(
         h.status === 'skipped' &&
         h.reason === 'overlap' &&
         h.by !== undefined &&
+        h.by.fireTime.getTime() < t &&
         count.has(h.by.fireTime.getTime()),
     );
   let inSpans = 0;
