@@ -246,6 +246,12 @@ export function sourceKey(job: string, scheduleId: string | undefined): string {
   return `${job}\u0000${scheduleId ?? ''}`;
 }
 
+/** A claim another node won, watched by this node (claim/watch.ts): `at` is the local monotonic time of its next look. */
+export interface WatchedClaim {
+  c: Candidate;
+  at: number;
+}
+
 /** When a candidate is to start: its fire time plus jitter (`scheduledAt`), else its fire time. */
 export function startOf(c: Candidate): number {
   return c.scheduledAt ?? c.occ.fireTime;

@@ -8,7 +8,7 @@ import type { AuditContext } from './control/audit.js';
 import { CalendarCache } from './control/calendar-cache.js';
 import { Spread } from './control/spread.js';
 import { WriteBatcher } from './finish/write-batch.js';
-import type { Candidate, GateKnowledge, Job, PauseSpan, Source } from './internal-types.js';
+import type { Candidate, GateKnowledge, Job, PauseSpan, Source, WatchedClaim } from './internal-types.js';
 import { SchedulerEmitter } from './observe/events.js';
 import { Telemetry } from './observe/telemetry.js';
 import type { ResolvedOptions } from './options.js';
@@ -111,7 +111,7 @@ export class NodeState {
    * look (claim/watch.ts): until then a due entry does not offer that occurrence again
    * (due/pending-shards.ts) — the look runs it if its holder never did.
    */
-  readonly watchedClaims = new Map<string, { c: Candidate; at: number }>();
+  readonly watchedClaims = new Map<string, WatchedClaim>();
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

@@ -1,5 +1,5 @@
 import { movePastHeld } from '../due/move-past.js';
-import { type Candidate, movesEntry } from '../internal-types.js';
+import { type Candidate, movesEntry, type WatchedClaim } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { isHold } from './backfill-claim.js';
@@ -33,8 +33,8 @@ const SLACK_MS = 1_000;
  * Cost: a few reads per fire time (or shard item) another node won.
  */
 export class Watch {
-  /** Each watched claim and the local monotonic time of its next look (kept on NodeState: due reads skip them). */
-  private readonly watched: Map<string, { c: Candidate; at: number }>;
+  /** The watched claims by occurrence key (kept on NodeState: due reads skip them). */
+  private readonly watched: Map<string, WatchedClaim>;
 
   constructor(private readonly state: NodeState) {
     this.watched = state.watchedClaims;
@@ -72,7 +72,7 @@ export class Watch {
   async check(): Promise<void> {
     const s = this.state;
     const now = s.clock.monotonic();
-    const due: [string, { c: Candidate; at: number }][] = [];
+    const due: [string, WatchedClaim][] = [];
     for (const [key, w] of this.watched) {
       if (due.length >= MAX_PER_TICK) break;
       if (w.at <= now) due.push([key, w]);

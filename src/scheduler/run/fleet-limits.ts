@@ -105,16 +105,13 @@ export class FleetLimits {
           now,
           this.node,
           spec.limits!,
-          inUse(l, this.clock.monotonic()),
+          this.inUse(l),
           want,
           margin,
           inLine(spec, order),
         );
         grant = { ...free, launched: l.launched, answeredAt: 0 };
-        return {
-          count: inUse(l, this.clock.monotonic()) + (countsRuns(spec) ? free.granted : 0),
-          granted: free.granted,
-        };
+        return { count: this.inUse(l) + (countsRuns(spec) ? free.granted : 0), granted: free.granted };
       });
       if (!wrote) return { ...none, retryAt: this.storeClock.estimate() + 50 };
       l.reserved += grant.granted;
@@ -157,7 +154,7 @@ export class FleetLimits {
       const wrote = await this.serial(l, () =>
         this.write(l, (rec, now) => {
           grant = reserveIn(rec, now, this.node, rateOnly, 0, 1, this.storeClock.errorBound());
-          return { count: inUse(l, this.clock.monotonic()), granted: grant.granted };
+          return { count: this.inUse(l), granted: grant.granted };
         }),
       );
       if (wrote && grant.granted > 0) return;
@@ -259,15 +256,18 @@ export class FleetLimits {
           // Nor does anything wait here: its place in line goes with this write, or lapses.
           l.place.clear();
           return l.stored > 0
-            ? this.serial(l, () =>
-                this.write(l, () => ({ count: inUse(l, this.clock.monotonic()), granted: 0 })),
-              )
+            ? this.serial(l, () => this.write(l, () => ({ count: this.inUse(l), granted: 0 })))
             : undefined;
         }),
       );
     } finally {
       this.stopped = false; // a later start()
     }
+  }
+
+  /** The permits the job's entry counts now (limit-local.ts, its kept ones while they last). */
+  private inUse(l: Local): number {
+    return inUse(l, this.clock.monotonic());
   }
 
   private local(spec: JobSpec): Local {
@@ -293,7 +293,8 @@ export class FleetLimits {
    */
   private soon(l: Local, afterMs?: number): void {
     if (this.stopped) return;
-    const count = inUse(l, this.clock.monotonic());
+    const mono = this.clock.monotonic();
+    const count = inUse(l, mono);
     let inMs: number;
     if (afterMs !== undefined) inMs = afterMs;
     else if (count < l.stored || l.unused.length > 0 || l.place.moved(this.storeClock.estimate()))
@@ -305,7 +306,6 @@ export class FleetLimits {
       );
     else return;
     // A kept permit's end is a return too (see keep).
-    const mono = this.clock.monotonic();
     for (const until of l.kept) if (until > mono) inMs = Math.min(inMs, until - mono + 1);
     // One timer per job: a write armed sooner stores this too (a run's end must not cost a timer).
     const at = mono + inMs;
@@ -314,9 +314,9 @@ export class FleetLimits {
     l.timerAt = at;
     l.cancelTimer = startTimer(this.clock, inMs, () => {
       l.cancelTimer = undefined;
-      void this.serial(l, () =>
-        this.write(l, () => ({ count: inUse(l, this.clock.monotonic()), granted: 0 })),
-      ).then((ok) => this.soon(l, ok ? undefined : RETRY_AFTER_FAILURE_MS));
+      void this.serial(l, () => this.write(l, () => ({ count: this.inUse(l), granted: 0 }))).then((ok) =>
+        this.soon(l, ok ? undefined : RETRY_AFTER_FAILURE_MS),
+      );
     });
   }
 

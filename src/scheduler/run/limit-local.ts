@@ -8,8 +8,10 @@ export interface Local {
   held: number;
   /** Granted to claims under way and not launched yet. */
   reserved: number;
-  /** Claims whose answer was lost, each holding a permit until its fate is known (see FleetLimits.keep). */
-  /** …as the local monotonic times until which each counts (see FleetLimits.keep). */
+  /**
+   * Claims whose answer was lost, each holding a permit until its fate is known, as the local
+   * monotonic times until which each counts (see FleetLimits.keep).
+   */
   kept: number[];
   /** Runs launched here so far (of all kinds): how many of a grant were used (see FleetLimits.settled). */
   launched: number;
