@@ -69,7 +69,16 @@ export class KeepAlive {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
     this.margin = safetyMargin(options.leaseMs);
-    this.nextRenewal = this.clock.monotonic() + options.leaseMs / 2;
+    // Half a lease from now — or, for work that starts late in its lease (a claim adopted after
+    // its answer was lost, a run that waited for its start), early enough that the extend can
+    // answer before the abort: the first renewal was always half a lease after the start, so
+    // such work was aborted at the deadline without a try, though the store answered — and a
+    // node frozen across that deadline ran on beside the next holder of its gate (simulator,
+    // mix5, seed 780: a run started 2.1 s into a 3 s lease, another node took the gate 1 s later).
+    this.nextRenewal = Math.min(
+      this.clock.monotonic() + options.leaseMs / 2,
+      lock.localDeadline - 2 * this.margin,
+    );
     this.schedule();
   }
 

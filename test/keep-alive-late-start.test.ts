@@ -1,0 +1,61 @@
+/**
+ * A keep-alive started late in its lease renews before its abort point (src/lock/keep-alive.ts):
+ * its first renewal is due half a lease from now or two safety margins before the deadline,
+ * whichever comes first.
+ *
+ * Before, the first renewal was always half a lease after the keep-alive started, so work started
+ * with little of its lease left — a claim adopted after its answer was lost, a run that
+ * waited for its start — was aborted at the deadline instead of extended, though the store
+ * answered; and a node frozen across that deadline ran on beside the next holder of its gate
+ * (simulator, mix5 faults, seed 780: a run started 2.1 s into a 3 s lease, another node took the
+ * gate 1 s later while it went on).
+ */
+import { describe, expect, it } from 'vitest';
+import { KeepAlive, type Renewable } from '../src/lock/keep-alive.js';
+
+/** A lease whose local deadline is `leftMs` away; each extend moves it to now + leaseMs. */
+function lateLease(leftMs: number): Renewable & { extends: number } {
+  let deadline = performance.now() + leftMs;
+  return {
+    name: 'late',
+    extends: 0,
+    get localDeadline() {
+      return deadline;
+    },
+    async extend(leaseMs: number) {
+      this.extends++;
+      deadline = Math.max(deadline, performance.now() + leaseMs);
+      return true;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('KeepAlive started late in its lease', () => {
+  it('renews before its abort point when little of the lease is left, and goes on', async () => {
+    // A 2 s lease with 0.5 s left (margin 0.2 s): the first renewal was due at +1 s, after the
+    // abort at +0.3 s; now at +0.1 s.
+    const lease = lateLease(500);
+    const keeper = new KeepAlive(lease, { leaseMs: 2_000, renew: true });
+    try {
+      await sleep(700);
+      expect(lease.extends).toBeGreaterThanOrEqual(1);
+      expect(keeper.signal.aborted).toBe(false);
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('renews half a lease from now when most of the lease is left', async () => {
+    const lease = lateLease(1_900);
+    const keeper = new KeepAlive(lease, { leaseMs: 2_000, renew: true });
+    try {
+      await sleep(300);
+      expect(lease.extends).toBe(0);
+      expect(keeper.signal.aborted).toBe(false);
+    } finally {
+      await keeper.stop();
+    }
+  });
+});
