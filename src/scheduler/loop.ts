@@ -35,8 +35,11 @@ export class Loop {
           s.storeBack = sharedController();
         }
         s.failures = 0;
+        s.answeredSinceFailure = false;
       } catch (err) {
-        s.failures++;
+        // Failures in a row count up the back-off, unless the store answered in between.
+        s.failures = s.answeredSinceFailure ? 1 : s.failures + 1;
+        s.answeredSinceFailure = false;
         s.emit('error', { error: err, during: 'scheduler loop' });
         // Bounded back-off while the store is unreachable; the misfire policy covers what falls due meanwhile.
         sleepMs = Math.min(MAX_SLEEP_MS, 250 * 2 ** Math.min(s.failures, 7));

@@ -131,6 +131,8 @@ export class NodeState {
   nextPollAt = 0;
   lastTickAt = Number.NEGATIVE_INFINITY;
   failures = 0;
+  /** The store answered a call since the loop's last failed tick (storeAnswered). */
+  answeredSinceFailure = false;
   nextSweepAt = Number.POSITIVE_INFINITY;
   nextHeartbeatAt = 0;
   clockSampledAt = Number.NEGATIVE_INFINITY;
@@ -157,7 +159,7 @@ export class NodeState {
     this.telemetry = new Telemetry(this.logger, this.node, options);
     this.events = new SchedulerEmitter(this.telemetry);
     this.storeClock = new StoreClock(() => this.store.now(), this.clock);
-    this.writes = new WriteBatcher(this.store, this.clock);
+    this.writes = new WriteBatcher(this.store, this.clock, () => this.storeAnswered());
     this.spread = new Spread(this.node);
     this.calendars = new CalendarCache(this.store, (event, payload) => this.emit(event, payload));
     this.limits = new FleetLimits(
@@ -177,6 +179,21 @@ export class NodeState {
   /** Wakes the loop now (a run ended, a trigger or schedule change, stop). */
   poke(): void {
     this.wake.controller.abort(INTERNAL_ABORT);
+  }
+
+  /**
+   * A store call made outside the loop was answered (a run's writes). While the loop backs off
+   * after failed ticks (`failures`), that is the store back: the loop tries again now instead of
+   * at the end of a back-off that grew through the outage, and a tick that fails again starts
+   * its back-off over (loop.ts). Without this, a node whose partition healed slept out a back-off
+   * of up to 30 s — 8 s after one lost reply just after the heal — while its runs' writes went
+   * through, and the stored schedules it goes first for waited for the other nodes to count them
+   * stalled (simulator, `lim,rl,mc,pages`, sim faults, seed 39: n3-2 idle from 18 s to 27 s).
+   */
+  storeAnswered(): void {
+    if (this.failures === 0 || this.answeredSinceFailure) return;
+    this.answeredSinceFailure = true;
+    this.poke();
   }
 
   /** A pause or resume made here: in force at once, whatever a poll already under way read. */

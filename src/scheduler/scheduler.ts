@@ -208,6 +208,7 @@ export class Scheduler {
       // A restarted node starts afresh: heartbeat at its first poll (or nodes() misses it for up
       // to 5 s), no back-off left over.
       s.failures = 0;
+      s.answeredSinceFailure = false;
       s.nextHeartbeatAt = 0;
       s.nextPollAt = 0;
       // Twice: the first call opens a connection (TCP, TLS, authentication), so its round trip —

@@ -47,9 +47,14 @@ export class WriteBatcher {
   /** Calls in flight for less than STUCK_AFTER_MS. */
   private inFlight = 0;
 
+  /**
+   * `answered`: told after every call the store answered (a sign of life the node's loop, backing
+   * off after failed ticks, takes to try again at once — NodeState.storeAnswered).
+   */
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    private readonly answered: () => void = () => {},
   ) {}
 
   /** Groups that may wait up to their linger for company (`submit`'s `lingerMs`), oldest first. */
@@ -133,6 +138,7 @@ export class WriteBatcher {
     void this.clock.sleep(STUCK_AFTER_MS, stuck.signal).then(release);
     try {
       const results = await this.store.apply(groups.flatMap((g) => g.ops));
+      this.answered();
       let at = 0;
       for (const g of groups) {
         g.resolve(results.slice(at, at + g.ops.length));
