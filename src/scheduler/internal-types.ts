@@ -173,6 +173,12 @@ export interface Candidate {
    */
   gateAfterWin?: true;
   /**
+   * (A due entry's late fire time, planned as on time behind a page in flight: due-entry.ts) the
+   * entry planned again as behind none — by the misfire policy — at store time `now`: what the
+   * claim takes instead when that page's run is found ended (claim/prev-run.ts, `missed`).
+   */
+  replanLate?: (now: number) => Candidate[];
+  /**
    * (A due entry of a job claimed in pages, page/eligible.ts) the move that claims it: the entry
    * `from` moved to `to` (its next fire time `next`, or `dueend|…` when there is none); `v` is the
    * schedule's version; `prev` the page run its entry names, when that page was still in flight at

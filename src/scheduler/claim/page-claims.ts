@@ -79,6 +79,15 @@ export class PageClaims {
         s.dueWakeAt = Math.min(s.dueWakeAt, s.storeClock.estimate() + s.pollMs);
         return;
       }
+      if (v.kind === 'missed') {
+        // Late behind a run that has ended: the misfire policy's candidates instead (prev-run.ts),
+        // which name no page in flight — nothing more to judge.
+        for (const r of c.replanLate!(s.storeClock.estimate())) {
+          cs.push(r);
+          judged.push({ kind: 'claim' });
+        }
+        return;
+      }
       cs.push(c);
       judged.push(v);
     });

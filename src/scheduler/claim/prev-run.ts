@@ -1,3 +1,4 @@
+import { SPREAD_GRACE_MS } from '../control/spread.js';
 import { decodeHistory } from '../finish/history.js';
 import type { Candidate, Job } from '../internal-types.js';
 import { keys } from '../keys.js';
@@ -6,7 +7,11 @@ import type { SkipCause } from '../types.js';
 import { decodePageRecord, itemOcc, type PageRecord, pageKeys } from './page-record.js';
 
 /** What becomes of a fire time whose schedule's previous fire time was run by a page. */
-export type PrevVerdict = { kind: 'claim' } | { kind: 'wait' } | { kind: 'skip'; by: SkipCause };
+export type PrevVerdict =
+  | { kind: 'claim' }
+  | { kind: 'wait' }
+  | { kind: 'skip'; by: SkipCause }
+  | { kind: 'missed' };
 
 /**
  * Statuses that end an occurrence for good (a failed attempt followed by a retry does not, nor an
@@ -29,7 +34,14 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  *  - the run ended on record while a takeover holds the page and has not written its start (it
  *    may have read the history before that end was stored, and will run the fire time again):
  *    this fire time waits;
- *  - anything else (no record, the run ended, the page did not win it): claimed.
+ *  - the run ended (on record, or the page's record is gone), and this fire time would start past
+ *    the misfire threshold (and a grace): it was held back by that page and is now simply late —
+ *    `missed`: it is planned again as behind no page in flight, by the misfire policy
+ *    (Candidate.replanLate, due-entry.ts). Claimed as on time instead, every fire time of a
+ *    schedule every second behind a page recovered 4 s late ran one by one, each behind the one
+ *    before and each ~1.2 s apart, the schedule falling further behind to the end (simulator,
+ *    `lim,rl,mc,pages`, sim faults, seed 2: pages/p15; test/simulate-late-behind-page.test.ts);
+ *  - anything else (no record, the run ended in time, the page did not win it): claimed.
  * Under overlap `allow` only the second rule's first case holds a fire time back: a page that has
  * not started. Were this fire time claimed meanwhile, its move would carry the entry on past the
  * key the unstarted page moved it to, and a recovery of that page — which learns the items it won
@@ -57,13 +69,18 @@ export async function judgePrev(
     ),
   ];
   if (named.length === 0) return verdicts;
+  // Late: starting now, it would start past the misfire threshold (due-entry.ts judges lateness
+  // alike, by the node's estimate of the store's time; here with the longest grace, so that what
+  // is late here is late there too). Only a fire time planned with its replan (`replanLate`).
+  const late =
+    state.storeClock.estimate() - job.spec.misfireThresholdMs - state.spread.graceFor(name, SPREAD_GRACE_MS);
+  const missed = (c: Candidate) => c.replanLate !== undefined && (c.scheduledAt ?? c.occ.fireTime) < late;
   const values = await state.store.getMany(named.map((p) => pageKeys(name, p).record));
   const records = new Map<string, PageRecord>();
   named.forEach((p, i) => {
     const v = values[i];
     if (v !== null && v !== undefined) records.set(p, decodePageRecord(v));
   });
-  if (records.size === 0) return verdicts;
   // The runs to look at: a won `run` item of a started page.
   const looks: { i: number; page: string; rec: PageRecord; item: number }[] = [];
   cs.forEach((c, i) => {
@@ -75,7 +92,11 @@ export async function judgePrev(
     }
     const prev = c.pageMove?.prev;
     const rec = prev && records.get(prev.page);
-    if (!prev || !rec) return;
+    if (!prev || !rec) {
+      // Its page's record gone since the read: every run of that page has ended.
+      if (prev && missed(c)) verdicts[i] = { kind: 'missed' };
+      return;
+    }
     if (!rec.started) {
       verdicts[i] = { kind: 'wait' };
       return;
@@ -120,6 +141,7 @@ export async function judgePrev(
       if (ENDED.has(e.status) && e.willRetry !== true && !foreign) {
         const by = await holder(look.page);
         if (by !== undefined && by !== look.rec.started!.token) verdicts[look.i] = { kind: 'wait' };
+        else if (missed(cs[look.i]!)) verdicts[look.i] = { kind: 'missed' };
         continue;
       }
       // Given up by its node (its page's lease lost): not going, and not yet run again — this

@@ -252,8 +252,24 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   // before, 1.2-1.9 s apart on a busy fleet: the schedule fell further behind to the end
   // (simulator, busy faults, seeds 205 and 307). A page that has not started still holds the claim back
   // (prev-run.ts), misfire settle or not.
-  if (e.at >= late || (gated && (e.prevLive === true || e.movedByLive === true)))
-    return run('schedule', moveTo(following, true));
+  const held = gated && (e.prevLive === true || e.movedByLive === true);
+  if (e.at >= late || held) {
+    const cs = run('schedule', moveTo(following, true));
+    // Judged at its claim, once that page's run is found ended (claim/prev-run.ts): a fire time
+    // late by then was held back, not overlapped — planned again by the misfire policy below (not
+    // behind a page that moved the entry without running it, nor a replaced schedule's: those are
+    // judged otherwise). On time at this read, it may be late at the claim, which waited for that run.
+    if (
+      held &&
+      paged &&
+      e.prevLive === true &&
+      e.movedByLive !== true &&
+      e.replacedAt === undefined &&
+      cs.length === 1
+    )
+      cs[0]!.replanLate = (at) => planEntry(state, job, { ...e, prevLive: false, prev: undefined }, at);
+    return cs;
+  }
   const missedBefore = missedNominal(e.jitter, e.at - F, late);
   // Every missed fire time is at most this (fire times are whole milliseconds).
   const settled = Math.ceil(missedBefore) - 1;
