@@ -10,7 +10,7 @@ import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
-import { Stalls, scanDue, stalledAfter } from './due-scan.js';
+import { Stalls, scanDue, stalledAfter, WaitingEntries } from './due-scan.js';
 import { ExpectedMoves } from './expected-moves.js';
 import { pendingOf } from './pending-shards.js';
 import { ReadCursor } from './read-cursor.js';
@@ -150,14 +150,15 @@ export class DueIndex {
     // are read by nobody else while this node lives (its share, due-scan.ts) — a node whose
     // fleet permits went to the others kept two such entries for 14 s, and a schedule of its
     // share lost every fire time after +4 s (simulator, busy faults, maxConcurrency 3, seed 55).
-    // A job with an entry held that long is read afresh, all of its entries.
+    // A job with an entry held that long is read afresh, all of its entries. An entry that came
+    // since at an older key (a catch-up chain's next step) is read all the same (WaitingEntries).
     const stale = new Set<string>();
     const keptSince = now - stalledAfter(s.pollMs);
     for (const e of this.ready) if (e.readAt <= keptSince && this.limited(e)) stale.add(e.schedule.job);
     const waiting = this.ready
       .filter((e) => this.limited(e) && live(e) && !stale.has(e.schedule.job))
       .slice(0, MAX_CARRIED);
-    const skipJobs = new Set(waiting.map((e) => e.schedule.job));
+    const skipJobs = new WaitingEntries(waiting);
     this.entries = [];
     this.offeredNow.clear();
     const scan = await scanDue(s, now, s.freeSlots(), resumeAfter, skipJobs, this.stalls);

@@ -18,16 +18,16 @@ const MAX_PAGES = 8;
 const READ_AHEAD_MS = 2_000;
 
 /**
- * Due entries of jobs this node runs and that are not paused (nor in `skipJobs`), at most `want`
- * (entries passed over do not count), and the fire time of the first entry not due yet, if it
- * was reached.
+ * Due entries of jobs this node runs and that are not paused (nor passed over by `skipJobs`), at
+ * most `want` (entries passed over do not count), and the fire time of the first entry not due
+ * yet, if it was reached.
  */
 export async function scanDue(
   s: NodeState,
   now: number,
   want: number,
   resumeAfter: string | undefined,
-  skipJobs?: ReadonlySet<string>,
+  skipJobs?: WaitingEntries,
   stalls: Stalls = new Stalls(),
 ): Promise<DueScan> {
   stalls.readStart();
@@ -51,7 +51,7 @@ async function scanOnce(
   now: number,
   want: number,
   resumeAfter: string | undefined,
-  skipJobs: ReadonlySet<string> | undefined,
+  skipJobs: WaitingEntries | undefined,
   stalls: Stalls,
 ): Promise<DueScan> {
   const due: StoredRecord[] = [];
@@ -94,10 +94,11 @@ async function scanOnce(
       const defined = s.defined.get(job);
       if (!defined || s.paused.has(job)) continue;
       // `skipJobs`: limited jobs whose entries read before still wait for permits (due-index.ts):
-      // passed over, but one lying at another node is still met (Stalls) — forgotten by every
-      // such read, an entry a dead node had claimed never counted as stalled while the job's other
-      // entries waited here (simulator, `lim,rl,mc,pages`, sim faults, seed 2: mc/mc2@+6 s lay 7 s).
-      if (skipJobs?.has(job) === true) {
+      // those and the job's later ones are passed over, but one lying at another node is still
+      // met (Stalls) — forgotten by every such read, an entry a dead node had claimed never
+      // counted as stalled while the job's other entries waited here (simulator,
+      // `lim,rl,mc,pages`, sim faults, seed 2: mc/mc2@+6 s lay 7 s).
+      if (skipJobs?.passesOver(job, r.key) === true) {
         if (
           at + SPREAD_GRACE_MS <= now &&
           !s.pausedSchedules.has(id) &&
@@ -121,7 +122,9 @@ async function scanOnce(
           continue;
         }
         if (!stalls.met(r.key, now, s.pollMs)) {
-          if (others.length < want) others.push(r);
+          // Not of a job with entries waiting here for permits (`skipJobs`): taken over, it would
+          // wait for them too, its permits asked for beside its preferred node's.
+          if (others.length < want && skipJobs?.has(job) !== true) others.push(r);
           continue;
         }
         // Left lying by its preferred node (Stalls): this node's own from now on.
@@ -141,6 +144,41 @@ async function scanOnce(
     truncated: 'pages',
     ...(after !== undefined && { resumeAfter: after }),
   };
+}
+
+/**
+ * Entries of limited jobs that a read kept, waiting for permits (due-index.ts): the next read
+ * passes over those and every later key of their jobs (they would wait behind them), but not an
+ * entry of such a job at an earlier key that the keeping read did not return — one that came
+ * since (a catch-up replay's claim moved its schedule's entry to the next missed fire time, or a
+ * backfill), older than what waits. Passed over with the rest, a chain's next step was read only
+ * once the kept entries went stale (two polls and a second): on a fleet whose every node kept
+ * some of the job's entries, one replay every 2-3 s for runs of 50-300 ms, and a schedule every
+ * 2 s never caught up (simulator, `lim,rl,mc,pages`, sim faults, seed 31;
+ * test/simulate-limited-chains.test.ts).
+ */
+export class WaitingEntries {
+  private readonly newest = new Map<string, string>();
+  private readonly keys = new Set<string>();
+
+  constructor(entries: readonly { key: string; schedule: { job: string } }[]) {
+    for (const e of entries) {
+      this.keys.add(e.key);
+      const newest = this.newest.get(e.schedule.job);
+      if (newest === undefined || e.key > newest) this.newest.set(e.schedule.job, e.key);
+    }
+  }
+
+  /** Whether entries of `job` wait. */
+  has(job: string): boolean {
+    return this.newest.has(job);
+  }
+
+  /** Whether the read passes over this due entry of `job`. */
+  passesOver(job: string, key: string): boolean {
+    const newest = this.newest.get(job);
+    return newest !== undefined && (key >= newest || this.keys.has(key));
+  }
 }
 
 /**
