@@ -8,7 +8,7 @@
  *   npm run sweep -- --jobs skip,pq,pages --faults busy --trace 37 --grep 'skip@'
  *
  * `--faults`: `busy` (test/fixtures/sim-faults.ts BUSY_RUN: 3 nodes, 200 ms polls, long stalls),
- * `sim` (SIM_FAULTS: partitions, skew, crashes), `mix5` (MIX5_RUN: 4 nodes, 300 ms polls, 12
+ * `sim` (SIM_RUN: 3 nodes, SIM_FAULTS: partitions, skew, crashes), `mix5` (MIX5_RUN: 4 nodes, 300 ms polls, 12
  * slots, one partition, two crashes; its jobs are m5pages,tick,m5lim,m5q). `--nodes` overrides
  * the node count. `--jobs`: names from test/fixtures/sim-jobs.ts and {@link EXTRA} below,
  * comma-separated, in that order (a seed replays only with the same jobs in the same order).
@@ -20,7 +20,7 @@
  */
 import { parseArgs } from 'node:util';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
-import { BUSY_RUN, MIX5_RUN, SIM_FAULTS } from '../test/fixtures/sim-faults.js';
+import { BUSY_RUN, MIX5_RUN, SIM_RUN } from '../test/fixtures/sim-faults.js';
 import * as fixtures from '../test/fixtures/sim-jobs.js';
 
 /** Mixes the notes name that are not test fixtures (yet). */
@@ -61,7 +61,7 @@ for (const job of Object.values(fixtures).flat()) JOBS[job.name] = job;
 
 const FAULTS: Record<string, Omit<SimulateOptions, 'seed' | 'jobs'>> = {
   busy: BUSY_RUN,
-  sim: { nodes: 3, durationMs: 30_000, settleMs: 12_000, faults: SIM_FAULTS },
+  sim: SIM_RUN,
   mix5: MIX5_RUN,
 };
 

@@ -15,18 +15,15 @@
 import { describe, expect, it } from 'vitest';
 import { WaitingEntries } from '../src/scheduler/due/due-scan.js';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
-import { SIM_FAULTS } from './fixtures/sim-faults.js';
+import { SIM_RUN } from './fixtures/sim-faults.js';
 import { LIMITED, LIMITED_CATCH_UP, PAGED, RATE_LIMITED } from './fixtures/sim-jobs.js';
 
 describe('catch-up chains under maxConcurrency (simulator, three nodes, sim faults)', () => {
   for (const seed of [99, 143]) {
     it(`seed ${seed}: every fire time of the chains ran or is on record`, async () => {
       const options: SimulateOptions = {
+        ...SIM_RUN,
         seed,
-        nodes: 3,
-        durationMs: 30_000,
-        settleMs: 12_000,
-        faults: SIM_FAULTS,
         jobs: [LIMITED, RATE_LIMITED, LIMITED_CATCH_UP, PAGED],
       };
       const result = await simulate(options);

@@ -17,18 +17,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
-import { SIM_FAULTS } from './fixtures/sim-faults.js';
+import { SIM_RUN } from './fixtures/sim-faults.js';
 import { LIMITED, LIMITED_CATCH_UP, PAGED, RATE_LIMITED } from './fixtures/sim-jobs.js';
 
 describe('limited entries lying at a dead node (simulator, three nodes, sim faults)', () => {
   for (const seed of [2, 22]) {
     it(`seed ${seed}: taken over after two polls and a second, not after the dead node's heartbeat`, async () => {
       const options: SimulateOptions = {
+        ...SIM_RUN,
         seed,
-        nodes: 3,
-        durationMs: 30_000,
-        settleMs: 12_000,
-        faults: SIM_FAULTS,
         jobs: [LIMITED, RATE_LIMITED, LIMITED_CATCH_UP, PAGED],
       };
       const result = await simulate(options);

@@ -174,7 +174,11 @@ export class WaitingEntries {
     return this.newest.has(job);
   }
 
-  /** Whether the read passes over this due entry of `job`. */
+  /**
+   * Whether the read passes over this due entry of `job`. Keys compare as JS strings (UTF-16
+   * units), the store's scan by code points: they differ only for astral characters in two ids
+   * at one instant, and then an entry is read (it waits) or passed over (as before) — never lost.
+   */
   passesOver(job: string, key: string): boolean {
     const newest = this.newest.get(job);
     return newest !== undefined && (key >= newest || this.keys.has(key));
