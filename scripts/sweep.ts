@@ -8,10 +8,11 @@
  *   npm run sweep -- --jobs skip,pq,pages --faults busy --trace 37 --grep 'skip@'
  *
  * `--faults`: `busy` (test/fixtures/sim-faults.ts BUSY_RUN: 3 nodes, 200 ms polls, long stalls),
- * `sim` (SIM_RUN: 3 nodes, SIM_FAULTS: partitions, skew, crashes), `mix5` (MIX5_RUN: 4 nodes, 300 ms polls, 12
- * slots, one partition, two crashes; its jobs are m5pages,tick,m5lim,m5q). `--nodes` overrides
- * the node count. `--jobs`: names from test/fixtures/sim-jobs.ts and {@link EXTRA} below,
- * comma-separated, in that order (a seed replays only with the same jobs in the same order).
+ * `sim` (SIM_RUN: 3 nodes, SIM_FAULTS: partitions, skew, crashes), `mix5` (MIX5_RUN: 4 nodes,
+ * 300 ms polls, 12 slots, one partition, two crashes; its jobs are m5pages,tick,m5lim,m5q).
+ * `--nodes` overrides the node count. `--jobs`: names from test/fixtures/sim-jobs.ts and
+ * {@link EXTRA} below, comma-separated, in that order (a seed replays only with the same jobs in
+ * the same order).
  * `--trace SEED`: one seed, its violations and the trace lines matching `--grep` (a regular
  * expression; default: every line).
  *
