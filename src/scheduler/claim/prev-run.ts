@@ -1,6 +1,6 @@
 import { SPREAD_GRACE_MS } from '../control/spread.js';
 import { decodeHistory } from '../finish/history.js';
-import type { Candidate, Job } from '../internal-types.js';
+import { type Candidate, type Job, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { SkipCause } from '../types.js';
@@ -74,7 +74,7 @@ export async function judgePrev(
   // is late here is late there too). Only a fire time planned with its replan (`replanLate`).
   const late =
     state.storeClock.estimate() - job.spec.misfireThresholdMs - state.spread.graceFor(name, SPREAD_GRACE_MS);
-  const missed = (c: Candidate) => c.replanLate !== undefined && (c.scheduledAt ?? c.occ.fireTime) < late;
+  const missed = (c: Candidate) => c.replanLate !== undefined && startOf(c) < late;
   const values = await state.store.getMany(named.map((p) => pageKeys(name, p).record));
   const records = new Map<string, PageRecord>();
   named.forEach((p, i) => {

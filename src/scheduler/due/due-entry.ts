@@ -260,7 +260,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     // behind a page that moved the entry without running it, nor a replaced schedule's: those are
     // judged otherwise). On time at this read, it may be late at the claim, which waited for that run.
     if (
-      held &&
+      gated &&
       paged &&
       e.prevLive === true &&
       e.movedByLive !== true &&
