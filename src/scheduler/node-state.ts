@@ -112,6 +112,12 @@ export class NodeState {
    * (due/pending-shards.ts) — the look runs it if its holder never did.
    */
   readonly watchedClaims = new Map<string, WatchedClaim>();
+  /**
+   * Shards of stored schedules' remembered fire times that a takeover's look found on record
+   * (claim/claim.ts, withoutAccounted), by occurrence key, with the store time until which a due
+   * entry would offer them (due/pending-shards.ts): not offered again.
+   */
+  readonly accountedShards = new Map<string, number>();
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

@@ -1,6 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
+import { accountedShard } from '../due/pending-shards.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
 import { gateOf, keys } from '../keys.js';
@@ -12,7 +13,7 @@ import { backfillClaimed, backfillRefused } from './backfill-claim.js';
 import { deadAttempt, inflightOf, occurrenceEnded } from './dead-attempt.js';
 import { earlyGrant } from './early-grant.js';
 import { entryMoved } from './entry-moved.js';
-import { gateOwner } from './gate-owner.js';
+import { gateRequest } from './gate-owner.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { lateLook } from './late-look.js';
 import { accountedFor } from './on-record.js';
@@ -88,7 +89,7 @@ export class Claims {
       // meanwhile (Overlap.yieldsGate).
       if (c.gate && this.overlap.yieldsGate(c)) c.gateAfterWin = true;
       if (c.gate && !gateAfterWin(c)) {
-        const request = this.gateRequest(c, spec.lockAtMostForMs);
+        const request = gateRequest(s.node, c, spec.lockAtMostForMs);
         // One request per gate and acquire (see Candidate.gateAfterWin).
         if (gates.has(request.key)) c.gateAfterWin = true;
         else {
@@ -167,21 +168,11 @@ export class Claims {
       return batch;
     }
     const drop = new Set(takeovers.filter((_, i) => onRecord[i]));
-    for (const c of drop) if (c.movePast !== undefined) this.watch.refused(c); // as if refused: due/move-past.ts
+    // As if refused (due/move-past.ts), or a remembered shard not offered again (due/pending-shards.ts).
+    for (const c of drop)
+      if (c.movePast !== undefined) this.watch.refused(c);
+      else accountedShard(this.state, c);
     return drop.size === 0 ? batch : batch.filter((c) => !drop.has(c));
-  }
-
-  /**
-   * The overlap gate request of a candidate; `won`: the occurrence lease it was won under, for a
-   * gate asked for once the occurrence is won (gateAfterWin), whose owner names that lease (see
-   * {@link gateOwner}).
-   */
-  private gateRequest(c: Candidate, leaseMs: number, won?: Lease): LeaseRequest {
-    return {
-      key: gateOf(c.occ),
-      owner: gateOwner(this.state.node, c, won),
-      leaseMs,
-    };
   }
 
   /**
@@ -232,7 +223,7 @@ export class Claims {
       return 'refused';
     }
     const askGate = async () =>
-      (await s.store.acquire([this.gateRequest(c, job.spec.lockAtMostForMs, lease)]))[0] ?? null;
+      (await s.store.acquire([gateRequest(s.node, c, job.spec.lockAtMostForMs, lease)]))[0] ?? null;
     /** The occurrence (and the gate won with it) freed at once, for another claim to take. */
     const freeClaim = () =>
       settle(s, `release of ${c.occ.job}`, [free(lease), ...(gate ? [free(gate)] : [])], lease, sentAt);

@@ -1,5 +1,6 @@
-import type { Lease } from '../../store/types.js';
+import type { Lease, LeaseRequest } from '../../store/types.js';
 import type { Candidate } from '../internal-types.js';
+import { gateOf } from '../keys.js';
 import { REPLAY_MARK } from './overlap.js';
 
 /**
@@ -15,4 +16,13 @@ import { REPLAY_MARK } from './overlap.js';
 export function gateOwner(node: string, c: Pick<Candidate, 'source'>, won?: Pick<Lease, 'token'>): string {
   const claim = won === undefined ? '' : ` #${won.token}`;
   return `${node}${claim}${c.source === 'misfire' ? REPLAY_MARK : ''}`;
+}
+
+/**
+ * The overlap gate request of a candidate; `won`: the occurrence lease it was won under, for a
+ * gate asked for once the occurrence is won (gateAfterWin), whose owner names that lease (see
+ * {@link gateOwner}).
+ */
+export function gateRequest(node: string, c: Candidate, leaseMs: number, won?: Lease): LeaseRequest {
+  return { key: gateOf(c.occ), owner: gateOwner(node, c, won), leaseMs };
 }

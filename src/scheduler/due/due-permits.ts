@@ -17,10 +17,11 @@ export interface Due1 {
    */
   start?: number;
   /**
-   * When its oldest work claimable here now is to start, without taking anything (an index entry:
-   * entry-peek.ts); absent: a take of nothing tells (`take(0)`).
+   * The starts of its work claimable here now, one per claim, without taking anything (an index
+   * entry: entry-peek.ts); `undefined`: not known without a take. Absent: a take of nothing tells
+   * where it waits, and a reservation counts `want` (or its job's shards) from `start`.
    */
-  peek?: () => number | undefined;
+  claimable?: () => readonly number[] | undefined;
 }
 
 /**
@@ -63,12 +64,18 @@ export async function reservePermits(
   wake: (at: number) => void,
 ): Promise<Permits | undefined> {
   // Per limited job, its due items as [start, claims] (each of an item's claims counted from the
-  // item's oldest start: a source's later fire times wait behind its first anyway).
+  // item's oldest start: a source's later fire times wait behind its first anyway). An index
+  // entry counts only what this node may claim now: one held for its preferred node (spread.ts)
+  // asked permits here at every tick of every node, and gave them back unused — on a slow store
+  // (three nodes, calls of up to 100 ms) a capped job's record moved a dozen times a second for
+  // one or two starts, and its backlog grew to the end (simulator, test/simulate-slow-machine).
   const want = new Map<Job, [number, number][]>();
   for (const d of due) {
     if (!d.limited) continue;
     const items = want.get(d.limited) ?? [];
-    items.push([d.start ?? now, d.want ?? shardsOf(d.limited).length]);
+    const starts = d.claimable?.();
+    if (starts) for (const start of starts) items.push([start, 1]);
+    else items.push([d.start ?? now, d.want ?? shardsOf(d.limited).length]);
     want.set(d.limited, items);
   }
   if (want.size === 0) {
@@ -107,7 +114,8 @@ export async function reservePermits(
           // its preferred node, made a node that would claim nothing hold the line for seconds
           // (simulator, mix5 seeds 7 and 19). An index entry is peeked at (entry-peek.ts).
           if (d.cursor) waits(g, (await d.take(0, first)).waiting);
-          else if (g.waiting === undefined) waits(g, d.peek ? d.peek() : (await d.take(0, first)).waiting);
+          else if (g.waiting === undefined)
+            waits(g, d.claimable ? oldest(d.claimable()) : (await d.take(0, first)).waiting);
           wake(g.retryAt);
           return { used: 0, more: false };
         }
@@ -151,6 +159,11 @@ function oldestStarts(items: [number, number][], left: number): number[] {
     for (let i = 0; i < n && order.length < left; i++) order.push(start);
   }
   return order;
+}
+
+/** The oldest of `starts`, if any. */
+function oldest(starts: readonly number[] | undefined): number | undefined {
+  return starts && starts.length > 0 ? Math.min(...starts) : undefined;
 }
 
 /** Notes the start of what a take left waiting for permits (see `Taken`). */

@@ -1,7 +1,7 @@
 import { type CompiledExclude, isExcluded } from '../../schedule/exclude.js';
 import { doneHold } from '../claim/high-water.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
-import { type Candidate, type Job, shardsOf } from '../internal-types.js';
+import { type Candidate, type Job, shardsOf, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
@@ -27,6 +27,9 @@ interface ShardedEntry {
   readAt: number;
   pending?: PendingFire[] | undefined;
 }
+
+/** Shards found on record remembered at most (NodeState.accountedShards): the oldest go first. */
+const MAX_ACCOUNTED = 10_000;
 
 /** Older fire times carried at most (a schedule firing every few seconds with long leases). */
 const MAX_CARRIED = 8;
@@ -94,7 +97,13 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
       // permit of a limited job for a whole tick, oldest first, ahead of the work that could run
       // (simulator, a slow machine, seed 1: `capped`'s shards of +14 s, run at 24 s, claimed and
       // refused at 29-33 s while the job's fire times fell 10 s behind).
-      if (state.watchedClaims.has(keys.occurrence(occ))) continue;
+      //
+      // And one a takeover's look found on record (run, running or queued: {@link accountedShard}):
+      // each offer took a permit for a tick and its look a read, and gave the permit back unused —
+      // at every read of every node, while the entry remembered the fire time (simulator, a slow
+      // machine, seed 3: `capped`'s permits went to shards of +2 s at 8-9 s, its +8 s waited).
+      const key = keys.occurrence(occ);
+      if (state.watchedClaims.has(key) || state.accountedShards.has(key)) continue;
       out.push({
         occ,
         ...(p.at !== p.fireTime && { scheduledAt: p.at }),
@@ -108,4 +117,22 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
     }
   }
   return out;
+}
+
+/**
+ * A takeover of `c` found it on record (claim/claim.ts, withoutAccounted): a shard of a stored
+ * schedule's remembered fire time is not offered again for as long as {@link pendingShards} would
+ * offer it.
+ */
+export function accountedShard(state: NodeState, c: Candidate): void {
+  const job = state.defined.get(c.occ.job);
+  if (!job || c.occ.scheduleId === undefined || c.occ.shard === undefined) return;
+  const m = state.accountedShards;
+  const now = state.storeClock.estimate();
+  // Insertion order is nearly expiry order (one hold per job): prune from the front.
+  for (const [k, until] of m) {
+    if (until > now && m.size < MAX_ACCOUNTED) break;
+    m.delete(k);
+  }
+  m.set(keys.occurrence(c.occ), startOf(c) + doneHold(job) / 2);
 }
