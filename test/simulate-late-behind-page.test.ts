@@ -22,11 +22,17 @@ import { EPOCH } from '../src/testing/simulate/sim-store.js';
 /** The store server: the first page claim at `at` (virtual ms) or later is applied, its reply lost. */
 class LostClaimReply extends MemoryStore {
   lost = false;
+  /** Virtual times (ms since EPOCH) of reads that asked for page records. */
+  readonly pageLooks: number[] = [];
   constructor(
     private readonly virtualNow: () => number,
     private readonly at: number,
   ) {
     super({ now: virtualNow });
+  }
+  protected override async doGetMany(keys: readonly string[]): Promise<(string | null)[]> {
+    if (keys.some((k) => k.startsWith('ctl|page|'))) this.pageLooks.push(this.virtualNow() - EPOCH);
+    return super.doGetMany(keys);
   }
   protected override async doClaimPage(
     request: LeaseRequest,
@@ -75,5 +81,10 @@ describe('simulate: fire times late behind a page that started late', () => {
     const lateOnTime = starts.filter((s) => s.at - s.fire > 1.2 && s.source === 'schedule');
     expect(lateOnTime, result.trace.filter((l) => /p1@/.test(l)).join('\n')).toEqual([]);
     expect(result.trace.some((l) => / misfired +p\/p1@\+\d+\.000s skipped/.test(l))).toBe(true);
+    // While the page waited for its recovery (its lease ends at ~6 s), the fire times behind it
+    // were judged again at each poll (1 s here), with two page-record reads each — not at every
+    // turn of the loop: before NodeState.claimWaits, 70 such reads in these 2.5 s.
+    const waiting = server!.pageLooks.filter((t) => t >= 4_000 && t < 6_500);
+    expect(waiting.length, `page-record reads at ${waiting.join(', ')}`).toBeLessThanOrEqual(10);
   });
 });

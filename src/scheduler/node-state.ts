@@ -82,6 +82,13 @@ export class NodeState {
    * here, a job defined, a replay ended: 0; a claim granted too early: its fire time).
    */
   dueWakeAt = 0;
+  /**
+   * A page claim of schedule `id`'s fire time waits for the run before it (claim/prev-run.ts
+   * `wait`), so the move its offer expected will not come (due/expected-moves.ts): without this, a
+   * read was owed at every turn of the loop, each re-judging the claim with two reads of page
+   * records — ~13 a second while a page had not started. Set by the due stage.
+   */
+  claimWaits: (id: string) => void = () => {};
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
   /**

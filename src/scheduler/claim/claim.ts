@@ -4,7 +4,7 @@ import { MAX_BATCH } from '../../store/validate.js';
 import { accountedShard } from '../due/pending-shards.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
-import { gateOf, keys } from '../keys.js';
+import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { sinceOf } from '../run/run-records.js';
 import type { Runs } from '../run/runs.js';

@@ -75,8 +75,9 @@ export class PageClaims {
     all.forEach((c, i) => {
       const v = verdicts[i]!;
       if (v.kind === 'wait') {
-        // Judged again at a later read of the due index.
+        // Judged again at a later read of the due index, not before (NodeState.claimWaits).
         s.dueWakeAt = Math.min(s.dueWakeAt, s.storeClock.estimate() + s.pollMs);
+        s.claimWaits(c.occ.scheduleId!);
         return;
       }
       if (v.kind === 'missed') {

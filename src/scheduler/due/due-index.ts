@@ -60,7 +60,7 @@ export class DueIndex {
   private offered = new Set<string>();
   private retryMs: number;
   /** Fire times this node expects an entry at (a move it saw being planned), by schedule id. */
-  private readonly expected = new ExpectedMoves();
+  readonly expected = new ExpectedMoves();
   /**
    * The calendars the exclusions of the entries read name (the due stage makes sure they are held
    * before it plans an entry): grows with the reads, reset when it passes a thousand.

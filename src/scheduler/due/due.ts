@@ -46,7 +46,9 @@ export class Due {
     private readonly misfires: Misfires,
     private readonly claims: Claims,
     readonly index: DueIndex,
-  ) {}
+  ) {
+    state.claimWaits = (id) => index.expected.cancel(id);
+  }
 
   /** Claims what is due now and fits (one batched acquire), and handles what was missed. */
   async tick(): Promise<void> {

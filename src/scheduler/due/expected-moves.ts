@@ -24,6 +24,17 @@ export class ExpectedMoves {
     else if (this.earliestAt !== undefined) this.earliestAt = Math.min(this.earliestAt, at);
   }
 
+  /**
+   * Schedule `id`'s entry is not to move soon after all: its claim waits for the run before it
+   * (claim/prev-run.ts `wait`) and is judged again at a poll — no read is owed for it meanwhile.
+   */
+  cancel(id: string): void {
+    const was = this.byId.get(id);
+    if (was === undefined) return;
+    this.byId.delete(id);
+    if (this.earliestAt !== undefined && was.at <= this.earliestAt) this.earliestAt = undefined;
+  }
+
   /** The earliest expected time, leaving out paused schedules (their moves will not come). */
   earliest(paused: ReadonlySet<string>): number {
     if (paused.size > 0) {
