@@ -11,6 +11,13 @@
  * Seeds of `npm run sweep -- --jobs lim,rl,mc,pages --faults sim` that lost mc's last fire times
  * before. Over seeds 1-300 of that mix: 15 failing before, 1 after; `pages,rep,rl,ps,cu,shp,mc`
  * seeds 1-200: 20 → 6 (every one left the same class, a chain at +18 s).
+ *
+ * Seeds 154 and 259: the same chains, where a step's preferred node had died and still counted as
+ * live (its heartbeat, ~11 s): the other nodes took the step over only once it had lain two polls
+ * and a second, as they did not take over entries of a job with entries waiting for permits
+ * (due/due-scan.ts). They take them over after the grace now, as any other entry. Over seeds 1-400
+ * of `lim,rl,mc,pages`: 3 failing before, 0 after; of `pages,rep,rl,ps,cu,shp,mc` the seeds losing
+ * `mc` chains 15 → 9 (20 failing seeds before and after: the unlimited `cu` chains moved).
  */
 import { describe, expect, it } from 'vitest';
 import { WaitingEntries } from '../src/scheduler/due/due-scan.js';
@@ -19,7 +26,7 @@ import { SIM_RUN } from './fixtures/sim-faults.js';
 import { LIMITED, LIMITED_CATCH_UP, PAGED, RATE_LIMITED } from './fixtures/sim-jobs.js';
 
 describe('catch-up chains under maxConcurrency (simulator, three nodes, sim faults)', () => {
-  for (const seed of [99, 143]) {
+  for (const seed of [99, 143, 154, 259]) {
     it(`seed ${seed}: every fire time of the chains ran or is on record`, async () => {
       const options: SimulateOptions = {
         ...SIM_RUN,

@@ -122,9 +122,12 @@ async function scanOnce(
           continue;
         }
         if (!stalls.met(r.key, now, s.pollMs)) {
-          // Not of a job with entries waiting here for permits (`skipJobs`): taken over, it would
-          // wait for them too, its permits asked for beside its preferred node's.
-          if (others.length < want && skipJobs?.has(job) !== true) others.push(r);
+          // Also of a job with entries waiting here for permits (`skipJobs`): a catch-up chain's
+          // next step, preferred by a node that died and still counts live (~11 s), waited for the
+          // stall count at every step — one replay every ~3 s for a schedule every 2 s (simulator,
+          // `lim,rl,mc,pages`, sim faults, seeds 154, 259, 261). Taken over, it asks permits in
+          // fire-time order beside the rest (due-permits.ts).
+          if (others.length < want) others.push(r);
           continue;
         }
         // Left lying by its preferred node (Stalls): this node's own from now on.
