@@ -10,9 +10,8 @@
  * `--faults`: `busy` (test/fixtures/sim-faults.ts BUSY_RUN: 3 nodes, 200 ms polls, long stalls),
  * `sim` (SIM_RUN: 3 nodes, SIM_FAULTS: partitions, skew, crashes), `mix5` (MIX5_RUN: 4 nodes,
  * 300 ms polls, 12 slots, one partition, two crashes; its jobs are m5pages,tick,m5lim,m5q).
- * `--nodes` overrides the node count. `--jobs`: names from test/fixtures/sim-jobs.ts and
- * {@link EXTRA} below, comma-separated, in that order (a seed replays only with the same jobs in
- * the same order).
+ * `--nodes` overrides the node count. `--jobs`: names from test/fixtures/sim-jobs.ts,
+ * comma-separated, in that order (a seed replays only with the same jobs in the same order).
  * `--trace SEED`: one seed, its violations and the trace lines matching `--grep` (a regular
  * expression; default: every line).
  *
@@ -24,40 +23,7 @@ import { formatReport, type SimJob, type SimulateOptions, simulate } from '../sr
 import { BUSY_RUN, MIX5_RUN, SIM_RUN } from '../test/fixtures/sim-faults.js';
 import * as fixtures from '../test/fixtures/sim-jobs.js';
 
-/** Mixes the notes name that are not test fixtures (yet). */
-const EXTRA: Record<string, SimJob> = {
-  rep: {
-    name: 'rep',
-    options: { lockAtMostFor: '3s', overlap: 'replace' },
-    runMs: [200, 2500],
-    failRate: 0.001,
-    schedules: Array.from({ length: 6 }, (_, i) => ({ id: `r${i}`, every: '1s' })),
-  },
-  ps: {
-    name: 'ps',
-    options: { lockAtMostFor: '3s' },
-    runMs: [50, 700],
-    schedules: Array.from({ length: 8 }, (_, i) => ({ id: `ps${i}`, every: '1s' })),
-    pauses: [
-      { scheduleId: 'ps1', at: 6_000, resumeAt: 11_000 },
-      { at: 15_000, resumeAt: 19_000 },
-    ],
-  },
-  cu: {
-    name: 'cu',
-    options: { lockAtMostFor: '3s', misfire: 'catch-up' },
-    runMs: [50, 700],
-    schedules: Array.from({ length: 10 }, (_, i) => ({ id: `cu${i}`, every: '2s', jitter: '1s' })),
-  },
-  shp: {
-    name: 'shp',
-    options: { every: '1s', lockAtMostFor: '3s', shards: 3, misfire: 'catch-up' },
-    runMs: [50, 700],
-    pauses: [{ at: 8_000, resumeAt: 13_000 }],
-  },
-};
-
-const JOBS: Record<string, SimJob> = { ...EXTRA };
+const JOBS: Record<string, SimJob> = {};
 for (const job of Object.values(fixtures).flat()) JOBS[job.name] = job;
 
 const FAULTS: Record<string, Omit<SimulateOptions, 'seed' | 'jobs'>> = {

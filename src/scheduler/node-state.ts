@@ -125,6 +125,12 @@ export class NodeState {
    * entry would offer them (due/pending-shards.ts): not offered again.
    */
   readonly accountedShards = new Map<string, number>();
+  /**
+   * Due keys a `catch-up` replay this node won moved its schedule's entry to, a fire time missed
+   * too: the chain's next step, taken here as this node's own (due/due-scan.ts, `noteChainStep`),
+   * with the store time until which it is.
+   */
+  readonly chainSteps = new Map<string, number>();
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

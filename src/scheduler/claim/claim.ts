@@ -1,6 +1,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
+import { noteChainStep } from '../due/due-scan.js';
 import { accountedShard } from '../due/pending-shards.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
@@ -199,6 +200,7 @@ export class Claims {
       throw err;
     }
     if (outcome !== 'returned') this.state.telemetry.claim(c.occ.job, outcome);
+    if (outcome === 'won') noteChainStep(this.state, c);
     return outcome;
   }
 

@@ -1,5 +1,6 @@
 import type { StoredRecord } from '../../store/types.js';
 import { SPREAD_GRACE_MS } from '../control/spread.js';
+import type { Candidate } from '../internal-types.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
@@ -116,18 +117,25 @@ async function scanOnce(
       // slots this node's own share leaves free (work stealing, see `steal`). Either way not
       // counted against `want`: each node reads its own share first, so that nodes working
       // through tens of thousands due at once do not all claim the same entries in key order.
-      if (!s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count)) {
+      if (
+        !s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count) &&
+        !ownStep(s, r.key, now)
+      ) {
         if (at + SPREAD_GRACE_MS > now) {
           heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
           continue;
         }
         if (!stalls.met(r.key, now, s.pollMs)) {
-          // Also of a job with entries waiting here for permits (`skipJobs`): a catch-up chain's
-          // next step, preferred by a node that died and still counts live (~11 s), waited for the
-          // stall count at every step — one replay every ~3 s for a schedule every 2 s (simulator,
-          // `lim,rl,mc,pages`, sim faults, seeds 154, 259, 261). Taken over, it asks permits in
-          // fire-time order beside the rest (due-permits.ts).
-          if (others.length < want) others.push(r);
+          // Also of a job under `maxConcurrency` with entries waiting here for permits (`skipJobs`):
+          // a catch-up chain's next step, preferred by a node that died and still counts live
+          // (~11 s), waited for the stall count at every step — one replay every ~3 s for a
+          // schedule every 2 s (simulator, `lim,rl,mc,pages`, sim faults, seeds 154, 259, 261).
+          // Taken over, it asks permits in fire-time order beside the rest (due-permits.ts). Not
+          // under a rate limit, whose starts go to whichever node asks first: more nodes asking
+          // for a job's few starts a second got fewer of them started (test/simulate-limits-
+          // replies.test.ts, "a retry is a start": fire times unrun by the end).
+          const rated = defined.spec.limits?.rate !== undefined;
+          if (others.length < want && !(rated && skipJobs?.has(job) === true)) others.push(r);
           continue;
         }
         // Left lying by its preferred node (Stalls): this node's own from now on.
@@ -206,6 +214,47 @@ function pageSize(
   if (lastAt < horizon - 2 * READ_AHEAD_MS) return PAGE;
   const more = (rows * (horizon - lastAt)) / (lastAt - firstAt);
   return Math.max(FIRST_PAGE, Math.min(PAGE, Math.ceil(more * 1.25) + 16));
+}
+
+/** Chain steps remembered at most (NodeState.chainSteps): the oldest go first. */
+const MAX_CHAIN_STEPS = 1_000;
+
+/**
+ * A misfire replay this node won (`c`) of a `catch-up` schedule moves the schedule's entry to a fire
+ * time missed too: the chain's next step. This node's reads take it as their own — at once, whichever node its
+ * fire time prefers — until it would count as stalled anyway ({@link stalledAfter}). A chain runs
+ * one step at a time (each replay's claim moves the entry to the next), so spreading its steps
+ * gains nothing; and a step preferred by a node that had died but still counted live (its
+ * heartbeat, ~11 s) waited for the stall count at every step — a replay every ~4 s for a schedule
+ * every 2 s, its last fire times unrun at the end (simulator, `pages,rep,rl,ps,cu,shp,mc`, sim
+ * faults, seed 123: `cu/cu1`).
+ */
+export function noteChainStep(s: NodeState, c: Candidate): void {
+  const spec = s.defined.get(c.occ.job)?.spec;
+  if (c.source !== 'misfire' || spec?.misfire !== 'catch-up') return;
+  // Its move: the put of the advance (due-entry.ts; a catch-up job is not claimed in pages).
+  const put = c.advance?.find((op) => op.op === 'put' && op.key.startsWith(keys.duePrefix));
+  if (put?.op !== 'put') return;
+  const to = put.key;
+  // A step only when that fire time is missed too. (A run-once replay's next fire time is often
+  // late as well: taken here as this node's own, mix5's other jobs lost fire times in 16 seeds of
+  // 1-400 instead of 4 — each node took more of the paged schedules' work ahead of them.)
+  const now = s.storeClock.estimate();
+  if (Number(to.slice(keys.duePrefix.length, keys.duePrefix.length + 15)) >= now - spec.misfireThresholdMs)
+    return;
+  const m = s.chainSteps;
+  // Insertion order is expiry order (one hold for all): prune from the front.
+  for (const [k, until] of m) {
+    if (until > now && m.size < MAX_CHAIN_STEPS) break;
+    m.delete(k);
+  }
+  m.set(to, now + stalledAfter(s.pollMs));
+}
+
+/** Whether `key` is a chain step of this node's (see {@link noteChainStep}). */
+function ownStep(s: NodeState, key: string, now: number): boolean {
+  const until = s.chainSteps.get(key);
+  return until !== undefined && until > now;
 }
 
 /**
