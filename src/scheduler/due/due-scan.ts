@@ -220,9 +220,10 @@ function pageSize(
 const MAX_CHAIN_STEPS = 1_000;
 
 /**
- * A misfire replay this node won (`c`) of a `catch-up` schedule moves the schedule's entry to a fire
- * time missed too: the chain's next step. This node's reads take it as their own — at once, whichever node its
- * fire time prefers — until it would count as stalled anyway ({@link stalledAfter}). A chain runs
+ * A misfire replay this node won (`c`) of a `catch-up` schedule moves the schedule's entry to a
+ * fire time missed too: the chain's next step. This node's reads take it as their own — at once,
+ * whichever node its fire time prefers — until it would count as stalled anyway
+ * ({@link stalledAfter}). A chain runs
  * one step at a time (each replay's claim moves the entry to the next), so spreading its steps
  * gains nothing; and a step preferred by a node that had died but still counted live (its
  * heartbeat, ~11 s) waited for the stall count at every step — a replay every ~4 s for a schedule
