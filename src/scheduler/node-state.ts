@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { type Clock, StoreClock } from '../core/clock.js';
+import { ExpiringKeys } from '../core/expiring-keys.js';
 import { randomId } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { INTERNAL_ABORT } from '../core/signals.js';
@@ -124,13 +125,13 @@ export class NodeState {
    * (claim/claim.ts, withoutAccounted), by occurrence key, with the store time until which a due
    * entry would offer them (due/pending-shards.ts): not offered again.
    */
-  readonly accountedShards = new Map<string, number>();
+  readonly accountedShards = new ExpiringKeys(10_000);
   /**
    * Due keys a `catch-up` replay this node won moved its schedule's entry to, a fire time missed
    * too: the chain's next step, taken here as this node's own (due/due-scan.ts, `noteChainStep`),
    * with the store time until which it is.
    */
-  readonly chainSteps = new Map<string, number>();
+  readonly chainSteps = new ExpiringKeys(1_000);
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

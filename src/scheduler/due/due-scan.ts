@@ -119,7 +119,7 @@ async function scanOnce(
       // through tens of thousands due at once do not all claim the same entries in key order.
       if (
         !s.spread.prefersAny({ job, scheduleId: id, fireTime }, defined.spec.shards?.count) &&
-        !ownStep(s, r.key, now)
+        !s.chainSteps.holds(r.key, now)
       ) {
         if (at + SPREAD_GRACE_MS > now) {
           heldUntil = Math.min(heldUntil ?? Number.POSITIVE_INFINITY, at + SPREAD_GRACE_MS);
@@ -216,9 +216,6 @@ function pageSize(
   return Math.max(FIRST_PAGE, Math.min(PAGE, Math.ceil(more * 1.25) + 16));
 }
 
-/** Chain steps remembered at most (NodeState.chainSteps): the oldest go first. */
-const MAX_CHAIN_STEPS = 1_000;
-
 /**
  * A misfire replay this node won (`c`) of a `catch-up` schedule moves the schedule's entry to a
  * fire time missed too: the chain's next step. This node's reads take it as their own — at once,
@@ -243,19 +240,7 @@ export function noteChainStep(s: NodeState, c: Candidate): void {
   const now = s.storeClock.estimate();
   if (Number(to.slice(keys.duePrefix.length, keys.duePrefix.length + 15)) >= now - spec.misfireThresholdMs)
     return;
-  const m = s.chainSteps;
-  // Insertion order is expiry order (one hold for all): prune from the front.
-  for (const [k, until] of m) {
-    if (until > now && m.size < MAX_CHAIN_STEPS) break;
-    m.delete(k);
-  }
-  m.set(to, now + stalledAfter(s.pollMs));
-}
-
-/** Whether `key` is a chain step of this node's (see {@link noteChainStep}). */
-function ownStep(s: NodeState, key: string, now: number): boolean {
-  const until = s.chainSteps.get(key);
-  return until !== undefined && until > now;
+  s.chainSteps.hold(to, now + stalledAfter(s.pollMs), now);
 }
 
 /**

@@ -28,9 +28,6 @@ interface ShardedEntry {
   pending?: PendingFire[] | undefined;
 }
 
-/** Shards found on record remembered at most (NodeState.accountedShards): the oldest go first. */
-const MAX_ACCOUNTED = 10_000;
-
 /** Older fire times carried at most (a schedule firing every few seconds with long leases). */
 const MAX_CARRIED = 8;
 /** Beyond two leases: a poll, a stall, a late timer. */
@@ -103,7 +100,7 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
       // at every read of every node, while the entry remembered the fire time (simulator, a slow
       // machine, seed 3: `capped`'s permits went to shards of +2 s at 8-9 s, its +8 s waited).
       const key = keys.occurrence(occ);
-      if (state.watchedClaims.has(key) || state.accountedShards.has(key)) continue;
+      if (state.watchedClaims.has(key) || state.accountedShards.holds(key, now)) continue;
       out.push({
         occ,
         ...(p.at !== p.fireTime && { scheduledAt: p.at }),
@@ -127,12 +124,6 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
 export function accountedShard(state: NodeState, c: Candidate): void {
   const job = state.defined.get(c.occ.job);
   if (!job || c.occ.scheduleId === undefined || c.occ.shard === undefined) return;
-  const m = state.accountedShards;
   const now = state.storeClock.estimate();
-  // Insertion order is nearly expiry order (one hold per job): prune from the front.
-  for (const [k, until] of m) {
-    if (until > now && m.size < MAX_ACCOUNTED) break;
-    m.delete(k);
-  }
-  m.set(keys.occurrence(c.occ), startOf(c) + doneHold(job) / 2);
+  state.accountedShards.hold(keys.occurrence(c.occ), startOf(c) + doneHold(job) / 2, now);
 }
