@@ -1,6 +1,6 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import type { Lease, WriteOp } from '../../store/types.js';
+import type { WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { doneHold, type HighWater, heldNotDone } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
@@ -170,9 +170,9 @@ export class Misfires {
    *   raised it past — and every misfire scan starts after it (a job of 3 shards every 2 s paused
    *   at one of its fire times: 7 of 20 seeds lost a shard of it). A fire time none of whose
    *   shards is held is left alone — the mark passed it as skipped (a misfire's or a pause's
-   *   span) — unless a shard of it is on record (queued or in history: {@link onRecord}). Only
-   *   within half a done hold: a shard that ran is held "done" until then, so one not held and
-   *   not on record never ran.
+   *   span) — unless a claim of it is on record ({@link onRecord}). Within half a done hold a
+   *   shard that ran is held "done", so one not held never ran; past it, a shard not held is
+   *   queued only if not on record either.
    *
    * Bounded: one inspect per fire time and per shard looked at, only when the cursor is behind
    * the mark.
@@ -191,9 +191,7 @@ export class Misfires {
     const partial = shards.length > 1 ? span.tail.length - PARTIAL_LOOKBACK : span.tail.length;
     // Per fire time, the shards looked at: all of one that may be completed, else shard 0.
     const looked = span.tail.map((f, t) =>
-      t >= partial && missedBefore - f < doneHold(job) / 2 && !source.queue.some((q) => q.fireTime === f)
-        ? shards
-        : shards.slice(0, 1),
+      t >= partial && !source.queue.some((q) => q.fireTime === f) ? shards : shards.slice(0, 1),
     );
     const leases = await Promise.all(
       span.tail.flatMap((fireTime, t) =>
@@ -210,7 +208,21 @@ export class Misfires {
       at += looked[t]!.length;
       return held;
     });
-    const recorded = await this.onRecord(source, span.tail, looked, heldOf);
+    // Looked up on record: the shards not held of each fire time looked at whole — when none of
+    // its shards is held, or when it is past half a done hold (a shard that ran may be held no
+    // more; within history's retention, which then still says). Within half a done hold with a
+    // shard held, one not held never ran: a shard that ran is held "done".
+    const asks: [number, (number | undefined)[]][] = [];
+    span.tail.forEach((fireTime, t) => {
+      const of = looked[t]!;
+      const held = heldOf[t]!;
+      const age = missedBefore - fireTime;
+      const late = age >= doneHold(job) / 2;
+      if (of.length < 2 || (late && age >= s.retentionMs / 2)) return;
+      if (!late && held.some((l) => l !== null)) return;
+      asks.push([fireTime, of.filter((_, i) => held[i] === null)]);
+    });
+    const recorded = await this.onRecord(source, asks);
     span.tail.forEach((fireTime, t) => {
       const of = looked[t]!;
       const held = heldOf[t]!;
@@ -219,9 +231,13 @@ export class Misfires {
           // Shard 0 alone looked at: its holder may have claimed the other shards too and died
           // with them unstarted, so every shard of the fire time is watched.
           this.watch(job, source, fireTime, of.length === 1 ? shardsOf(job) : [of[i]]);
+      if (of.length < 2) return;
+      const late = missedBefore - fireTime >= doneHold(job) / 2;
       const on = recorded.get(fireTime);
-      const rest = of.filter((_, i) => held[i] === null && on?.[i] !== true);
-      if (of.length < 2 || rest.length === 0 || (rest.length === of.length && on === undefined)) return;
+      if (late && on === undefined) return; // not looked up (beyond history's retention)
+      const claimed = held.some((l) => l !== null) || on?.claimed === true;
+      const rest = of.filter((shard, i) => held[i] === null && on?.accounted.has(shard) !== true);
+      if (!claimed || rest.length === 0) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
       const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
       source.queue.push({ fireTime, source: 'schedule', shards: rest, graceMs });
@@ -230,48 +246,53 @@ export class Misfires {
   }
 
   /**
-   * Of the fire times looked at whole none of whose shards is held, those some shard of which was
-   * claimed — queued behind its gate (a pending record) or in history as a run or a skip a claim
-   * made (attempt 1, {@link claimedBy}) — with which shards were: the mark went past such a fire
-   * time because a shard of it was claimed, not because a misfire or a pause skipped it, so a
-   * shard with no record never ran. A node claims a sharded replay a shard at a time as permits
-   * and slots allow, and its first shard queued behind its gate releases its lease (the pending
-   * record holds it) and raises the mark: when that node died, the shards it still had to claim
-   * were nowhere but in its memory (simulator, mix5 seed 139 of scripts/sweep.ts: `m5lim@+4 s`
-   * shards 1-3, 4 shards under `maxConcurrency: 2`). One getMany per 500 shards, only for such
-   * fire times (none when a shard is held).
+   * Of the shards asked about, per fire time: which are on record in a way that gets them run or
+   * closes them (`accounted`: a pending record — queued behind its gate —, an in-flight record —
+   * recovery takes it —, or a history entry of attempt 1), and whether the record says the fire
+   * time was claimed (`claimed`: a pending or in-flight record, or in history a run or a skip a
+   * claim made, {@link claimedBy}). The mark went past a claimed fire time because a shard of it
+   * was claimed, not because a misfire or a pause skipped it, so a shard of it with no record and
+   * no holder never ran. A node claims a sharded replay a shard at a time as permits and slots
+   * allow, and its first shard queued behind its gate releases its lease (the pending record
+   * holds it) and raises the mark: when that node died, the shards it still had to claim were
+   * nowhere but in its memory (simulator, mix5 seed 139 of scripts/sweep.ts: `m5lim@+4 s` shards
+   * 1-3, 4 shards under `maxConcurrency: 2`). Or a node won a replay's shards, started one and
+   * crashed; by the time a node behind the mark looked, the fire time was past half a done hold
+   * and their leases had lapsed (simulator, `pages,rep,rl,ps,cu,shp,mc`, seeds 175 and 352:
+   * `shp@+9 s` shards 0 and 2). One getMany per 500 keys, three keys a shard, only for the fire
+   * times asked about.
    */
   private async onRecord(
     source: Source,
-    tail: readonly number[],
-    looked: readonly (number | undefined)[][],
-    heldOf: readonly (Lease | null)[][],
-  ): Promise<Map<number, boolean[]>> {
-    const out = new Map<number, boolean[]>();
-    // [fire time, its shards looked at] for each fire time none of whose shards is held.
-    const bare: [number, readonly (number | undefined)[]][] = [];
-    tail.forEach((fireTime, t) => {
-      if (looked[t]!.length > 1 && heldOf[t]!.every((l) => l === null)) bare.push([fireTime, looked[t]!]);
-    });
-    if (bare.length === 0) return out;
+    asks: readonly [number, readonly (number | undefined)[]][],
+  ): Promise<Map<number, { accounted: Set<number | undefined>; claimed: boolean }>> {
+    const out = new Map<number, { accounted: Set<number | undefined>; claimed: boolean }>();
+    if (asks.length === 0) return out;
     const scope = gateScope(source);
-    const ask = bare.flatMap(([fireTime, shards]) =>
+    const ask = asks.flatMap(([fireTime, shards]) =>
       shards.flatMap((shard) => {
         const occ = { job: source.job, scheduleId: source.scheduleId, fireTime, shard };
-        return [keys.pending(source.job, scope, shard, fireTime), keys.history(occ, 1)];
+        return [keys.pending(source.job, scope, shard, fireTime), keys.inflight(occ), keys.history(occ, 1)];
       }),
     );
     const values: (string | null)[] = [];
     for (let i = 0; i < ask.length; i += MAX_BATCH)
       values.push(...(await this.state.store.getMany(ask.slice(i, i + MAX_BATCH))));
     let at = 0;
-    for (const [fireTime, shards] of bare) {
-      const on = shards.map(() => {
-        const yes = values[at] !== null || claimedBy(values[at + 1] ?? null);
-        at += 2;
-        return yes;
-      });
-      if (on.some((x) => x)) out.set(fireTime, on);
+    for (const [fireTime, shards] of asks) {
+      const accounted = new Set<number | undefined>();
+      let claimed = false;
+      for (const shard of shards) {
+        const [pending, inflight, history] = [
+          values[at] ?? null,
+          values[at + 1] ?? null,
+          values[at + 2] ?? null,
+        ];
+        at += 3;
+        if (pending !== null || inflight !== null || history !== null) accounted.add(shard);
+        if (pending !== null || inflight !== null || claimedBy(history)) claimed = true;
+      }
+      out.set(fireTime, { accounted, claimed });
     }
     return out;
   }
