@@ -41,6 +41,16 @@ describe("another live node's entries left lying", () => {
     expect(read(stalls, ['a', 'z'], 10_000 + stalledAfter(POLL))).toEqual(['a']);
   });
 
+  it('are kept when a read did not look where they are: resumed after them, or stopped before them', () => {
+    const stalls = new Stalls();
+    read(stalls, ['b', 'd', 'f'], 10_000);
+    // Resumed after 'c' and stopped at 'e' (for want of slots): met nothing of b, d or f.
+    stalls.readStart();
+    stalls.readDone('c', 'e');
+    // 'd' was looked for and not met: forgotten. 'b' (before) and 'f' (after) keep their time.
+    expect(read(stalls, ['b', 'd', 'f'], 10_000 + stalledAfter(POLL))).toEqual(['b', 'f']);
+  });
+
   it('wait two polls and a second', () => {
     expect(stalledAfter(200)).toBe(1_400);
     expect(stalledAfter(1_000)).toBe(3_000);

@@ -33,7 +33,7 @@ export async function scanDue(
 ): Promise<DueScan> {
   stalls.readStart();
   const read = await scanOnce(s, now, want, resumeAfter, skipJobs, stalls);
-  stalls.readDone();
+  stalls.readDone(resumeAfter, read.truncated === undefined ? undefined : read.resumeAfter);
   return read;
 }
 
@@ -283,8 +283,20 @@ export class Stalls {
     this.next = new Map();
   }
 
-  /** The read is over: an entry it did not meet (taken, moved on) is forgotten. */
-  readDone(): void {
+  /**
+   * The read is over: an entry it looked for and did not meet (taken, moved on) is forgotten. It
+   * looked only at keys after `from` (a read resumed after the last one's cursor) up to `to` (a
+   * read that stopped for want of slots or after its pages), both undefined for the whole index:
+   * an entry met before outside that stretch keeps its time. Forgotten by such a read, an entry
+   * lying at a stuck node was met afresh every few reads and never counted as stalled (simulator,
+   * `pages,rep,rl,ps,cu,shp,mc`, sim faults, seed 301: `mc/mc0@+4 s`, met by another node from
+   * 5.4 s, forgotten at 8.7 s by a read that resumed past it, 3 s needed; its node stuck on lost
+   * replies until 12 s, the schedule's chain never caught up).
+   */
+  readDone(from?: string, to?: string): void {
+    for (const [key, first] of this.since)
+      if (!this.next.has(key) && ((from !== undefined && key <= from) || (to !== undefined && key > to)))
+        this.next.set(key, first);
     this.since = this.next;
     this.next = new Map();
   }
