@@ -1,7 +1,7 @@
 /**
  * A keep-alive started late in its lease renews before its abort point (src/lock/keep-alive.ts):
- * its first renewal is due half a lease from now or two safety margins before the deadline,
- * whichever comes first.
+ * its first renewal is due half a lease from now, or at once when less than half of the lease is
+ * left.
  *
  * Before, the first renewal was always half a lease after the keep-alive started, so work started
  * with little of its lease left — a claim adopted after its answer was lost, a run that
@@ -41,6 +41,20 @@ describe('KeepAlive started late in its lease', () => {
     try {
       await sleep(700);
       expect(lease.extends).toBeGreaterThanOrEqual(1);
+      expect(keeper.signal.aborted).toBe(false);
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('renews at once when less than half the lease is left', async () => {
+    // A 3 s lease with 1.2 s left: due two margins before the deadline (+0.6 s) before; now at
+    // once, so that one lost extend and a node frozen near the deadline do not outlive it.
+    const lease = lateLease(1_200);
+    const keeper = new KeepAlive(lease, { leaseMs: 3_000, renew: true });
+    try {
+      await sleep(150);
+      expect(lease.extends).toBe(1);
       expect(keeper.signal.aborted).toBe(false);
     } finally {
       await keeper.stop();

@@ -69,16 +69,20 @@ export class KeepAlive {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger;
     this.margin = safetyMargin(options.leaseMs);
-    // Half a lease from now — or, for work that starts late in its lease (a claim adopted after
-    // its answer was lost, a run that waited for its start), early enough that the extend can
-    // answer before the abort: the first renewal was always half a lease after the start, so
-    // such work was aborted at the deadline without a try, though the store answered — and a
-    // node frozen across that deadline ran on beside the next holder of its gate (simulator,
-    // mix5, seed 780: a run started 2.1 s into a 3 s lease, another node took the gate 1 s later).
-    this.nextRenewal = Math.min(
-      this.clock.monotonic() + options.leaseMs / 2,
-      lock.localDeadline - 2 * this.margin,
-    );
+    // Half a lease from now — or, for work that starts with less than half its lease left (a
+    // claim adopted after its answer was lost, a run that waited for its start), at once: the
+    // first renewal was always half a lease after the start, so such work was aborted at the
+    // deadline without a try, though the store answered — and a node frozen across that
+    // deadline ran on beside the next holder of its gate (simulator, mix5, seed 780: a run
+    // started 2.1 s into a 3 s lease, another node took the gate 1 s later). Renewed only two
+    // safety margins before the deadline, one lost extend and a freeze still did it (simulator,
+    // `jit,jall,qa,churn,shs`, mix5 faults, seed 131: a run started 0.8 s before its deadline, its
+    // extend lost 0.3 s later, its node frozen past the abort point; another node took the gate).
+    const now = this.clock.monotonic();
+    this.nextRenewal =
+      lock.localDeadline - now < options.leaseMs / 2
+        ? now
+        : Math.min(now + options.leaseMs / 2, lock.localDeadline - 2 * this.margin);
     this.schedule();
   }
 
