@@ -105,11 +105,13 @@ export function describeLimits(name: string, open: OpenStore, options: LimitsSui
           expect(new Set(starts.map((s) => s.id)).size).toBe(20);
           // Each start on the store clock as its node estimates it at the start, just after the
           // grant (a read of the store's clock from the handler, one more round trip, came up to
-          // 150 ms late on a loaded machine): a window slightly shorter than 500 ms allows for
-          // the grant-to-start delay and the nodes' estimates.
+          // 150 ms late on a loaded machine): a window shorter than 500 ms allows for the
+          // grant-to-start delay and the nodes' estimates — 400 ms saw 393 on MySQL with two CI
+          // runs on the 2 cores (a start may lag its grant by up to 250 ms before it asks the
+          // window again, docs/limits.md). A window not enforced starts five within milliseconds.
           const times = starts.map((s) => s.at).sort((a, b) => a - b);
           for (let i = 4; i < times.length; i++)
-            expect(times[i]! - times[i - 4]!, times.join(' ')).toBeGreaterThanOrEqual(400);
+            expect(times[i]! - times[i - 4]!, times.join(' ')).toBeGreaterThanOrEqual(300);
           expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(1_600);
         } finally {
           await f.stop();
