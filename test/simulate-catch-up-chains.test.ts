@@ -14,15 +14,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { SIM_RUN } from './fixtures/sim-faults.js';
-import {
-  CATCH_UP,
-  LIMITED_CATCH_UP,
-  PAGED,
-  PAUSED_STORED,
-  RATE_LIMITED,
-  REPLACING,
-  SHARDED_PAUSED,
-} from './fixtures/sim-jobs.js';
+import { SIM2_JOBS } from './fixtures/sim-jobs.js';
 
 describe('catch-up chains after crashes (simulator, three nodes, sim faults)', () => {
   for (const seed of [123, 130]) {
@@ -30,7 +22,7 @@ describe('catch-up chains after crashes (simulator, three nodes, sim faults)', (
       const options: SimulateOptions = {
         ...SIM_RUN,
         seed,
-        jobs: [PAGED, REPLACING, RATE_LIMITED, PAUSED_STORED, CATCH_UP, SHARDED_PAUSED, LIMITED_CATCH_UP],
+        jobs: SIM2_JOBS,
       };
       const result = await simulate(options);
       expect(result.violations, formatReport(options, result)).toEqual([]);

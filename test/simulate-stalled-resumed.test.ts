@@ -15,22 +15,14 @@
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
 import { SIM_RUN } from './fixtures/sim-faults.js';
-import {
-  CATCH_UP,
-  LIMITED_CATCH_UP,
-  PAGED,
-  PAUSED_STORED,
-  RATE_LIMITED,
-  REPLACING,
-  SHARDED_PAUSED,
-} from './fixtures/sim-jobs.js';
+import { SIM2_JOBS } from './fixtures/sim-jobs.js';
 
 describe('an entry left lying by a stuck node, met by reads that resume (simulator, sim faults)', () => {
   it('seed 301: every fire time ran or is on record', async () => {
     const options: SimulateOptions = {
       ...SIM_RUN,
       seed: 301,
-      jobs: [PAGED, REPLACING, RATE_LIMITED, PAUSED_STORED, CATCH_UP, SHARDED_PAUSED, LIMITED_CATCH_UP],
+      jobs: SIM2_JOBS,
     };
     const result = await simulate(options);
     expect(result.violations, formatReport(options, result)).toEqual([]);
