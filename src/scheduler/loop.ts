@@ -1,8 +1,9 @@
 import { INTERNAL_ABORT } from '../core/signals.js';
 import type { Feed } from './control/feed.js';
 import { sourceLead } from './due/claim-lead.js';
-import { type Due, nextDue } from './due/due.js';
+import type { Due } from './due/due.js';
 import { sourceStart } from './due/jittered.js';
+import { nextDue } from './due/source-times.js';
 import { type NodeState, sharedController } from './node-state.js';
 
 /** Timers never sleep longer than this without re-checking the time. */

@@ -1,8 +1,7 @@
 import { isExcluded } from '../../schedule/exclude.js';
-import { nextFireTimes } from '../../schedule/fire-times.js';
 import { missedNominal } from '../../schedule/jitter.js';
 import type { Claims } from '../claim/claim.js';
-import { SPREAD_GRACE_MS, spreadGrace } from '../control/spread.js';
+import { SPREAD_GRACE_MS } from '../control/spread.js';
 import { type Candidate, type Job, type Source, shardsOf, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -15,6 +14,7 @@ import { oldestStart, sourceStart } from './jittered.js';
 import type { Misfires } from './misfire.js';
 import { movePast } from './move-past.js';
 import { dropOnTime, unTake } from './queue-undo.js';
+import { graceAt, nextDue } from './source-times.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
 const MAX_QUEUED = 64;
@@ -372,28 +372,4 @@ export class Due {
     await this.state.store.put(key, String(start));
     return start;
   }
-}
-
-/** The spread grace of the source's fire time `fireTime` (a quarter of the gap to the next one, at most 1 s). */
-function graceAt(source: Source, fireTime: number): number {
-  const next = nextAfter(source, fireTime);
-  return spreadGrace(next === undefined ? undefined : next - fireTime);
-}
-
-/** The source's next fire time after its cursor (or after now, before its first tick), memoised on the source. */
-export function nextDue(source: Source, now: number): number | undefined {
-  const after = source.cursor ?? now;
-  if (source.next?.after !== after)
-    source.next =
-      source.ahead?.after === after
-        ? source.ahead
-        : { after, at: nextFireTimes(source.trigger, after, 1)[0] };
-  return source.next.at;
-}
-
-/** The source's first fire time after `t`, from either memo or computed into `ahead`. */
-function nextAfter(source: Source, t: number): number | undefined {
-  if (source.next?.after === t) return source.next.at;
-  if (source.ahead?.after !== t) source.ahead = { after: t, at: nextFireTimes(source.trigger, t, 1)[0] };
-  return source.ahead.at;
 }
