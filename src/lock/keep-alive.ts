@@ -39,8 +39,9 @@ export function safetyMargin(leaseMs: number): number {
  * Invariant: `signal` aborts (and `onLost` is called) no later than `lock.localDeadline -
  * safetyMargin`, where the local deadline is measured from just before the store call that last
  * granted/extended the lease — so the work is told to stop while the lease still holds on the
- * store clock. Renewals happen every leaseMs / 2; a failed renewal (store unreachable) is retried
- * every leaseMs / 10 until the deadline; a renewal answered "lease gone" aborts at once.
+ * store clock. Renewals happen every leaseMs / 2 (the first at once when less than half of the
+ * lease is left at the start); a failed renewal (store unreachable) is retried every leaseMs / 10
+ * until the deadline; a renewal answered "lease gone" aborts at once.
  *
  * One timer at a time and no promise chain: the scheduler keeps one of these per run, and a run
  * that ends before its first renewal (most do) costs a timer set and cleared. The AbortController
