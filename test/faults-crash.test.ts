@@ -93,16 +93,16 @@ function node(store: Store, name: string, job: string, at: number, runs: Run[], 
 describe('a node that dies at an exact moment of a run (memory store)', () => {
   /**
    * Node a claims F first and dies at its start batch; node b, live too, has its first claim reach
-   * the store 1.5 s late (after the spread grace of at most 1 s in which a node that is not the
+   * the store `lateMs` late (after the spread grace of at most 1 s in which a node that is not the
    * fire time's first choice waits). Both with lease `lease`; b's runs go to `runs`.
    */
-  async function diesBeforeStart(job: string, lease: string) {
+  async function diesBeforeStart(job: string, lease: string, lateMs = 1_500) {
     const space = `crash-${randomId(6)}`;
     const inflight = `ctl|run|${job}|`;
     const dying = diesAt(new MemoryStore({ space }), (ops) =>
       ops.some((o) => o.op === 'put' && o.key.startsWith(inflight)),
     );
-    const other = slowAcquire(new MemoryStore({ space }), `occ|${job}|`, 1_500);
+    const other = slowAcquire(new MemoryStore({ space }), `occ|${job}|`, lateMs);
     const runs: Run[] = [];
     const F = (await other.now()) + 500;
     const a = node(dying, 'a', job, F, runs, lease);
@@ -113,8 +113,10 @@ describe('a node that dies at an exact moment of a run (memory store)', () => {
   }
 
   it('before the start record: another node runs the fire time after the lease, with a higher token', async () => {
-    // Well inside the 3 s lease: a wins the claim, b is refused it.
-    const { dying, inflight, runs, F } = await diesBeforeStart('before-start', '3s');
+    // Well inside the 3 s lease: a wins the claim, b is refused it. b's claim comes 2.5 s late:
+    // with 1.5 s, a's claim after the grace lost the race to it once on a loaded CI machine
+    // (timed out waiting for a to die), leaving a tick's lag of half a second.
+    const { dying, inflight, runs, F } = await diesBeforeStart('before-start', '3s', 2_500);
     await until(() => dying.death.dead, 8_000, 'node a to claim and die at its start batch');
     const claim = JSON.parse(dying.death.batch!.find((o) => o.key.startsWith(inflight))!.value!) as {
       token: number;
