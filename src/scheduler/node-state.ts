@@ -90,6 +90,8 @@ export class NodeState {
    * records — ~13 a second while a page had not started. Set by the due stage.
    */
   claimWaits: (id: string) => void = () => {};
+  /** A run of a limited job ended here and left its permit for waiting work of the job: the due tick goes now. */
+  permitFreed: () => void = () => {};
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
   /**

@@ -48,6 +48,9 @@ export class Due {
     readonly index: DueIndex,
   ) {
     state.claimWaits = (id) => index.expected.cancel(id);
+    state.permitFreed = () => {
+      this.wakeAt = Number.NEGATIVE_INFINITY;
+    };
   }
 
   /** Claims what is due now and fits (one batched acquire), and handles what was missed. */

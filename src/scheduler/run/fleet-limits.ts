@@ -2,9 +2,10 @@ import { type Clock, type StoreClock, startTimer } from '../../core/clock.js';
 import type { Store } from '../../store/types.js';
 import type { JobSpec } from '../job-options.js';
 import { esc } from '../keys.js';
-import { countsRuns, inUse, type Local, newLocal } from './limit-local.js';
+import { countsRuns, inLine, inUse, type Local, newLocal } from './limit-local.js';
 import type { WaitPath } from './limit-place.js';
 import { giveBack, type LimitRecord, reserveIn, WAIT_HOLD_MS } from './limit-record.js';
+import { keepSpare, takeSpare } from './limit-spare.js';
 
 /** Tries of one compare-and-move before a write gives up for this tick (a reservation grants nothing). */
 const MAX_TRIES = 4;
@@ -35,19 +36,6 @@ export interface Reservation {
   launched: number;
   /** Local monotonic time the grant was answered (see `stale`). */
   answeredAt: number;
-}
-
-/**
- * The order a reservation waits in line by, for a job with `maxConcurrency`; none under a rate
- * limit alone. A rate window frees at one instant for every node, and a node first in line took
- * the window's starts for claims that could not go yet (the schedule's previous run was retrying),
- * gave them back, and took them again, while the retry that held those claims back waited for a
- * start: the job stalled for seconds (simulator, test/simulate-limits-replies.test.ts "a retry is
- * a start", 25 starts instead of 34 and fire times lost). Rate-limited starts go to whichever
- * node asks first, as before.
- */
-function inLine(spec: JobSpec, order: readonly number[] | undefined): readonly number[] | undefined {
-  return countsRuns(spec) ? order : undefined;
 }
 
 /**
@@ -97,6 +85,11 @@ export class FleetLimits {
     return this.serial(l, async () => {
       const none = { granted: 0, at: 0, launched: 0, answeredAt: 0 };
       if (want <= 0 || this.stopped) return { ...none, retryAt: undefined };
+      // A permit a run here just freed, kept for this work (limit-spare.ts): no write.
+      const mono = this.clock.monotonic();
+      const spare = takeSpare(l, this.node, want, order?.[0], this.storeClock.estimate(), mono);
+      if (spare > 0)
+        return { granted: spare, retryAt: undefined, at: 0, launched: l.launched, answeredAt: mono };
       let grant: Reservation = { ...none, retryAt: undefined };
       const wrote = await this.write(l, (rec, now) => {
         const margin = this.storeClock.errorBound();
@@ -214,11 +207,13 @@ export class FleetLimits {
     this.soon(l);
   }
 
-  /** A run's handler ended: its permit goes back to the fleet shortly. */
-  ended(spec: JobSpec): void {
+  /** A run's handler ended: its permit goes back to the fleet shortly, or stays here for waiting work (then `true`). */
+  ended(spec: JobSpec): boolean {
     const l = this.local(spec);
     l.held = Math.max(0, l.held - 1);
+    const kept = keepSpare(l, this.node, this.storeClock.estimate(), this.clock.monotonic());
     this.soon(l);
+    return kept;
   }
 
   /**
@@ -253,6 +248,7 @@ export class FleetLimits {
           l.cancelTimer = undefined;
           // Claims kept unanswered will not start here now: their recovery elsewhere needs the permits.
           l.kept = [];
+          l.spare = 0;
           // Nor does anything wait here: its place in line goes with this write, or lapses.
           l.place.clear();
           return l.stored > 0
@@ -307,6 +303,7 @@ export class FleetLimits {
     else return;
     // A kept permit's end is a return too (see keep).
     for (const until of l.kept) if (until > mono) inMs = Math.min(inMs, until - mono + 1);
+    if (l.spare > 0 && l.spareUntil > mono) inMs = Math.min(inMs, l.spareUntil - mono + 1);
     // One timer per job: a write armed sooner stores this too (a run's end must not cost a timer).
     const at = mono + inMs;
     if (l.cancelTimer && l.timerAt <= at) return;
@@ -338,6 +335,7 @@ export class FleetLimits {
         const rec: LimitRecord = cur ? (JSON.parse(cur.value) as LimitRecord) : { n: {} };
         const unused = l.unused;
         giveBack(rec, unused);
+        l.line = rec.w && { ...rec.w };
         // This node's place in line as it is now (the grant below reads it: see reserveIn).
         const place = l.place.into(rec, this.node, now);
         const { count, granted } = update(rec, now);

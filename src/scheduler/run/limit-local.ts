@@ -22,6 +22,11 @@ export interface Local {
   storedUntil: number;
   /** This node's place in line for the job's permits (limit-place.ts). */
   place: LimitPlace;
+  /** Every node's place in line as this node last read the job's record (limit-record.ts `w`). */
+  line?: Readonly<Record<string, [number, number]>> | undefined;
+  /** Permits of runs that ended here kept for this node's waiting work, until `spareUntil` (limit-spare.ts). */
+  spare: number;
+  spareUntil: number;
   /** One write at a time per job: reservations and returns queue behind each other. */
   chain: Promise<unknown>;
   cancelTimer: (() => void) | undefined;
@@ -37,7 +42,7 @@ export function inUse(l: Local, now: number): number {
   if (!countsRuns(l.spec)) return 0;
   let kept = 0;
   for (const until of l.kept) if (until > now) kept++;
-  return l.held + l.reserved + kept;
+  return l.held + l.reserved + kept + (now < l.spareUntil ? l.spare : 0);
 }
 
 /** Whether the job's entry counts its runs: it has a concurrency limit. */
@@ -57,8 +62,23 @@ export function newLocal(spec: JobSpec): Local {
     stored: 0,
     storedUntil: 0,
     place: new LimitPlace(),
+    spare: 0,
+    spareUntil: 0,
     chain: Promise.resolve(),
     cancelTimer: undefined,
     timerAt: 0,
   };
+}
+
+/**
+ * The order a reservation waits in line by, for a job with `maxConcurrency`; none under a rate
+ * limit alone. A rate window frees at one instant for every node, and a node first in line took
+ * the window's starts for claims that could not go yet (the schedule's previous run was retrying),
+ * gave them back, and took them again, while the retry that held those claims back waited for a
+ * start: the job stalled for seconds (simulator, test/simulate-limits-replies.test.ts "a retry is
+ * a start", 25 starts instead of 34 and fire times lost). Rate-limited starts go to whichever
+ * node asks first, as before.
+ */
+export function inLine(spec: JobSpec, order: readonly number[] | undefined): readonly number[] | undefined {
+  return countsRuns(spec) ? order : undefined;
 }

@@ -127,11 +127,15 @@ export class Runs {
    */
   private handlerSlotFreed(job: Job, limited: boolean): void {
     const s = this.state;
-    if (limited) s.limits.ended(job.spec);
+    // A permit kept here for waiting work of the job (run/limit-spare.ts): the due tick goes now.
+    const spare = limited && s.limits.ended(job.spec);
     const wasFull = s.freeSlots() <= 0;
     s.handlers--;
     s.settling++;
-    if (wasFull && s.freeSlots() > 0) {
+    if (spare) {
+      s.permitFreed();
+      s.poke();
+    } else if (wasFull && s.freeSlots() > 0) {
       s.nextPollAt = 0;
       s.poke();
     }
@@ -152,7 +156,7 @@ export class Runs {
     if (handlerWasEnded) s.settling--;
     else {
       s.handlers--;
-      if (limited) s.limits.ended(job.spec);
+      if (limited && s.limits.ended(job.spec)) s.permitFreed();
     }
     s.runningHere.delete(occKey);
     const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
