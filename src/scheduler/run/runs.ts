@@ -132,13 +132,9 @@ export class Runs {
     const wasFull = s.freeSlots() <= 0;
     s.handlers--;
     s.settling++;
-    if (spare) {
-      s.permitFreed();
-      s.poke();
-    } else if (wasFull && s.freeSlots() > 0) {
-      s.nextPollAt = 0;
-      s.poke();
-    }
+    if (spare) s.permitFreed();
+    if (wasFull && s.freeSlots() > 0) s.nextPollAt = 0;
+    if (spare || (wasFull && s.freeSlots() > 0)) s.poke();
   }
 
   /**
