@@ -220,12 +220,11 @@ function pageSize(
  * A misfire replay this node won (`c`) of a `catch-up` schedule moves the schedule's entry to a
  * fire time missed too: the chain's next step. This node's reads take it as their own — at once,
  * whichever node its fire time prefers — until it would count as stalled anyway
- * ({@link stalledAfter}). A chain runs
- * one step at a time (each replay's claim moves the entry to the next), so spreading its steps
- * gains nothing; and a step preferred by a node that had died but still counted live (its
- * heartbeat, ~11 s) waited for the stall count at every step — a replay every ~4 s for a schedule
- * every 2 s, its last fire times unrun at the end (simulator, `pages,rep,rl,ps,cu,shp,mc`, sim
- * faults, seed 123: `cu/cu1`).
+ * ({@link stalledAfter}). A chain runs one step at a time (each replay's claim moves the entry to
+ * the next), so spreading its steps gains nothing; and a step preferred by a node that had died
+ * but still counted live (its heartbeat, ~11 s) waited for the stall count at every step — a
+ * replay every ~4 s for a schedule every 2 s, its last fire times unrun at the end (simulator,
+ * `pages,rep,rl,ps,cu,shp,mc`, sim faults, seed 123: `cu/cu1`).
  */
 export function noteChainStep(s: NodeState, c: Candidate): void {
   const spec = s.defined.get(c.occ.job)?.spec;
@@ -238,8 +237,7 @@ export function noteChainStep(s: NodeState, c: Candidate): void {
   // late as well: taken here as this node's own, mix5's other jobs lost fire times in 16 seeds of
   // 1-400 instead of 4 — each node took more of the paged schedules' work ahead of them.)
   const now = s.storeClock.estimate();
-  if (Number(to.slice(keys.duePrefix.length, keys.duePrefix.length + 15)) >= now - spec.misfireThresholdMs)
-    return;
+  if (parseDueEntry(to).at >= now - spec.misfireThresholdMs) return;
   s.chainSteps.hold(to, now + stalledAfter(s.pollMs), now);
 }
 

@@ -212,13 +212,13 @@ export class Misfires {
     // its shards is held, or when it is past half a done hold (a shard that ran may be held no
     // more; within history's retention, which then still says). Within half a done hold with a
     // shard held, one not held never ran: a shard that ran is held "done".
+    const lateOf = span.tail.map((fireTime) => missedBefore - fireTime >= doneHold(job) / 2);
     const asks: [number, (number | undefined)[]][] = [];
     span.tail.forEach((fireTime, t) => {
       const of = looked[t]!;
       const held = heldOf[t]!;
-      const age = missedBefore - fireTime;
-      const late = age >= doneHold(job) / 2;
-      if (of.length < 2 || (late && age >= s.retentionMs / 2)) return;
+      const late = lateOf[t]!;
+      if (of.length < 2 || (late && missedBefore - fireTime >= s.retentionMs / 2)) return;
       if (!late && held.some((l) => l !== null)) return;
       asks.push([fireTime, of.filter((_, i) => held[i] === null)]);
     });
@@ -232,9 +232,8 @@ export class Misfires {
           // with them unstarted, so every shard of the fire time is watched.
           this.watch(job, source, fireTime, of.length === 1 ? shardsOf(job) : [of[i]]);
       if (of.length < 2) return;
-      const late = missedBefore - fireTime >= doneHold(job) / 2;
       const on = recorded.get(fireTime);
-      if (late && on === undefined) return; // not looked up (beyond history's retention)
+      if (lateOf[t] && on === undefined) return; // not looked up (beyond history's retention)
       const claimed = held.some((l) => l !== null) || on?.claimed === true;
       const rest = of.filter((shard, i) => held[i] === null && on?.accounted.has(shard) !== true);
       if (!claimed || rest.length === 0) return;
