@@ -1,9 +1,27 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
-/** A short random id, url-safe. */
+/** Bytes drawn from the system's generator at once for {@link randomId}. */
+const POOL_BYTES = 4096;
+const pool = Buffer.allocUnsafe(POOL_BYTES);
+let poolAt = POOL_BYTES;
+
+/**
+ * A short random id, url-safe: `bytes` random bytes in base64url. The bytes come from a pool
+ * filled by the system's generator 4 KiB at a time and handed out once each: `randomBytes(9)` per
+ * id (a Buffer and a trip into OpenSSL each time) cost ~10 µs, a quarter of a bulk upsert's time
+ * per schedule (each writes an audit entry with its own id). Ids, not secrets: the dashboard's
+ * tokens and keys draw their own bytes.
+ */
 export function randomId(bytes = 9): string {
-  return randomBytes(bytes).toString('base64url');
+  if (bytes > POOL_BYTES) throw new RangeError(`randomId: at most ${POOL_BYTES} bytes; got ${bytes}`);
+  if (poolAt + bytes > POOL_BYTES) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const id = pool.toString('base64url', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return id;
 }
 
 let processOwner: string | undefined;
