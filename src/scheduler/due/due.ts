@@ -11,6 +11,7 @@ import type { DueIndex } from './due-index.js';
 import { type Due1, oldestOf, reservePermits, type Taken } from './due-permits.js';
 import { limitedEntry } from './entry-peek.js';
 import { oldestStart, sourceStart } from './jittered.js';
+import { LimitedTakeovers } from './limited-takeovers.js';
 import type { Misfires } from './misfire.js';
 import { movePast } from './move-past.js';
 import { dropOnTime, unTake } from './queue-undo.js';
@@ -40,6 +41,7 @@ export class Due {
   backlog = false;
   /** The earliest store time at which something the last tick held back for another node becomes claimable here. */
   wakeAt = Number.POSITIVE_INFINITY;
+  private readonly takeovers: LimitedTakeovers;
 
   constructor(
     private readonly state: NodeState,
@@ -47,6 +49,7 @@ export class Due {
     private readonly claims: Claims,
     readonly index: DueIndex,
   ) {
+    this.takeovers = new LimitedTakeovers(state);
     state.claimWaits = (id) => index.expected.cancel(id);
     state.permitFreed = () => {
       this.wakeAt = Number.NEGATIVE_INFINITY;
@@ -141,6 +144,8 @@ export class Due {
     // started after 8.4 s instead of 17 s. A few slots are claimed in one go: that round trip is short.
     const perTick = s.concurrency >= 64 ? Math.ceil(s.concurrency / 2) : s.concurrency;
     const left = Math.min(s.freeSlots(), perTick);
+    // Another node's shards of a limited job trigger already run elsewhere ask no permits.
+    this.takeovers.look(now);
     // Jobs with fleet limits: what the fleet allows now is reserved first, and takes no more.
     const permits = await reservePermits(s, rotated, left, now, (at) => {
       this.wakeAt = Math.min(this.wakeAt, at);
