@@ -233,7 +233,8 @@ async function main(): Promise<void> {
     '',
     'Method: one `scheduler.schedules.upsert(list)` call with every schedule (per-user daily crons `M H * * *` in ' +
       'five time zones, `data: { user }`, through `openStore(url)` defaults), timed from the call to its promise; then ' +
-      'the same call again (every schedule replaced). The floor writes the same three rows per schedule (same keys ' +
+      'the same call again (every schedule replaced). The floor writes the three rows per schedule that oncely writes ' +
+      'besides its audit entries (same keys ' +
       `and values) into a table of the same shape with plain multi-row \`INSERT … ON CONFLICT DO UPDATE\`, ` +
       `${FLOOR_ROWS.toLocaleString('en-US')} rows per statement, ${FLOOR_IN_FLIGHT} in flight, building its rows inside ` +
       "the timing. Fresh tables every round; rates are medians over rounds; ratio = oncely's time ÷ the floor's in " +
