@@ -7,8 +7,8 @@
  * late fire times were judged by its misfire policy (seeds 1-3: starts 3.1 s late on average, 289
  * of 348 shards run, the rest skipped as missed). Now a node looks up such takeovers in the
  * background and drops those on record before it asks for permits (due/limited-takeovers.ts):
- * 1.9 s, 318 run. (One node alone: 0.25 s, every shard run — what is left is
- * the permits' hand-over between nodes, docs/limits.md.)
+ * 1.9 s, 318 run. What is left is the permits' hand-over between nodes (docs/limits.md): on one
+ * node the same job keeps up.
  */
 import { expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';

@@ -8,10 +8,10 @@ let poolAt = POOL_BYTES;
 
 /**
  * A short random id, url-safe: `bytes` random bytes in base64url. The bytes come from a pool
- * filled by the system's generator 4 KiB at a time and handed out once each: `randomBytes(9)` per
- * id (a Buffer and a trip into OpenSSL each time) cost ~10 µs, a quarter of a bulk upsert's time
- * per schedule (each writes an audit entry with its own id). Ids, not secrets: the dashboard's
- * tokens and keys draw their own bytes.
+ * filled by the system's generator 4 KiB at a time and handed out once each: `randomBytes` per id
+ * (a small Buffer of its own and a trip into OpenSSL each time) cost ~5 µs, and a bulk upsert
+ * makes one per schedule (its audit entry's id; BENCHMARKS.md, bulk upsert). Ids, not secrets:
+ * the dashboard's tokens and keys draw their own bytes.
  */
 export function randomId(bytes = 9): string {
   if (bytes > POOL_BYTES) throw new RangeError(`randomId: at most ${POOL_BYTES} bytes; got ${bytes}`);
