@@ -8,6 +8,7 @@
 import { invalidArgument } from '../core/errors.js';
 import { checkOptionNames, describe } from '../core/options.js';
 import { BaseStore, DEFAULT_CAPABILITIES } from './base.js';
+import { SortedKeys } from './memory-keys.js';
 import type {
   Lease,
   LeaseRequest,
@@ -23,6 +24,8 @@ import type { NormalizedPageOp } from './validate-page.js';
 interface Space {
   leases: Map<string, Lease>;
   records: Map<string, StoredRecord>;
+  /** The keys of `records`, in store order (scans). Changed only with `records`, in the same step. */
+  order: SortedKeys;
   fence: number;
 }
 
@@ -33,7 +36,7 @@ function hostClock(): number {
 }
 
 function newSpace(): Space {
-  return { leases: new Map(), records: new Map(), fence: 0 };
+  return { leases: new Map(), records: new Map(), order: new SortedKeys(), fence: 0 };
 }
 
 /** What `new MemoryStore(options)` accepts. */
@@ -177,7 +180,14 @@ export class MemoryStore extends BaseStore {
   }
 
   private putAt(key: string, value: string, ttlMs: number | undefined, now: number): void {
-    this.space.records.set(key, { key, value, expiresAt: ttlMs === undefined ? null : now + ttlMs });
+    const { records } = this.space;
+    if (!records.has(key)) this.space.order.add(key);
+    records.set(key, { key, value, expiresAt: ttlMs === undefined ? null : now + ttlMs });
+  }
+
+  /** Removes the record `key`, expired or not. */
+  private remove(key: string): void {
+    if (this.space.records.delete(key)) this.space.order.delete(key);
   }
 
   private liveRecord(key: string, now: number): StoredRecord | undefined {
@@ -195,30 +205,28 @@ export class MemoryStore extends BaseStore {
     return keys.map((key) => this.liveRecord(key, now)?.value ?? null);
   }
 
-  /** Counts in one synchronous pass on one clock reading (UTF-16 `startsWith` = code point prefix). */
+  /** Counts in one synchronous pass over the prefix's keys, on one clock reading. */
   protected override async doCount(prefix: string): Promise<number> {
     const now = this.clock();
     let count = 0;
-    for (const r of this.space.records.values()) {
-      if ((r.expiresAt === null || r.expiresAt > now) && r.key.startsWith(prefix)) count++;
+    for (const key of this.space.order.range(prefix, undefined, false)) {
+      if (this.liveRecord(key, now)) count++;
     }
     return count;
   }
 
+  /** Walks the prefix's keys in order from where the scan starts, on one clock reading. */
   protected async doScan(scan: NormalizedScan): Promise<StoredRecord[]> {
     const now = this.clock();
-    const direction = scan.reverse ? -1 : 1;
-    const after = scan.after;
-    return [...this.space.records.values()]
-      .filter(
-        (r) =>
-          r.key.startsWith(scan.prefix) &&
-          (r.expiresAt === null || r.expiresAt > now) &&
-          (after === undefined || compareKeys(r.key, after) * direction > 0),
-      )
-      .sort((a, b) => compareKeys(a.key, b.key) * direction)
-      .slice(0, scan.limit)
-      .map((r) => ({ ...r }));
+    const out: StoredRecord[] = [];
+    if (scan.limit <= 0) return out;
+    for (const key of this.space.order.range(scan.prefix, scan.after, scan.reverse)) {
+      const r = this.liveRecord(key, now);
+      if (!r) continue;
+      out.push({ ...r });
+      if (out.length >= scan.limit) break;
+    }
+    return out;
   }
 
   protected async doDelete(key: string): Promise<boolean> {
@@ -227,7 +235,7 @@ export class MemoryStore extends BaseStore {
 
   private deleteAt(key: string, now: number): boolean {
     const existed = this.liveRecord(key, now) !== undefined;
-    this.space.records.delete(key);
+    this.remove(key);
     return existed;
   }
 
@@ -263,7 +271,7 @@ export class MemoryStore extends BaseStore {
         return true;
       }
       if (!this.liveRecord(op.from, now)) return false;
-      this.space.records.delete(op.from);
+      this.remove(op.from);
       this.putAt(op.to, op.value, op.ttlMs, now);
       return true;
     });
@@ -284,7 +292,7 @@ export class MemoryStore extends BaseStore {
     for (const [key, record] of this.space.records) {
       if (records >= limit) break;
       if (record.expiresAt !== null && record.expiresAt <= now) {
-        this.space.records.delete(key);
+        this.remove(key);
         records++;
       }
     }
