@@ -39,13 +39,10 @@ export class SortedKeys {
     }
     const end = prefixEnd(prefix);
     const high = after !== undefined && (end === undefined || compareKeys(after, end) < 0) ? after : end;
-    // Every key of the prefix is below `end`; `after` itself is not returned (skipHighest).
-    const keys = this.tree.entriesReversed(high, undefined, high !== undefined);
-    for (const [key] of keys) {
-      if (!key.startsWith(prefix)) {
-        if (compareKeys(key, prefix) < 0) return;
-        continue;
-      }
+    // Every key of the prefix is below `end` and every key in [prefix, end) has the prefix, so the
+    // first key without it is below them all; `after` itself is not returned (skipHighest).
+    for (const [key] of this.tree.entriesReversed(high, undefined, high !== undefined)) {
+      if (!key.startsWith(prefix)) return;
       yield key;
     }
   }

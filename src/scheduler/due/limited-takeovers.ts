@@ -64,8 +64,9 @@ export class LimitedTakeovers {
     const s = this.state;
     const out: Found[] = [];
     for (const source of s.sources.values()) {
+      if (source.queue.length === 0) continue;
       const job = s.defined.get(source.job);
-      if (!job || !s.limits.limited(job.spec) || source.queue.length === 0) continue;
+      if (!job || !s.limits.limited(job.spec)) continue;
       const count = job.spec.shards?.count;
       for (const q of source.queue) {
         if (q.source === 'recover') continue;

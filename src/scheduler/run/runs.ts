@@ -132,9 +132,10 @@ export class Runs {
     const wasFull = s.freeSlots() <= 0;
     s.handlers--;
     s.settling++;
+    const slotFreed = wasFull && s.freeSlots() > 0;
     if (spare) s.permitFreed();
-    if (wasFull && s.freeSlots() > 0) s.nextPollAt = 0;
-    if (spare || (wasFull && s.freeSlots() > 0)) s.poke();
+    if (slotFreed) s.nextPollAt = 0;
+    if (spare || slotFreed) s.poke();
   }
 
   /**
