@@ -35,7 +35,8 @@ function stored(s: UserSchedule, variant: ChildConfig['variant']): StoredSchedul
 /**
  * SCALE_CALLS=1: each node process prints (stderr; shown with --verbose) its Store calls of the
  * last 20 s by kind — the method, and the key prefixes its keys or ops touch, with the batch's size
- * (S up to 10, M up to 100, L more) — to see which calls a change adds or saves.
+ * (S up to 10, M up to 100, L more), and the records its scans and gets returned (`rows of …`) —
+ * to see which calls a change adds or saves, and how many rows a node reads for what it runs.
  */
 const callKinds = process.env['SCALE_CALLS'] ? new Map<string, number>() : undefined;
 if (callKinds)
@@ -69,13 +70,15 @@ function counted(store: Store, counts: { calls: number; rowsRead: number }): Sto
       if (typeof value !== 'function' || prop === 'close' || typeof prop === 'symbol') return value;
       return (...args: unknown[]) => {
         counts.calls++;
-        if (callKinds) {
-          const kind = callKind(prop, args[0]);
-          callKinds.set(kind, (callKinds.get(kind) ?? 0) + 1);
-        }
+        const kind = callKinds && callKind(prop, args[0]);
+        if (callKinds && kind) callKinds.set(kind, (callKinds.get(kind) ?? 0) + 1);
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (prop === 'scan' || prop === 'get') {
           return (result as Promise<unknown>).then((r) => {
+            if (callKinds && kind) {
+              const rows = Array.isArray(r) ? r.length : r !== null ? 1 : 0;
+              callKinds.set(`rows of ${kind}`, (callKinds.get(`rows of ${kind}`) ?? 0) + rows);
+            }
             if (Array.isArray(r)) counts.rowsRead += r.length;
             else if (r !== null) counts.rowsRead++;
             return r;
