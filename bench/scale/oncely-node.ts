@@ -75,12 +75,10 @@ function counted(store: Store, counts: { calls: number; rowsRead: number }): Sto
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (prop === 'scan' || prop === 'get') {
           return (result as Promise<unknown>).then((r) => {
-            if (callKinds && kind) {
-              const rows = Array.isArray(r) ? r.length : r !== null ? 1 : 0;
+            const rows = Array.isArray(r) ? r.length : r !== null ? 1 : 0;
+            counts.rowsRead += rows;
+            if (callKinds && kind)
               callKinds.set(`rows of ${kind}`, (callKinds.get(`rows of ${kind}`) ?? 0) + rows);
-            }
-            if (Array.isArray(r)) counts.rowsRead += r.length;
-            else if (r !== null) counts.rowsRead++;
             return r;
           });
         }
