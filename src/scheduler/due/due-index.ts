@@ -9,6 +9,7 @@ import { decodeDueValue } from '../claim/page-record.js';
 import type { StoredScheduleRecord } from '../control/schedule-input.js';
 import { keys, parseDueEntry } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { carryOver, MAX_CARRIED } from './carry-over.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { Stalls, scanDue, stalledAfter, WaitingEntries } from './due-scan.js';
 import { ExpectedMoves } from './expected-moves.js';
@@ -16,8 +17,6 @@ import { pendingOf } from './pending-shards.js';
 import { ReadCursor } from './read-cursor.js';
 import { removedDue } from './removed-due.js';
 
-/** Entries kept across a read for the candidates they still hold (see `carryOver`), at most. */
-const MAX_CARRIED = 10_000;
 /** The due index is read at least this often, whatever else happens (a safety net). */
 const SAFETY_MS = 10_000;
 /** Reads of the due index follow one another at least this far apart (see `refresh`). */
@@ -68,6 +67,12 @@ export class DueIndex {
   readonly calendars = new Set<string>();
   /** Entries other live nodes go first for, since when this node's reads met them (due-scan.ts). */
   private readonly stalls = new Stalls();
+  /**
+   * The limited jobs whose entries the last read passed over, their entries read before still
+   * waiting for permits (`skipJobs` in `refresh`), and when that read was (store time): once one
+   * of them has no entry left waiting, the next read is owed now (see `passedOverFreed`).
+   */
+  private passedOver: { jobs: ReadonlySet<string>; readAt: number } | undefined;
   /** Schedules whose trigger did not compile here, by `id|v`: reported once. */
   private readonly bad = new Set<string>();
 
@@ -85,7 +90,9 @@ export class DueIndex {
    */
   wakeAt(): number {
     if (this.waitingForSlots()) return Number.POSITIVE_INFINITY;
-    const at = Math.min(this.nextReadAt, this.state.dueWakeAt);
+    let at = Math.min(this.nextReadAt, this.state.dueWakeAt);
+    if (this.passedOver !== undefined && this.passedOverFreed())
+      at = Math.min(at, this.passedOver.readAt + READ_GAP_MS);
     // A paused schedule's expected move will not come (schedule-pause.ts): no read for it.
     return Math.min(at, this.expected.earliest(this.state.pausedSchedules));
   }
@@ -107,6 +114,23 @@ export class DueIndex {
   private waitingForSlots(): boolean {
     for (const e of this.ready) if (!this.limited(e)) return true;
     return false;
+  }
+
+  /**
+   * Whether a job whose entries the last read passed over has no entry left waiting here: its
+   * permits came and what waited was claimed, so the entries passed over are next. Read only at
+   * the next safety read (nothing else owes one: they were due, not ahead), a rate-limited
+   * backlog ran ~2.5 s out of every 10 (test/limits-multiprocess.test.ts: 10,000 due under
+   * 2,000 starts a second took 54 s, grants in bursts ten seconds apart; the `maxConcurrency`
+   * job beside it the same).
+   */
+  private passedOverFreed(): boolean {
+    const left = new Set(this.passedOver!.jobs);
+    for (const e of this.ready) {
+      left.delete(e.schedule.job);
+      if (left.size === 0) return false;
+    }
+    return true;
   }
 
   /** Fresh due entries read and not yet offered in full (no free slot yet), oldest first. */
@@ -163,6 +187,7 @@ export class DueIndex {
     this.offeredNow.clear();
     const scan = await scanDue(s, now, s.freeSlots(), resumeAfter, skipJobs, this.stalls);
     const { due, notDueAt, heldUntil, truncated } = scan;
+    this.passedOver = scan.passedOver && { jobs: scan.passedOver, readAt: now };
     this.cursor.stoppedAt(scan.resumeAfter);
     const entries = await this.fresh(due, now);
     const seen = new Set(entries.map((e) => e.schedule.id));
@@ -358,42 +383,4 @@ export class DueIndex {
       });
     }
   }
-}
-
-/**
- * The entries a read returned (`fresh`), after the ones read before that still hold candidates
- * not offered (`planned`: shards waiting for slots, a fleet limit's permits or another node's
- * grace) and that this read did not return — moved on by a shard 0's claim (this node's or
- * another's), or a one-shot's ended. Nothing else holds those shards: the moved entry remembers
- * only the fire times of the last two leases, and offers them only for half a done hold
- * (pending-shards.ts, `pending`); a one-shot has no next entry at all. Dropped with the read —
- * any schedule's upsert elsewhere changes the revision and forces one — they were never run nor
- * recorded (simulator: a sharded job of eight one-shots under maxConcurrency 2, schedules
- * upserted meanwhile; 2-3 shards lost per seed). An entry the read returns again replaces its old
- * copy (planned afresh). Offering a moved entry's leftovers is safe: each is a claim of one
- * occurrence, refused where it ran. (An entry of a job that is not sharded is never kept: its one
- * candidate carries the move.)
- */
-function carryOver(
-  planned: readonly DueEntry[],
-  waiting: readonly DueEntry[],
-  fresh: DueEntry[],
-): DueEntry[] {
-  if (planned.length === 0 && waiting.length === 0) return fresh;
-  const read = new Set(fresh.map((e) => e.key));
-  const kept: DueEntry[] = [];
-  const seen = new Set<DueEntry>();
-  for (const e of waiting) {
-    // A limited job's, as it was (its entries were passed over by the read).
-    if (read.has(e.key)) continue;
-    kept.push(e);
-    seen.add(e);
-  }
-  for (const e of planned) {
-    if (seen.has(e) || read.has(e.key) || kept.length >= MAX_CARRIED) continue;
-    // Only the shards that do not move the entry: it moved (or ended) already.
-    e.plan = e.plan!.filter((c) => c.advance === undefined && c.settleOnly === undefined);
-    if (e.plan.length > 0) kept.push(e);
-  }
-  return kept.length === 0 ? fresh : [...kept, ...fresh];
 }

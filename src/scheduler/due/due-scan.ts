@@ -32,8 +32,10 @@ export async function scanDue(
   stalls: Stalls = new Stalls(),
 ): Promise<DueScan> {
   stalls.readStart();
-  const read = await scanOnce(s, now, want, resumeAfter, skipJobs, stalls);
+  const passedOver = new Set<string>();
+  const read = await scanOnce(s, now, want, resumeAfter, skipJobs, stalls, passedOver);
   stalls.readDone(resumeAfter, read.truncated === undefined ? undefined : read.resumeAfter);
+  if (passedOver.size > 0) read.passedOver = passedOver;
   return read;
 }
 
@@ -45,6 +47,8 @@ export interface DueScan {
   truncated?: 'full' | 'pages';
   /** Where the next read goes on (a read stopped for want of slots or after MAX_PAGES). */
   resumeAfter?: string;
+  /** The jobs of `skipJobs` whose due entries this read passed over (none: undefined). */
+  passedOver?: Set<string>;
 }
 
 async function scanOnce(
@@ -54,6 +58,7 @@ async function scanOnce(
   resumeAfter: string | undefined,
   skipJobs: WaitingEntries | undefined,
   stalls: Stalls,
+  passedOver: Set<string>,
 ): Promise<DueScan> {
   const due: StoredRecord[] = [];
   // Past the grace, entries another live node goes first for (see the comment at the loop).
@@ -100,6 +105,7 @@ async function scanOnce(
       // counted as stalled while the job's other entries waited here (simulator,
       // `lim,rl,mc,pages`, sim faults, seed 2: mc/mc2@+6 s lay 7 s).
       if (skipJobs?.passesOver(job, r.key) === true) {
+        passedOver.add(job);
         if (
           at + SPREAD_GRACE_MS <= now &&
           !s.pausedSchedules.has(id) &&

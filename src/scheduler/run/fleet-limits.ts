@@ -14,7 +14,7 @@ const RETURN_AFTER_MS = 15;
 /** A write that failed (the store away) is tried again after this long. */
 const RETRY_AFTER_FAILURE_MS = 1_000;
 /** A rate limit's grant is used within this long of its answer, or given back unused (see `stale`). */
-const MAX_GRANT_AGE_MS = 100;
+export const MAX_GRANT_AGE_MS = 100;
 /**
  * How long the lease under which a job's first limit record is created is held (`limnew|<job>`),
  * so that no node creates it a second time: a node that found no record and was about to create
