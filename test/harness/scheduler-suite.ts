@@ -820,7 +820,9 @@ export function describeScheduler(name: string, open: OpenStore, options: Schedu
       // Every request is consumed, the skipped one too: nothing left to re-read each poll.
       const left = await nodes[0]!.store.scan(keys.triggerPrefix, { limit: 10_000 });
       expect(left.filter((r) => r.key.includes(job))).toEqual([]);
-    });
+      // Above its waits (six of up to 10 s each): a step that hangs is named by its `until`, not
+      // by the test's timeout (a CI run under load timed out at 30 s, the step unknown).
+    }, 90_000);
 
     test('timeout aborts the signal and records timed-out', async ({ node }) => {
       const job = unique('timeout');
