@@ -279,6 +279,25 @@ describe('metrics', () => {
     return found ? Number(found.slice(line.length + 1)) : 0;
   }
 
+  it('a read right after a run started or succeeded counts it (the run counters are summed before they are added)', async () => {
+    const registry = new Registry();
+    const scheduler = await newScheduler({ registry });
+    scheduler.define('now', {}, async () => {});
+    const reads: Promise<string>[] = [];
+    // Read in the listener itself, in the same synchronous stretch as the count (run-tally.ts).
+    scheduler.on('started', () => reads.push(registry.metrics()));
+    scheduler.on('succeeded', () => reads.push(scheduler.metrics()));
+    const done = collect(scheduler, 'succeeded', 1);
+    await scheduler.start();
+    await scheduler.trigger('now');
+    await done;
+    await scheduler.stop();
+    const [atStart, atEnd] = await Promise.all(reads);
+    expect(sample(atStart!, 'oncely_runs_started_total{job="now",source="manual"}')).toBe(1);
+    expect(sample(atStart!, 'oncely_lock_acquisitions_total{job="now"}')).toBe(1);
+    expect(sample(atEnd!, 'oncely_runs_total{job="now",status="succeeded"}')).toBe(1);
+  });
+
   it('counts runs, failures, skips, claims, durations and lateness; registry option shares them', async () => {
     const registry = new Registry();
     const scheduler = await newScheduler({ registry });

@@ -28,6 +28,11 @@ export class SchedulerMetrics {
   readonly misfires: Counter<'job' | 'action'>;
   readonly storeErrors: Counter;
   readonly running: Gauge;
+  /**
+   * Called before prom-client reads the run counters (their `collect`): counts summed and not
+   * added yet are added first (run-tally.ts).
+   */
+  beforeRead: (() => void) | undefined;
 
   /** `shared`: the user's registry (the `registry` option); a metric already in it is reused. */
   constructor(shared: Registry | undefined) {
@@ -41,17 +46,34 @@ export class SchedulerMetrics {
       if (!existing) shared?.registerMetric(metric);
       return metric;
     };
-    const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-      add(name, () => new Counter<L>({ name, help, labelNames, registers: [] }));
+    const counter = <L extends string>(
+      name: string,
+      help: string,
+      labelNames: readonly L[],
+      tallied = false,
+    ) =>
+      add(
+        name,
+        () =>
+          new Counter<L>({
+            name,
+            help,
+            labelNames,
+            registers: [],
+            ...(tallied && { collect: () => this.beforeRead?.() }),
+          }),
+      );
     this.runsStarted = counter(
       'oncely_runs_started_total',
       'Run attempts started on this node, by job and source (schedule, misfire, retry, recover, manual, backfill).',
       ['job', 'source'],
+      true,
     );
     this.runs = counter(
       'oncely_runs_total',
       'Finished runs on this node by job and status (succeeded, failed, timed-out, skipped).',
       ['job', 'status'],
+      true,
     );
     this.failures = counter(
       'oncely_run_failures_total',
@@ -62,6 +84,7 @@ export class SchedulerMetrics {
       'oncely_lock_acquisitions_total',
       'Occurrence claims this node acquired and started a run under, by job (as oncely_runs_started_total summed over source).',
       ['job'],
+      true,
     );
     this.claimsAttempted = counter(
       'oncely_claims_attempted_total',

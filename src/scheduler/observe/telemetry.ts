@@ -8,6 +8,7 @@ import {
 } from '../../core/logger.js';
 import type { RunEvent, RunSource, SchedulerEvents, SchedulerOptions } from '../types.js';
 import { SchedulerMetrics } from './metrics.js';
+import { RunTally } from './run-tally.js';
 import { skipText } from './skip-text.js';
 import { Tracing } from './tracing.js';
 
@@ -41,6 +42,7 @@ function runFields(e: RunEvent): LogFields {
  */
 export class Telemetry {
   readonly metrics: SchedulerMetrics;
+  private readonly tally: RunTally;
   readonly tracing: Tracing | undefined;
   /**
    * Writes a warn or error record; `undefined` with the silent logger, so that `this.log?.(…)`
@@ -62,6 +64,7 @@ export class Telemetry {
     this.log = logger === silentLogger ? undefined : recordWriter(logger);
     this.chatter = logger === consoleWarnings ? undefined : this.log;
     this.metrics = new SchedulerMetrics(options.registry);
+    this.tally = new RunTally(this.metrics);
     this.tracing = Tracing.create(options.tracer);
   }
 
@@ -75,19 +78,16 @@ export class Telemetry {
     );
   }
 
-  /** The metrics of a run's start (its 'started' event logs it, see `observe`). */
+  /** The metrics of a run's start (its 'started' event logs it, see `observe`); counters summed (run-tally.ts). */
   runStarted(job: string, source: RunSource, lateMs: number): void {
-    const m = this.metrics;
-    m.runsStarted.inc({ job, source });
-    m.acquisitions.inc({ job });
-    m.lateness.observe({ job }, Math.max(0, lateMs) / 1000);
+    this.tally.start(job, source);
+    this.metrics.lateness.observe({ job }, Math.max(0, lateMs) / 1000);
   }
 
-  /** The metrics of a run that succeeded (its 'succeeded' event logs it, see `observe`). */
+  /** The metrics of a run that succeeded (its 'succeeded' event logs it, see `observe`); as runStarted. */
   runSucceeded(job: string, durationMs: number): void {
-    const m = this.metrics;
-    m.runs.inc({ job, status: 'succeeded' });
-    m.duration.observe({ job, status: 'succeeded' }, durationMs / 1000);
+    this.tally.succeed(job);
+    this.metrics.duration.observe({ job, status: 'succeeded' }, durationMs / 1000);
   }
 
   observe(...[event, e]: Observed): void {

@@ -100,12 +100,18 @@ export class Tracing {
     span.end();
   }
 
-  /** The finishing batch of a run, as a child of its last attempt's span. */
+  /**
+   * The finishing batch of a run, as a child of its last attempt's span. A run span without a
+   * span context (no SDK: every span a no-op) is no parent: an SDK starts a root span either way,
+   * and the context built to carry it was, per run of a fan-out, most of what tracing allocated.
+   */
   finish(run: Span, status: RunStatus): Span {
     const span = this.tracer.startSpan(
       'oncely.finish',
       undefined,
-      this.api.trace.setSpan(this.api.ROOT_CONTEXT, run),
+      run.spanContext() === this.api.INVALID_SPAN_CONTEXT
+        ? this.api.ROOT_CONTEXT
+        : this.api.trace.setSpan(this.api.ROOT_CONTEXT, run),
     );
     if (span.isRecording()) span.setAttribute('oncely.status', status);
     return span;
