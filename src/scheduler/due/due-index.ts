@@ -118,11 +118,11 @@ export class DueIndex {
 
   /**
    * Whether a job whose entries the last read passed over has no entry left waiting here: its
-   * permits came and what waited was claimed, so the entries passed over are next. Read only at
-   * the next safety read (nothing else owes one: they were due, not ahead), a rate-limited
-   * backlog ran ~2.5 s out of every 10 (test/limits-multiprocess.test.ts: 10,000 due under
-   * 2,000 starts a second took 54 s, grants in bursts ten seconds apart; the `maxConcurrency`
-   * job beside it the same).
+   * permits came and what waited was claimed, so the entries passed over are next. Nothing else
+   * owes that read (they were due already, not ahead): before, they waited for the safety read,
+   * and a limited job's backlog moved for ~2.5 s out of every 10 (test/limits-multiprocess.test.ts:
+   * 10,000 due under 2,000 starts a second took 54 s, granted in bursts ten seconds apart; the
+   * `maxConcurrency` job beside it the same; test/simulate-limited-backlog-reads.test.ts).
    */
   private passedOverFreed(): boolean {
     const left = new Set(this.passedOver!.jobs);

@@ -1,6 +1,9 @@
 import type { RunSource } from '../types.js';
 import type { SchedulerMetrics } from './metrics.js';
 
+/** How long counts wait to be added (the timer does not keep the process alive). */
+const FLUSH_MS = 100;
+
 /**
  * The counters of runs started and succeeded (`oncely_runs_started_total`,
  * `oncely_lock_acquisitions_total`, `oncely_runs_total{status="succeeded"}`), summed per job and
@@ -15,9 +18,6 @@ import type { SchedulerMetrics } from './metrics.js';
  * metric another scheduler in the process created in a shared registry lacks that hook; a read
  * of that one lags by at most FLUSH_MS.
  */
-/** How long counts wait to be added (the timer does not keep the process alive). */
-const FLUSH_MS = 100;
-
 export class RunTally {
   private readonly started = new Map<string, Map<RunSource, number>>();
   private readonly succeeded = new Map<string, number>();
