@@ -70,6 +70,17 @@ describe('history entries as stored', () => {
       { ...base, scheduleId: 'u|1', shard: 2, scheduledAt: new Date(F + 37_000), output: 'ok "quoted"\n' },
       { ...base, scheduleId: 'u2', status: 'failed', error: 'Error: x "y"' },
       { ...base, source: 'misfire', attempt: 3, token: 99, output: '' },
+      // Text with escapes, and characters JSON writes as they are or as \u escapes (a lone surrogate).
+      {
+        ...base,
+        scheduleId: 'ü "x"\\\n\u0001\ud800 😀',
+        node: 'nœud\t',
+        startedAt: new Date(F + 104),
+        finishedAt: new Date(F + 1),
+        error: 'Error: a\r\nb',
+        output: '{"json":"inside"}',
+      },
+      { ...base, scheduledAt: new Date(F + 1), shard: 0, token: 2 ** 53 - 1, attempt: 1e6 },
     ];
     for (const e of cases) {
       const text = encodeOutcome({
@@ -89,6 +100,29 @@ describe('history entries as stored', () => {
         output: e.output,
       });
       expect(text).toBe(encodeHistory(e));
+    }
+  });
+
+  it('writes numbers as JSON does: store times with fractions (estimated from a monotonic clock), large and tiny ones', () => {
+    for (const v of [1_796_529_120_104.8855, 0.1 + 0.2, 1e21, -0, 5e-7, 2 ** 53 + 2]) {
+      const o = {
+        job: 'j',
+        scheduleId: undefined,
+        fireTime: F,
+        scheduledAt: F,
+        shard: undefined,
+        node: 'n',
+        attempt: 1,
+        token: 1,
+        source: 'schedule' as const,
+        status: 'succeeded' as const,
+        startedAt: v,
+        finishedAt: v * 2,
+        error: undefined,
+        output: undefined,
+      };
+      const { scheduleId: _s, scheduledAt: _a, shard: _h, ...fields } = o;
+      expect(encodeOutcome(o)).toBe(JSON.stringify(fields));
     }
   });
 });
