@@ -136,7 +136,17 @@ describe('a node that dies at an exact moment of a run (memory store)', () => {
     // b's late claim arrives after a's 1 s lease: b wins it, but the answer comes after b's own
     // lease — b must not run on it, and must not drop it either (nobody else will: a is dead).
     const { runs, F } = await diesBeforeStart('late-answer', '1s');
-    await until(() => runs.length > 0, 15_000, 'node b to run it');
+    // What b decided meanwhile, for a failure's message (it missed the 15 s once on a loaded CI
+    // run, with nothing to say why: a misfire skip past the 10 s threshold? errors?).
+    const seen: string[] = [];
+    const b = live.at(-1)!;
+    for (const event of ['misfired', 'skipped', 'error', 'failed'] as const)
+      b.on(event, (e: object) =>
+        seen.push(`${event} ${JSON.stringify(e, (_k, v) => (v instanceof Error ? v.message : v))}`),
+      );
+    await until(() => runs.length > 0, 15_000, 'node b to run it').catch((err: Error) => {
+      throw new Error(`${err.message}; node b's events: ${seen.join(' | ') || 'none'}`);
+    });
     await sleep(1_500);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ node: 'b', fireTime: F });
