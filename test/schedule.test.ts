@@ -348,4 +348,43 @@ describe('remembered next fire times', () => {
     for (let i = 0; i < 2; i++)
       expect(() => compileShared({ cron: '61 * * * *' }, `bad ${i}`)).toThrow(new RegExp(`bad ${i}`));
   });
+
+  it('compiles a stored schedule record by its trigger fields alone, typed, as compileTrigger would', async () => {
+    const { compileStored } = await import('../src/schedule/shared-triggers.js');
+    const { compileTrigger } = await import('../src/schedule/trigger.js');
+    const what = () => 'schedule "u1"';
+    // As read back: parsed JSON, any fields.
+    const stored = (r: Record<string, unknown>) => compileStored(r, what);
+    const record = {
+      id: 'u1',
+      job: 'j',
+      data: { x: 1 },
+      v: 'a.0',
+      cron: '7 7 * * *',
+      timezone: 'Asia/Kolkata',
+    };
+    const a = stored(record);
+    expect(a).toEqual(compileTrigger({ cron: '7 7 * * *', timezone: 'Asia/Kolkata' }));
+    // Another user's record of the same trigger: the same compiled trigger.
+    expect(stored({ ...record, id: 'u2', data: { x: 2 }, v: 'b.0' })).toBe(a);
+    expect(stored({ ...record, timezone: 'UTC' })).not.toBe(a);
+    // Types key apart: every 10000 (ms) and '10s' are two entries, both right; a number-like
+    // string is not taken for the number's trigger.
+    const ms = stored({ every: 10_000 });
+    expect(ms).toEqual({ kind: 'every', everyMs: 10_000 });
+    expect(stored({ every: '10s' })).toEqual(ms);
+    expect(stored({ every: '10s' })).not.toBe(ms);
+    expect(() => stored({ every: '10000' })).toThrow(/schedule "u1"/);
+    // No text runs into the next field: cron '0 9 * * *' in UTC, compiled first, does not answer
+    // for cron '0 9 * * *UTC' (no zone), which is invalid.
+    expect(stored({ cron: '0 9 * * *', timezone: 'UTC' })).toEqual(
+      compileTrigger({ cron: '0 9 * * *', timezone: 'UTC' }),
+    );
+    expect(() => stored({ cron: '0 9 * * *UTC' })).toThrow(/schedule "u1": cron/);
+    // Two kinds in one record, or none: refused, naming the schedule, every time.
+    for (let i = 0; i < 2; i++) {
+      expect(() => stored({ cron: '0 9 * * *', every: '1m' })).toThrow(/schedule "u1": give only one/);
+      expect(() => stored({ id: 'x' })).toThrow(/schedule "u1": give one of/);
+    }
+  });
 });

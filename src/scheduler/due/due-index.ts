@@ -1,8 +1,8 @@
 import { boundedBy } from '../../schedule/bounds.js';
 import { type CompiledExclude, compileExclude, cronZone } from '../../schedule/exclude.js';
 import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
-import { compileShared } from '../../schedule/shared-triggers.js';
-import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
+import { compileStored } from '../../schedule/shared-triggers.js';
+import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { decodeDueValue } from '../claim/page-record.js';
@@ -246,7 +246,10 @@ export class DueIndex {
   /** The due entries whose schedule is current (one `getMany` per 1,000); stale ones deleted. */
   private async fresh(due: StoredRecord[], readAt: number): Promise<DueEntry[]> {
     const s = this.state;
-    const parsed = due.map((r) => ({ key: r.key, ...parseDueEntry(r.key) }));
+    const parsed = due.map((r) => {
+      const e = parseDueEntry(r.key);
+      return { key: r.key, id: e.id, v: e.v, fireTime: e.fireTime, at: e.at };
+    });
     const chunks: (typeof parsed)[] = [];
     for (let i = 0; i < parsed.length; i += MAX_BATCH) chunks.push(parsed.slice(i, i + MAX_BATCH));
     const values = (
@@ -263,14 +266,15 @@ export class DueIndex {
         stale.push(due[i]!);
         return;
       }
-      const { id: _i, job: _j, data: _d, v: _v, jitter: j, exclude: x, ...t } = schedule;
+      const j = schedule.jitter;
+      const x = schedule.exclude;
       let trigger: CompiledTrigger;
       let jitter: CompiledJitter | undefined;
       let exclude: CompiledExclude | undefined;
       // What an error names: built only for one (a read of 20,000 entries built it 40,000 times).
       const what = () => `schedule ${JSON.stringify(p.id)}`;
       try {
-        trigger = compileShared(t as Trigger, what);
+        trigger = compileStored(schedule, what);
         jitter = j === undefined ? undefined : compileJitter(j, undefined, what());
         // Only for a schedule with exclusions (most have none: nothing to compile or check).
         if (x !== undefined) {

@@ -17,7 +17,12 @@ export function pgArrayLiteral(values: readonly (string | number | null)[]): str
   // below, and none of its per-element copies). Any other escape (`\n`, `\u0001`, a lone
   // surrogate's `\ud800`) would mean something else here — a backslash only quotes the next
   // character — so a text with one goes through the loop: {@link OTHER_ESCAPE} finds a backslash
-  // that starts an escape (after an even run of them) and is not followed by `"` or `\`.
+  // followed by a letter that starts such an escape. It may also find the second backslash of an
+  // escaped one followed by such a letter (`\\n`: a text holding a backslash and an `n`, as a
+  // JSON value with an escaped newline does): that text takes the loop too — slower, still right.
+  // (An exact test — an odd run of backslashes followed by neither `"` nor `\` — cost 1.5 % of a
+  // node's CPU in a fan-out of 100,000: history values are JSON, full of `\"`, each one a
+  // look-behind and a run to try.)
   const json = JSON.stringify(values);
   if (!json.includes('\\') || !OTHER_ESCAPE.test(json)) return `{${json.slice(1, -1)}}`;
   let out = '{';
@@ -37,7 +42,7 @@ export function pgArrayLiteral(values: readonly (string | number | null)[]): str
   return `${out}}`;
 }
 
-/** A JSON escape other than `\"` and `\\`: an odd run of backslashes followed by neither. */
-const OTHER_ESCAPE = /(?<!\\)(?:\\\\)*\\[^"\\]/;
+/** A backslash followed by a letter that starts a JSON escape other than `\"` and `\\` (JSON writes no other). */
+const OTHER_ESCAPE = /\\[bfnrtu]/;
 const BACKSLASH = /\\/g;
 const QUOTE = /"/g;
