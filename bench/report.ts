@@ -125,11 +125,11 @@ export function machineLine(loadAtStart: number): string {
   );
 }
 
-/** Prints a benchmark section and, unless it was a `--quick` smoke run, writes it into BENCHMARKS.md. */
-export function publish(root: string, heading: string, body: string, quick: boolean): void {
+/** Prints a benchmark section and, unless `printOnly` (a `--quick` or resized smoke run), writes it into BENCHMARKS.md. */
+export function publish(root: string, heading: string, body: string, printOnly: boolean): void {
   console.log(`\n${heading}\n\n${body}`);
-  if (quick) {
-    console.log('--quick: BENCHMARKS.md left unchanged');
+  if (printOnly) {
+    console.log('printed only (a quick or resized run): BENCHMARKS.md left unchanged');
     return;
   }
   writeSection(join(root, 'BENCHMARKS.md'), heading, body);
