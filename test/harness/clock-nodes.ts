@@ -30,6 +30,7 @@ export interface ClockLine {
   attempt?: number;
   storeNow?: number;
   aborted?: boolean;
+  reason?: string;
   wallMinusStore?: number;
 }
 
