@@ -20,9 +20,9 @@ export function pgArrayLiteral(values: readonly (string | number | null)[]): str
   // followed by a letter that starts such an escape. It may also find the second backslash of an
   // escaped one followed by such a letter (`\\n`: a text holding a backslash and an `n`, as a
   // JSON value with an escaped newline does): that text takes the loop too — slower, still right.
-  // (An exact test — an odd run of backslashes followed by neither `"` nor `\` — cost 1.5 % of a
-  // node's CPU in a fan-out of 100,000: history values are JSON, full of `\"`, each one a
-  // look-behind and a run to try.)
+  // (The exact test — an odd run of backslashes followed by neither `"` nor `\` — tried a
+  // look-behind and a run at every `\"` of a history batch, whose values are JSON: 1.22 µs a
+  // value for the whole literal with it, 1.09-1.14 with this one, measured alone.)
   const json = JSON.stringify(values);
   if (!json.includes('\\') || !OTHER_ESCAPE.test(json)) return `{${json.slice(1, -1)}}`;
   let out = '{';
