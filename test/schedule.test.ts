@@ -350,11 +350,11 @@ describe('remembered next fire times', () => {
   });
 
   it('compiles a stored schedule record by its trigger fields alone, typed, as compileTrigger would', async () => {
-    const { compileStored } = await import('../src/schedule/shared-triggers.js');
+    const { compileShared } = await import('../src/schedule/shared-triggers.js');
     const { compileTrigger } = await import('../src/schedule/trigger.js');
     const what = () => 'schedule "u1"';
     // As read back: parsed JSON, any fields.
-    const stored = (r: Record<string, unknown>) => compileStored(r, what);
+    const stored = (r: Record<string, unknown>) => compileShared(r, what);
     const record = {
       id: 'u1',
       job: 'j',

@@ -3,8 +3,19 @@ import { type CompiledTrigger, compileTrigger, type Trigger } from './trigger.js
 /** Distinct triggers kept compiled at most; past it the cache starts over. */
 const MAX_SHARED = 10_000;
 
-/** Compiled triggers by their fields, shared by everything in the process that compiles stored schedules. */
+/** Compiled triggers by {@link signatureOf}, shared by everything in the process that compiles stored schedules. */
 const shared = new Map<string, CompiledTrigger>();
+
+/**
+ * The fields that make a trigger, as a stored schedule's record or an upsert's input holds them
+ * (parsed JSON: any value may be of any type; other fields may be there too).
+ */
+export interface TriggerFields {
+  cron?: unknown;
+  every?: unknown;
+  at?: unknown;
+  timezone?: unknown;
+}
 
 /**
  * `compileTrigger(t)`, once per distinct trigger in the process: stored schedules repeat a few
@@ -13,61 +24,28 @@ const shared = new Map<string, CompiledTrigger>();
  * costs tens of microseconds to build. A compiled trigger is immutable and holds no caller's name
  * (`what` is only for the error a bad one throws — a function builds it only then; errors are not
  * cached), so sharing is safe.
- * Keyed by the trigger fields as given (`'10s'` and `10000` are two entries, both right).
+ *
+ * Keyed by the four trigger fields read in place (`'10s'` and `10000` are two entries, both right),
+ * so a whole record may be passed — compileTrigger reads nothing else. The due index passes each
+ * record it reads: copying the fields out first (`{ id, job, data, v, …trigger }`) and keying the
+ * copy by its JSON took 1.52 µs an entry with the record's parse, 1.13 this way (measured alone).
  */
-export function compileShared(trigger: Trigger, what: string | (() => string)): CompiledTrigger {
-  const t = trigger as { cron?: unknown; every?: unknown; at?: unknown; timezone?: unknown };
-  const at = t.at instanceof Date ? t.at.getTime() : t.at;
-  const signature = JSON.stringify([t.cron, t.every, at, t.timezone, Object.keys(trigger).length]);
+export function compileShared(trigger: TriggerFields, what: string | (() => string)): CompiledTrigger {
+  const signature = signatureOf(trigger);
   const known = shared.get(signature);
   if (known) return known;
-  const compiled = compileTrigger(trigger, typeof what === 'string' ? what : what());
+  const compiled = compileTrigger(trigger as Trigger, typeof what === 'string' ? what : what());
   if (shared.size >= MAX_SHARED) shared.clear();
   shared.set(signature, compiled);
   return compiled;
-}
-
-/** Compiled triggers of stored schedule records, by {@link storedSignature}. */
-const storedShared = new Map<string, CompiledTrigger>();
-
-/**
- * {@link compileShared} for a stored schedule's record as read back (due/due-index.ts): keyed on
- * its trigger fields read in place, the trigger built only on a miss, where copying them out of
- * each record first (`{ id, job, data, v, …trigger }`) and keying the copy by its JSON ran for
- * every due entry read: parse and compile took 1.52 µs an entry that way, 1.13 this way
- * (measured alone; a fan-out spends ~60-120 µs per occurrence in all). Only `cron`, `every`, `at`
- * and `timezone` make a trigger (compileTrigger reads nothing else), so the result is what
- * compileShared gives for the record's fields.
- */
-export function compileStored(record: StoredTriggerFields, what: () => string): CompiledTrigger {
-  const signature = storedSignature(record);
-  const known = storedShared.get(signature);
-  if (known) return known;
-  const t: StoredTriggerFields = {};
-  if (record.cron !== undefined) t.cron = record.cron;
-  if (record.every !== undefined) t.every = record.every;
-  if (record.at !== undefined) t.at = record.at;
-  if (record.timezone !== undefined) t.timezone = record.timezone;
-  const compiled = compileTrigger(t as Trigger, what());
-  if (storedShared.size >= MAX_SHARED) storedShared.clear();
-  storedShared.set(signature, compiled);
-  return compiled;
-}
-
-/** The trigger fields of a stored schedule's record (parsed JSON: any value may be of any type). */
-interface StoredTriggerFields {
-  cron?: unknown;
-  every?: unknown;
-  at?: unknown;
-  timezone?: unknown;
 }
 
 /**
  * The four fields with their types, so that `every` 10000 and '10000' key apart (as JSON would);
  * a string is prefixed with its length, so no text can run into the next field.
  */
-function storedSignature(r: StoredTriggerFields): string {
-  return `${part(r.cron)}\u0000${part(r.every)}\u0000${part(r.at)}\u0000${part(r.timezone)}`;
+function signatureOf(t: TriggerFields): string {
+  return `${part(t.cron)}\u0000${part(t.every)}\u0000${part(t.at)}\u0000${part(t.timezone)}`;
 }
 
 function part(v: unknown): string {

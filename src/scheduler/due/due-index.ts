@@ -1,7 +1,7 @@
 import { boundedBy } from '../../schedule/bounds.js';
 import { type CompiledExclude, compileExclude, cronZone } from '../../schedule/exclude.js';
 import { type CompiledJitter, compileJitter } from '../../schedule/jitter.js';
-import { compileStored } from '../../schedule/shared-triggers.js';
+import { compileShared } from '../../schedule/shared-triggers.js';
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
@@ -274,7 +274,7 @@ export class DueIndex {
       // What an error names: built only for one (a read of 20,000 entries built it 40,000 times).
       const what = () => `schedule ${JSON.stringify(p.id)}`;
       try {
-        trigger = compileStored(schedule, what);
+        trigger = compileShared(schedule, what);
         jitter = j === undefined ? undefined : compileJitter(j, undefined, what());
         // Only for a schedule with exclusions (most have none: nothing to compile or check).
         if (x !== undefined) {

@@ -112,8 +112,8 @@ export class Runs {
     // then (its abandon writes, run.ts), and until it ends the occurrence counts as running here.
     // An unanswered claim found held by this node and running here is not adopted and not offered
     // again (unanswered.ts), so a tick in between dropped it — held, then freed, never run
-    // (test/faults-crash.test.ts, "a claim won whose answer came after its own lease": 2 of ~40
-    // runs under load, the next tick 6 ms after the failed start).
+    // (test/faults-crash.test.ts, "a claim won whose answer came after its own lease": once in
+    // CI, 3 of ~53 looped runs under load, the next tick 6 ms after the failed start).
     let unstarted = false;
     const lapsed = () => {
       unstarted = true;
