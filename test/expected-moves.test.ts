@@ -42,4 +42,43 @@ describe('ExpectedMoves (the due index expects moved entries)', () => {
     // b given up after its fourth miss: c is what is left.
     expect(m.earliest(none)).toBe(60_000);
   });
+
+  it('agrees with a walk over every expectation through random expects, cancels, pauses and sweeps', () => {
+    // The plain model: a map walked at every question (what the heap replaced).
+    for (let seed = 1; seed <= 20; seed++) {
+      let r = seed;
+      const rand = (n: number) => {
+        r = (r * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return r % n;
+      };
+      const model = new Map<string, { at: number; tries: number }>();
+      const m = new ExpectedMoves();
+      let now = 0;
+      for (let step = 0; step < 2_000; step++) {
+        const id = `s${rand(60)}`;
+        const op = rand(10);
+        if (op < 5) {
+          const at = now + rand(5_000);
+          model.set(id, { at, tries: 0 });
+          m.expect(id, at);
+        } else if (op < 6) {
+          model.delete(id);
+          m.cancel(id);
+        } else if (op < 8) {
+          now += rand(1_500);
+          const seen = new Set(Array.from({ length: rand(8) }, () => `s${rand(60)}`));
+          for (const [k, x] of model) {
+            if (seen.has(k) || (x.at <= now && ++x.tries > 3)) model.delete(k);
+            else if (x.at <= now) x.at = now + 1_000;
+          }
+          m.sweep(seen, now, 1_000);
+        }
+        const paused = new Set(Array.from({ length: rand(3) === 0 ? rand(30) : 0 }, () => `s${rand(60)}`));
+        let want = Number.POSITIVE_INFINITY;
+        for (const [k, x] of model) if (!paused.has(k)) want = Math.min(want, x.at);
+        expect(m.earliest(paused), `seed ${seed}, step ${step}`).toBe(want);
+        expect(m.size).toBe(model.size);
+      }
+    }
+  });
 });

@@ -1,27 +1,37 @@
 /** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
 const EXPECT_TRIES = 3;
 
+/** One expectation: `gen` tells the current one of a schedule from those it replaced. */
+interface Expectation {
+  id: string;
+  at: number;
+  tries: number;
+  gen: number;
+}
+
 /**
  * The due entries this node expects soon: a stored schedule it offered in full moves on to its
  * next fire time, and a read is owed when that comes (due-index.ts, `offeredInFull`). By schedule
  * id: `at`, when the moved entry is due, and how often it was looked for and not found.
  *
- * The earliest `at` is kept as the map changes, not found by a walk at each look: the loop asks
- * for it at every turn (`DueIndex.wakeAt`), and with 20,000 stored schedules every few seconds the
- * walk was a sixth of the node's CPU.
+ * Nothing here walks every expectation: the loop asks for the earliest at every turn
+ * (`DueIndex.wakeAt`) and every read sweeps, and with tens of thousands of schedules every minute
+ * each walk cost a node a sixth of its CPU (the earliest, before 2026-11) and then, the sweep
+ * after each of a fan-out's reads, ~12 % (25,000 schedules every 30 s, one node). A binary
+ * min-heap by `at` holds every expectation made; one replaced or dropped stays in it, stale (its
+ * `gen` no longer the schedule's), until it comes to the top and is thrown away there, or the heap
+ * is rebuilt from the live ones when stale ones outnumber them.
  */
 export class ExpectedMoves {
-  private readonly byId = new Map<string, { at: number; tries: number }>();
-  /** The earliest `at` of {@link byId}; undefined: to be found again. */
-  private earliestAt: number | undefined = Number.POSITIVE_INFINITY;
+  private readonly byId = new Map<string, Expectation>();
+  private readonly heap: Expectation[] = [];
+  private gen = 0;
 
   /** Schedule `id`'s entry is expected at `at` (store time). */
   expect(id: string, at: number): void {
-    const was = this.byId.get(id);
-    this.byId.set(id, { at, tries: 0 });
-    // An earlier expectation replaced may have been the earliest: found again then.
-    if (was !== undefined && was.at <= at) this.earliestAt = undefined;
-    else if (this.earliestAt !== undefined) this.earliestAt = Math.min(this.earliestAt, at);
+    const x = { id, at, tries: 0, gen: ++this.gen };
+    this.byId.set(id, x);
+    this.push(x);
   }
 
   /**
@@ -29,25 +39,27 @@ export class ExpectedMoves {
    * (claim/prev-run.ts `wait`) and is judged again at a poll — no read is owed for it meanwhile.
    */
   cancel(id: string): void {
-    const was = this.byId.get(id);
-    if (was === undefined) return;
     this.byId.delete(id);
-    if (this.earliestAt !== undefined && was.at <= this.earliestAt) this.earliestAt = undefined;
   }
 
   /** The earliest expected time, leaving out paused schedules (their moves will not come). */
   earliest(paused: ReadonlySet<string>): number {
-    if (paused.size > 0) {
-      let at = Number.POSITIVE_INFINITY;
-      for (const [id, x] of this.byId) if (!paused.has(id)) at = Math.min(at, x.at);
-      return at;
+    this.dropStaleTop();
+    const top = this.heap[0];
+    if (top === undefined) return Number.POSITIVE_INFINITY;
+    if (paused.size === 0 || !paused.has(top.id)) return top.at;
+    // The heap's entries in order of `at` until one is live and not paused: a second, small heap
+    // of positions, each popped position's children pushed — as many steps as entries passed over.
+    const order = [0];
+    const before = (i: number, j: number) =>
+      (this.heap[i] as Expectation).at < (this.heap[j] as Expectation).at;
+    while (order.length > 0) {
+      const i = popMin(order, before);
+      const x = this.heap[i] as Expectation;
+      if (this.live(x) && !paused.has(x.id)) return x.at;
+      for (const c of [2 * i + 1, 2 * i + 2]) if (c < this.heap.length) pushMin(order, c, before);
     }
-    if (this.earliestAt === undefined) {
-      let at = Number.POSITIVE_INFINITY;
-      for (const x of this.byId.values()) at = Math.min(at, x.at);
-      this.earliestAt = at;
-    }
-    return this.earliestAt;
+    return Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -55,10 +67,76 @@ export class ExpectedMoves {
    * time has passed unmet is looked for again a poll later, at most EXPECT_TRIES times.
    */
   sweep(seen: ReadonlySet<string>, now: number, pollMs: number): void {
-    for (const [id, x] of this.byId) {
-      if (seen.has(id) || (x.at <= now && ++x.tries > EXPECT_TRIES)) this.byId.delete(id);
-      else if (x.at <= now) x.at = now + pollMs;
+    for (const id of seen) this.byId.delete(id);
+    for (;;) {
+      this.dropStaleTop();
+      const x = this.heap[0];
+      if (x === undefined || x.at > now) break;
+      this.pop();
+      if (++x.tries > EXPECT_TRIES) this.byId.delete(x.id);
+      else {
+        x.at = now + pollMs;
+        this.push(x);
+      }
     }
-    this.earliestAt = undefined;
+    if (this.heap.length > 2 * this.byId.size + 1_000) this.rebuild();
   }
+
+  /** Expectations held (live ones), for tests. */
+  get size(): number {
+    return this.byId.size;
+  }
+
+  private live(x: Expectation): boolean {
+    return this.byId.get(x.id)?.gen === x.gen;
+  }
+
+  private dropStaleTop(): void {
+    while (this.heap.length > 0 && !this.live(this.heap[0] as Expectation)) this.pop();
+  }
+
+  private rebuild(): void {
+    this.heap.length = 0;
+    for (const x of this.byId.values()) this.push(x);
+  }
+
+  private push(x: Expectation): void {
+    pushMin(this.heap, x, (a, b) => a.at < b.at);
+  }
+
+  private pop(): void {
+    popMin(this.heap, (a, b) => a.at < b.at);
+  }
+}
+
+/** Adds `v` to the binary min-heap `h` (ordered by `less`). */
+function pushMin<T>(h: T[], v: T, less: (a: T, b: T) => boolean): void {
+  h.push(v);
+  let i = h.length - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!less(h[i] as T, h[p] as T)) break;
+    [h[i], h[p]] = [h[p] as T, h[i] as T];
+    i = p;
+  }
+}
+
+/** Removes and returns the least element of the non-empty binary min-heap `h`. */
+function popMin<T>(h: T[], less: (a: T, b: T) => boolean): T {
+  const top = h[0] as T;
+  const last = h.pop() as T;
+  if (h.length === 0) return top;
+  h[0] = last;
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < h.length && less(h[l] as T, h[m] as T)) m = l;
+    if (r < h.length && less(h[r] as T, h[m] as T)) m = r;
+    if (m === i) break;
+    [h[i], h[m]] = [h[m] as T, h[i] as T];
+    i = m;
+  }
+  return top;
 }
