@@ -70,7 +70,13 @@ async function scanOnce(
   let firstAt: number | undefined;
   let lastAt: number | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const limit = page === 0 ? FIRST_PAGE : pageSize(rows, firstAt, lastAt, now + READ_AHEAD_MS);
+    const limit =
+      page === 0
+        ? FIRST_PAGE
+        : Math.min(
+            pageSize(rows, firstAt, lastAt, now + READ_AHEAD_MS),
+            rowsWanted(want - due.length, due.length, rows),
+          );
     const records = await s.store.scan(keys.duePrefix, { limit, ...(after !== undefined && { after }) });
     rows += records.length;
     for (const r of records) {
@@ -220,6 +226,19 @@ function pageSize(
   if (lastAt < horizon - 2 * READ_AHEAD_MS) return PAGE;
   const more = (rows * (horizon - lastAt)) / (lastAt - firstAt);
   return Math.max(FIRST_PAGE, Math.min(PAGE, Math.ceil(more * 1.25) + 16));
+}
+
+/**
+ * How many rows the next page of a read needs to find the `missing` entries it still wants, at the
+ * share of rows read so far that it kept (`kept` of `rows`; at least 1/16 — a read meeting mostly
+ * other nodes' entries reads pages of PAGE), with a margin; never under FIRST_PAGE. A read stops
+ * at the entry that fills its want and the rest of its page is thrown away: with pages of PAGE
+ * for a want of a few hundred free slots, a fan-out of 100,000 on one node read 4.2 rows per
+ * occurrence (417,000 rows), and every row costs both the server and the node.
+ */
+function rowsWanted(missing: number, kept: number, rows: number): number {
+  const share = Math.max(kept / rows, 1 / 16);
+  return Math.max(FIRST_PAGE, Math.ceil((missing / share) * 1.25) + 16);
 }
 
 /**
