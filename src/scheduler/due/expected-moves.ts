@@ -1,3 +1,5 @@
+import { heapPop, heapPush } from '../../core/heap.js';
+
 /** How often an expected entry that has not appeared yet is looked for again before giving up on it. */
 const EXPECT_TRIES = 3;
 
@@ -54,10 +56,10 @@ export class ExpectedMoves {
     const before = (i: number, j: number) =>
       (this.heap[i] as Expectation).at < (this.heap[j] as Expectation).at;
     while (order.length > 0) {
-      const i = popMin(order, before);
+      const i = heapPop(order, before) as number;
       const x = this.heap[i] as Expectation;
       if (this.live(x) && !paused.has(x.id)) return x.at;
-      for (const c of [2 * i + 1, 2 * i + 2]) if (c < this.heap.length) pushMin(order, c, before);
+      for (const c of [2 * i + 1, 2 * i + 2]) if (c < this.heap.length) heapPush(order, c, before);
     }
     return Number.POSITIVE_INFINITY;
   }
@@ -101,42 +103,12 @@ export class ExpectedMoves {
   }
 
   private push(x: Expectation): void {
-    pushMin(this.heap, x, (a, b) => a.at < b.at);
+    heapPush(this.heap, x, earlier);
   }
 
   private pop(): void {
-    popMin(this.heap, (a, b) => a.at < b.at);
+    heapPop(this.heap, earlier);
   }
 }
 
-/** Adds `v` to the binary min-heap `h` (ordered by `less`). */
-function pushMin<T>(h: T[], v: T, less: (a: T, b: T) => boolean): void {
-  h.push(v);
-  let i = h.length - 1;
-  while (i > 0) {
-    const p = (i - 1) >> 1;
-    if (!less(h[i] as T, h[p] as T)) break;
-    [h[i], h[p]] = [h[p] as T, h[i] as T];
-    i = p;
-  }
-}
-
-/** Removes and returns the least element of the non-empty binary min-heap `h`. */
-function popMin<T>(h: T[], less: (a: T, b: T) => boolean): T {
-  const top = h[0] as T;
-  const last = h.pop() as T;
-  if (h.length === 0) return top;
-  h[0] = last;
-  let i = 0;
-  for (;;) {
-    const l = 2 * i + 1;
-    const r = l + 1;
-    let m = i;
-    if (l < h.length && less(h[l] as T, h[m] as T)) m = l;
-    if (r < h.length && less(h[r] as T, h[m] as T)) m = r;
-    if (m === i) break;
-    [h[i], h[m]] = [h[m] as T, h[i] as T];
-    i = m;
-  }
-  return top;
-}
+const earlier = (a: Expectation, b: Expectation) => a.at < b.at;

@@ -1,4 +1,5 @@
 import { invalidArgument } from '../../core/errors.js';
+import { heapPop, heapPush } from '../../core/heap.js';
 import { checkOptionNames } from '../../core/options.js';
 import type { Store, StoredRecord } from '../../store/types.js';
 import { compareKeys } from '../../store/validate.js';
@@ -222,36 +223,11 @@ class SourceHeap {
   }
 
   push(s: Source): void {
-    const h = this.items;
-    h.push(s);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.first(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
+    heapPush(this.items, s, this.first);
   }
 
   pop(): Source | undefined {
-    const h = this.items;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length > 0 && last) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let best = i;
-        if (l < h.length && this.first(h[l]!, h[best]!)) best = l;
-        if (r < h.length && this.first(h[r]!, h[best]!)) best = r;
-        if (best === i) break;
-        [h[i], h[best]] = [h[best]!, h[i]!];
-        i = best;
-      }
-    }
-    return top;
+    return heapPop(this.items, this.first);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../../core/clock.js';
+import { heapPop, heapPush } from '../../core/heap.js';
 
 interface Timer {
   at: number;
@@ -6,6 +7,9 @@ interface Timer {
   fn: () => void;
   cancelled: boolean;
 }
+
+/** Timers come out by time, then in the order they were set. */
+const earlier = (a: Timer, b: Timer): boolean => a.at < b.at || (a.at === b.at && a.seq < b.seq);
 
 /**
  * Timers fired at one virtual instant, one after another, before the world counts as stuck: only
@@ -68,43 +72,14 @@ export class VirtualTime {
     this.now = Math.max(this.now, end);
   }
 
-  private earlier(a: Timer, b: Timer): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-  }
-
   private push(timer: Timer): void {
-    const h = this.heap;
-    h.push(timer);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.earlier(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
+    heapPush(this.heap, timer, earlier);
   }
 
   private pop(): Timer | undefined {
-    const h = this.heap;
     for (;;) {
-      const top = h[0];
-      if (!top) return undefined;
-      const last = h.pop()!;
-      if (h.length > 0) {
-        h[0] = last;
-        let i = 0;
-        for (;;) {
-          const l = 2 * i + 1;
-          const r = l + 1;
-          let m = i;
-          if (l < h.length && this.earlier(h[l]!, h[m]!)) m = l;
-          if (r < h.length && this.earlier(h[r]!, h[m]!)) m = r;
-          if (m === i) break;
-          [h[i], h[m]] = [h[m]!, h[i]!];
-          i = m;
-        }
-      }
-      if (!top.cancelled) return top;
+      const top = heapPop(this.heap, earlier);
+      if (!top || !top.cancelled) return top;
     }
   }
 }
