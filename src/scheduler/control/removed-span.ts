@@ -1,7 +1,7 @@
 import { boundedBy } from '../../schedule/bounds.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
-import type { CompiledTrigger, Trigger } from '../../schedule/trigger.js';
+import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { accountedFor } from '../claim/on-record.js';
 import type { PageItem } from '../claim/page-record.js';
@@ -57,10 +57,9 @@ export async function removedSkip(
   const until = change.at.getTime();
   if (until <= first) return undefined;
   const before = change.before as Record<string, unknown>;
-  const { id: _i, job: _j, data: _d, jitter: _t, exclude: _x, ...fields } = before;
   let trigger: CompiledTrigger;
   try {
-    trigger = boundedBy(compileShared(fields as Trigger, 'a removed schedule'), before, 'a removed schedule');
+    trigger = boundedBy(compileShared(before, 'a removed schedule'), before, 'a removed schedule');
   } catch {
     return undefined;
   }

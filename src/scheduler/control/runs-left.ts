@@ -1,7 +1,6 @@
 import { bounded, compileBounds } from '../../schedule/bounds.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
-import type { Trigger } from '../../schedule/trigger.js';
 import type { Store, WriteOp } from '../../store/types.js';
 import { keys } from '../keys.js';
 import type { StoredSchedule } from '../types.js';
@@ -81,14 +80,10 @@ export async function withRunsLeft(store: Store, views: StoredSchedule[]): Promi
           : await runsLeftOf(store, view.id, v, view.maxRuns);
       let ended = left === 0;
       if (!ended && view.endAt !== undefined) {
-        const { id: _i, job: _j, data: _d, jitter: _x, exclude: _e, pause: _p, ...t } = view;
-        const { startAt, endAt, maxRuns: _m, remainingRuns: _r, ended: _n, ...plain } = t;
+        const { startAt, endAt } = view;
         try {
           const what = `schedule ${JSON.stringify(view.id)}`;
-          const trigger = bounded(
-            compileShared(plain as Trigger, what),
-            compileBounds({ startAt, endAt }, what),
-          );
+          const trigger = bounded(compileShared(view, what), compileBounds({ startAt, endAt }, what));
           now ??= store.now();
           ended = nextFireTimes(trigger, await now, 1).length === 0;
         } catch {

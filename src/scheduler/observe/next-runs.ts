@@ -211,9 +211,9 @@ export async function nextOfSchedule(store: Store, id: string, options: NextOpti
     keys.schedulePause(id),
   ]);
   const pause = jobPause ?? ownPause ?? null;
-  const { id: _i, job, data: _d, v, jitter: j, exclude: x, ...t } = schedule;
+  const { job, v, jitter: j, exclude: x } = schedule;
   const what = `schedule ${JSON.stringify(id)}`;
-  const trigger = boundedBy(compileShared(t as Trigger, what), schedule, what);
+  const trigger = boundedBy(compileShared(schedule, what), schedule, what);
   const remaining =
     schedule.maxRuns === undefined ? undefined : await runsLeftOf(store, id, v, schedule.maxRuns);
   const jitter = j === undefined ? undefined : compileJitter(j, undefined, what);
