@@ -51,6 +51,76 @@ describe("another live node's entries left lying", () => {
     expect(read(stalls, ['b', 'd', 'f'], 10_000 + stalledAfter(POLL))).toEqual(['b', 'f']);
   });
 
+  it('a read that failed on the way forgets what it met first, and the next whole read starts from what was', () => {
+    const stalls = new Stalls();
+    read(stalls, ['a', 'b'], 10_000);
+    stalls.readStart();
+    stalls.met('a', 10_100, POLL);
+    stalls.met('c', 10_100, POLL);
+    // (no readDone) — then a read that resumed after 'b' and met nothing: 'a' and 'b' before it
+    stalls.readStart();
+    stalls.readDone('b');
+    expect(read(stalls, ['a', 'b', 'c'], 10_000 + stalledAfter(POLL))).toEqual(['a', 'b']);
+    // 'c' counts from its first whole read, not from the failed one (then it would be stalled here)
+    expect(read(stalls, ['c'], 10_100 + stalledAfter(POLL))).toEqual([]);
+  });
+
+  it('agrees with a map rebuilt at every read, over random reads, stretches and failures', () => {
+    // The plain form of the rule (how Stalls kept it until 2026-12-06): every read builds a new
+    // map of what it met, with their first times, and carries over what it did not look at.
+    class Plain {
+      since = new Map<string, number>();
+      next = new Map<string, number>();
+      met(key: string, now: number): boolean {
+        const first = this.since.get(key) ?? now;
+        this.next.set(key, first);
+        return first <= now - stalledAfter(POLL);
+      }
+      readStart(): void {
+        this.next = new Map();
+      }
+      readDone(from?: string, to?: string): void {
+        for (const [key, first] of this.since)
+          if (!this.next.has(key) && ((from !== undefined && key <= from) || (to !== undefined && key > to)))
+            this.next.set(key, first);
+        this.since = this.next;
+        this.next = new Map();
+      }
+    }
+    let r = 11;
+    const rand = (n: number) => {
+      r = (r * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return r % n;
+    };
+    const key = (i: number) => `due|${String(i).padStart(3, '0')}`;
+    const stalls = new Stalls();
+    const plain = new Plain();
+    let now = 10_000;
+    let stalled = 0;
+    for (let step = 0; step < 3_000; step++) {
+      now += rand(400);
+      const from = rand(3) === 0 ? undefined : rand(60);
+      const to = rand(3) === 0 ? undefined : (from ?? 0) + rand(40);
+      stalls.readStart();
+      plain.readStart();
+      const meets = new Set<number>();
+      for (let i = 0; i < 12; i++) meets.add((from ?? -1) + 1 + rand(45));
+      for (const i of [...meets].sort((a, b) => a - b)) {
+        if (to !== undefined && i > to) break;
+        const got = stalls.met(key(i), now, POLL);
+        expect(got, `step ${step}, ${key(i)}`).toBe(plain.met(key(i), now));
+        if (got) stalled++;
+      }
+      if (rand(10) === 0) continue; // the read failed on the way
+      const f = from === undefined ? undefined : key(from);
+      const t = to === undefined ? undefined : key(to);
+      stalls.readDone(f, t);
+      plain.readDone(f, t);
+    }
+    // The run met stalled entries and fresh ones alike (a test that never stalls proves nothing).
+    expect(stalled).toBeGreaterThan(500);
+  });
+
   it('wait two polls and a second', () => {
     expect(stalledAfter(200)).toBe(1_400);
     expect(stalledAfter(1_000)).toBe(3_000);

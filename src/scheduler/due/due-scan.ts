@@ -291,19 +291,36 @@ function steal(own: StoredRecord[], others: StoredRecord[], want: number): Store
  * renewed by every read: only the entries the last read met.
  */
 export class Stalls {
-  private since = new Map<string, number>();
-  private next = new Map<string, number>();
+  /**
+   * Per entry met past its grace: the store time of the first read that met it, and the last read
+   * (`readNo`) that did. Kept in place, not copied per read: during a fan-out on four nodes each
+   * node's reads meet tens of thousands of the others' entries, and a map rebuilt at every read
+   * (the whole of it carried over entry by entry) cost a node ~10 µs of CPU per occurrence.
+   */
+  private readonly since = new Map<string, { first: number; readNo: number }>();
+  /** The read going on (or the last one). */
+  private readNo = 0;
+  /** Entries the read going on met first: forgotten again if it fails on the way. */
+  private added: string[] = [];
+  private open = false;
 
   /** The read going on meets `key` past its grace: whether its preferred node has left it lying. */
   met(key: string, now: number, pollMs: number): boolean {
-    const first = this.since.get(key) ?? now;
-    this.next.set(key, first);
-    return first <= now - stalledAfter(pollMs);
+    let m = this.since.get(key);
+    if (m === undefined) {
+      m = { first: now, readNo: this.readNo };
+      this.since.set(key, m);
+      this.added.push(key);
+    } else m.readNo = this.readNo;
+    return m.first <= now - stalledAfter(pollMs);
   }
 
   /** A read begins (one that failed on the way leaves what it met unused). */
   readStart(): void {
-    this.next = new Map();
+    if (this.open) for (const key of this.added) this.since.delete(key);
+    this.added = [];
+    this.open = true;
+    this.readNo++;
   }
 
   /**
@@ -317,11 +334,14 @@ export class Stalls {
    * replies until 12 s, the schedule's chain never caught up).
    */
   readDone(from?: string, to?: string): void {
-    for (const [key, first] of this.since)
-      if (!this.next.has(key) && ((from !== undefined && key <= from) || (to !== undefined && key > to)))
-        this.next.set(key, first);
-    this.since = this.next;
-    this.next = new Map();
+    // forEach, not for…of: no [key, value] array per entry (a fan-out's reads walk ~30,000 each).
+    // Deleting the entry an iteration stands on is allowed: it goes on with the next.
+    this.since.forEach((m, key) => {
+      if (m.readNo !== this.readNo && (from === undefined || key > from) && (to === undefined || key <= to))
+        this.since.delete(key);
+    });
+    this.added = [];
+    this.open = false;
   }
 }
 
