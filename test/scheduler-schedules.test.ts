@@ -407,4 +407,41 @@ describe('running stored schedules from the due index', () => {
     // Idle reads before and after the fan-out add a first page (64) each.
     expect(dueRows, `${dueRows} due rows read`).toBeLessThan(3_000 * 1.6 + 20 * 64);
   }, 90_000);
+
+  it("pages answered after the poll's knowledge went stale read the job's backfill records once, not each", async () => {
+    // A page looks for backfill work of its schedules (claim/gated-runs.ts) in what the node's
+    // last poll read; answered more than STALE_KNOWLEDGE_MS (2.5 s) after that read, it reads the
+    // job's requests and in-flight records again — every such page did, two scans each, though
+    // the pages of one tick are answered together. Here each claim is answered 3 s late.
+    const st = await memory();
+    const job = unique('gk');
+    let pages = 0;
+    let bfScans = 0;
+    const slow = new Proxy(st, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop === 'claimPage')
+          return async (...args: unknown[]) => {
+            const out = await (value as (...a: unknown[]) => unknown).apply(target, args);
+            pages++;
+            await sleep(3_000);
+            return out;
+          };
+        if (prop === 'scan')
+          return async (prefix: string, opts: unknown) => {
+            if (prefix === `ctl|bf|${job}|`) bfScans++;
+            return (value as Store['scan']).call(target, prefix, opts as never);
+          };
+        return value;
+      },
+    }) as Store;
+    const n = define(node(slow, { concurrency: 3_000 }), job);
+    const at = (await st.now()) + 1_500;
+    await n.s.schedules.upsert(Array.from({ length: 2_500 }, (_, i) => ({ id: `g${i}`, job, at })));
+    await n.s.start();
+    await until(() => n.runs.length >= 2_500, 60_000, '2,500 runs');
+    expect(new Set(ids(n.runs)).size).toBe(2_500);
+    expect(pages, 'pages claimed').toBeGreaterThanOrEqual(3);
+    expect(bfScans, `${bfScans} reads of the job's backfill requests for ${pages} pages`).toBeLessThan(pages);
+  }, 90_000);
 });

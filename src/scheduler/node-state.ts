@@ -103,6 +103,12 @@ export class NodeState {
   /** Which stored schedules have backfill work, as the last poll read it (claim/gated-runs.ts). */
   gateKnowledge: GateKnowledge = { at: Number.NEGATIVE_INFINITY, schedules: new Set() };
   /**
+   * Per job, the last read of its backfill requests and in-flight records made for a page whose
+   * poll knowledge was stale (claim/gated-runs.ts `judgeGated`): the pages answered after it
+   * within STALE_KNOWLEDGE_MS use it instead of reading again.
+   */
+  readonly jobGateKnowledge = new Map<string, { at: number; read: Promise<GateKnowledge> }>();
+  /**
    * Jobs with a run in flight anywhere (an in-flight record) at the last poll: a gated job among
    * them is not claimed ahead (due/claim-lead.ts), since its gate would likely be refused.
    */
