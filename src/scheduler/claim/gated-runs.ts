@@ -37,7 +37,8 @@ import { decodePageRecord, type PageItem, type PageRecord } from './page-record.
  *   error of the nodes' estimates of the store clock.
  * Costs nothing while no backfill of the job is queued or running (knowledge is what the poll
  * read anyway), except a page whose claim was answered more than STALE_KNOWLEDGE_MS after its
- * node's last poll read: two scans of the job's control records.
+ * node's last poll read: two scans of the job's control records, which the job's pages answered
+ * within STALE_KNOWLEDGE_MS after share.
  */
 
 /** A backfill run of a page-claimed stored schedule starts no sooner than this after its node first saw its request (store ms). */
