@@ -295,7 +295,8 @@ export class Stalls {
    * Per entry met past its grace: the store time of the first read that met it, and the last read
    * (`readNo`) that did. Kept in place, not copied per read: during a fan-out on four nodes each
    * node's reads meet tens of thousands of the others' entries, and a map rebuilt at every read
-   * (the whole of it carried over entry by entry) cost a node ~10 µs of CPU per occurrence.
+   * (the whole of it carried over entry by entry) cost each node 100-200 ms of CPU per 25,000
+   * occurrences it ran (bench:scale --quick, four nodes; 43-60 ms now).
    */
   private readonly since = new Map<string, { first: number; readNo: number }>();
   /** The read going on (or the last one). */
