@@ -78,10 +78,10 @@ export function gateKnowledge(
 /**
  * The job's backfill requests and in-flight records, read now (a page whose knowledge is stale),
  * or by a read begun within STALE_KNOWLEDGE_MS — for this job as good as a poll's read begun then
- * (the rule above needs only when knowledge was read: `at`, taken before the scans). A fan-out's
- * pages are answered seconds after the node's last poll on a busy node: each read the job's
- * control records afresh, two scans a page (~30 of a node's ~440 store calls in a four-node
- * fan-out of 100,000).
+ * (the rule above needs only when knowledge was read: `at`, taken before the scans). Pages
+ * answered long after the node's last poll (a slow store, a node stalled between its polls) each
+ * read the job's control records afresh, two scans a page, though a tick's pages are answered
+ * together. (bench:scale's fan-outs never took this path: their nodes polled often enough.)
  */
 function readGateKnowledge(s: NodeState, job: string): Promise<GateKnowledge> {
   const now = s.storeClock.estimate();
