@@ -426,9 +426,7 @@ describe('running stored schedules from the due index', () => {
     }) as Store;
     const job = unique('full');
     const n = node(counting, { concurrency: 10, pollInterval: '1s' });
-    // On time however late the machine runs them: a misfire replay's end polls at once (what is
-    // queued behind it may start), which a loaded CI run turned 1 of 300 runs in 1.1 s into.
-    n.s.define(job, { misfireThreshold: '1h' }, async (ctx) => {
+    n.s.define(job, {}, async (ctx) => {
       n.runs.push(ctx);
       await sleep(30);
     });
@@ -441,10 +439,10 @@ describe('running stored schedules from the due index', () => {
     await until(() => n.runs.length >= 300, 60_000, '300 runs');
     const seconds = (performance.now() - t0) / 1000;
     expect(new Set(ids(n.runs)).size).toBe(300);
-    // About one read per poll interval; not one per freed slot (226 in 0.9 s before).
+    // One read per poll interval, and a few more (a tick after a claim); not one per freed slot.
     const reads = controlReads - before;
     expect(reads, `${reads} control reads in ${seconds.toFixed(1)} s`).toBeLessThanOrEqual(
-      Math.ceil(seconds) * 3 + 10,
+      Math.ceil(seconds) * 2 + 3,
     );
   }, 90_000);
 
