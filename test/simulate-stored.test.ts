@@ -331,6 +331,19 @@ describe('simulate with stored schedules', () => {
     });
     now = 1_100;
     h.applied('n1', [{ op: 'put', key: 'ctl|page|user|p1', value: JSON.stringify(record) }], [true]);
+    // n1 heard back and called both handlers.
+    for (const id of ['a', 'b'])
+      h.start({
+        occ: `user/${id}@+1.000s`,
+        job: 'user',
+        scheduleId: id,
+        fireTime: at(1),
+        shard: undefined,
+        node: 'n1',
+        attempt: 1,
+        token: 7,
+        source: 'schedule',
+      });
     // a's run ends at 1.5 s; b's goes on (the page record stays for it).
     now = 1_500;
     h.applied('n1', [entry('a', 1, 'succeeded')], [true]);

@@ -11,7 +11,7 @@ import { MemoryStore } from '../src/store/memory.js';
 import type { Lease, LeaseRequest } from '../src/store/types.js';
 import { explore, type SimJob, simulate } from '../src/testing/index.js';
 import { check } from '../src/testing/simulate/checker.js';
-import { History } from '../src/testing/simulate/history.js';
+import { History, occKey } from '../src/testing/simulate/history.js';
 import { EPOCH } from '../src/testing/simulate/sim-store.js';
 import { SIM_FAULTS } from './fixtures/sim-faults.js';
 
@@ -199,17 +199,32 @@ describe('simulate', () => {
       fireTime: EPOCH + fireMs,
       shard: undefined,
     });
-    // The run of +0.5 s: its in-flight record applied at 0.9 s (started then), deleted at 1.4 s.
-    const inflight = {
+    // The run of +0.5 s: its in-flight record applied at 0.9 s (started then, its handler called),
+    // deleted at 1.4 s.
+    const record = (fireMs: number, startMs: number) => ({
       op: 'put' as const,
-      key: keys.inflight(occ(500)),
-      value: JSON.stringify({ job: 'tick', fireTime: EPOCH + 500, startedAt: EPOCH + 900 }),
-    };
+      key: keys.inflight(occ(fireMs)),
+      value: JSON.stringify({ job: 'tick', fireTime: EPOCH + fireMs, startedAt: EPOCH + startMs }),
+    });
+    const called = (fireMs: number, token: number) =>
+      h.start({
+        occ: occKey('tick', EPOCH + fireMs, undefined, undefined),
+        job: 'tick',
+        scheduleId: undefined,
+        fireTime: EPOCH + fireMs,
+        shard: undefined,
+        node: 'n1',
+        attempt: 1,
+        token,
+        source: 'schedule',
+      });
+    const inflight = record(500, 900);
     now = 900;
     h.applied('n1', [inflight], [true]);
+    called(500, 3);
     now = 1_400;
     h.applied('n1', [{ op: 'delete', key: inflight.key, ifValue: inflight.value }], [true]);
-    const skipped = (fireMs: number) => ({
+    const skipped = (fireMs: number, by = { fireMs: 500, token: 3 }) => ({
       op: 'put' as const,
       key: keys.history(occ(fireMs), 1),
       value: encodeHistory({
@@ -223,15 +238,22 @@ describe('simulate', () => {
         startedAt: new Date(EPOCH + fireMs),
         finishedAt: new Date(EPOCH + fireMs),
         reason: 'overlap',
-        by: { fireTime: new Date(EPOCH + 500), node: 'n1', token: 3 },
+        by: { fireTime: new Date(EPOCH + by.fireMs), node: 'n1', token: by.token },
       }),
     });
     // +1.0 s fell due while that run was going: fair. +0.8 s: it had not started yet. +2.0 s: over.
     now = 2_100;
     h.applied('n2', [skipped(1_000), skipped(800), skipped(2_000)], [true, true, true]);
+    // The run of +3.0 s: its record applied at 3.1 s, but its node never heard back and called
+    // nothing (the record is a claim's promise): +3.5 s, skipped naming it, is unjustified.
+    now = 3_100;
+    h.applied('n1', [record(3_000, 3_100)], [true]);
+    now = 3_600;
+    h.applied('n2', [skipped(3_500, { fireMs: 3_000, token: 4 })], [true]);
     expect(check(h, [], false).map((v) => [v.kind, v.occ])).toEqual([
       ['unjustified-skip', 'tick@+0.800s'],
       ['unjustified-skip', 'tick@+2.000s'],
+      ['unjustified-skip', 'tick@+3.500s'],
     ]);
   });
 

@@ -53,6 +53,9 @@
  *                                                       (control/calendars.ts); read once per node and cached
  *            ctl|crev                                   rewritten by every calendar upsert/remove: nodes drop
  *                                                       their cached calendars when it changes (calendar-cache.ts)
+ *            go|<lease key>|<token>                     `<store time>[|<item>,…]` — the holder of that lease called its
+ *                                                       handlers through then (run/invoked-mark.ts): what a skip
+ *                                                       for overlap may name; deleted with the run's finish
  *   leases   page|<job>|<page>                          a page's lease (kept alive while any of its runs goes)
  *            bfcall|<job>|<id>                          a backfill() call's writes (control/backfill.ts), released at once
  *            mvcall|<job>|<id>                          a due entry's move past a fire time run elsewhere
@@ -188,6 +191,8 @@ export const keys = {
   dueEnded: (id: string, v: string) => `dueend|${esc(id)}|${v}`,
   /** A page's lease; `page` is its id (node and a random part, see page/page-record.ts). */
   pageLease: (job: string, page: string) => `page|${esc(job)}|${page}`,
+  /** The mark of a run (or page) that called its handlers, by its lease and token (run/invoked-mark.ts). */
+  invoked: (leaseKey: string, token: number) => `go|${leaseKey}|${token}`,
   /** A page's record (a control record: every poll sees the pages in flight). */
   pageRecord: (job: string, page: string) => `ctl|page|${esc(job)}|${page}`,
   pageRecordPrefix: (job?: string) => (job === undefined ? 'ctl|page|' : `ctl|page|${esc(job)}|`),

@@ -1,8 +1,9 @@
 import type { Store, StoredRecord } from '../../store/types.js';
 import { decodeHistory } from '../finish/history.js';
 import type { GateKnowledge, Job } from '../internal-types.js';
-import { esc, gateScope, keys, unesc } from '../keys.js';
+import { esc, gateScope, keys, type OccurrenceId, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { calledBy, decodeInvoked } from '../run/invoked-mark.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
 import { decodePageRecord, type PageItem, type PageRecord } from './page-record.js';
@@ -127,7 +128,16 @@ export async function judgeGated(
     flagged.map(async (i) => {
       const item = items[i]!;
       const going = await gatedRuns(s.store, name, item.id, acquiredAt);
-      const by = going.runs.find((r) => r.startedAt <= item.fireTime && item.fireTime <= acquiredAt);
+      // Named only when its holder's mark shows its handler called by the fire time (a record of
+      // a start may stand for none: run/invoked-mark.ts); else the item waits for the gate.
+      const started = going.runs.filter((r) => r.startedAt <= item.fireTime && item.fireTime <= acquiredAt);
+      const marks =
+        started.length === 0
+          ? []
+          : await s.store.getMany(
+              started.map((r) => keys.invoked(keys.occurrence(r as OccurrenceId), r.token)),
+            );
+      const by = started.find((r, n) => calledBy(decodeInvoked(marks[n]), r.startedAt, item.fireTime));
       if (by)
         out.set(i, { kind: 'skip', by: { fireTime: new Date(by.fireTime), node: by.node, token: by.token } });
       else if (going.held)

@@ -119,7 +119,9 @@ export class Overlap {
       await release();
       return;
     }
-    const by = await overlappingRun(s, job, c.occ);
+    // Queued behind a run, its record is enough; skipped, it names a run whose handler was called
+    // by then (run/invoked-mark.ts).
+    const by = await overlappingRun(s, job, c.occ, !queues);
     if (queues || !by) {
       // Queued behind a run that started before it (the gate's buffered run), or waiting behind a
       // claim that has not started (or a run that started after it); a waiting record stays one.

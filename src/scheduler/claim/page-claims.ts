@@ -210,7 +210,7 @@ export class PageClaims {
       }
     }
     const runs = won.filter((i) => items[i]!.kind === 'run');
-    const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length);
+    const pageRun = new PageRun(s, job, lease, sentAt, recordKey, value, runs.length, startedAt);
     const book = pageRun.book();
     const claimOf = (i: number, waited: boolean): Claim => {
       const c = cs[i]!;
@@ -223,6 +223,7 @@ export class PageClaims {
         attempt: 1,
         source: c.source,
         data: c.data,
+        item: i,
       };
       if (c.source === 'misfire') claim.replay = true;
       if (c.scheduledAt !== undefined) claim.scheduledAt = c.scheduledAt;
@@ -241,6 +242,7 @@ export class PageClaims {
         continue;
       }
       const start = notBefore(cs[i]!.scheduledAt ?? cs[i]!.occ.fireTime, lease.acquiredAt, repliedAt);
+      pageRun.mark.wait([i]);
       launchWhenFree(s, pageRun, start, v.free, () =>
         this.runs.launch(job, claimOf(i, true), undefined, book),
       );

@@ -3,6 +3,7 @@ import { decodeHistory } from '../finish/history.js';
 import { type Candidate, type Job, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { calledBy, decodeInvoked } from '../run/invoked-mark.js';
 import type { SkipCause } from '../types.js';
 import { decodePageRecord, itemOcc, type PageRecord, pageKeys } from './page-record.js';
 
@@ -23,12 +24,15 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  * Overlap per stored schedule for pages (overlap `skip`; see the end for `allow`): a due entry
  * moved by a page names that page and the fire time it ran (`prev`, page-record.ts). While the
  * page's record exists, that run may be going. Judged from the outside, as invariant 7 asks — by runs that started:
- *  - the page won the previous fire time, started at or before this one, its lease still holds,
- *    and the run has no final outcome on record: skipped, naming that run — or, when the page is
- *    a recovery that started after this fire time, the run that died (its abandoned entry ends
- *    when the recovery started: it was going at this fire time);
- *  - the page has not started (its claim's reply on the way, its node frozen), its lease lapsed
- *    or is held by a takeover that has not written its start, the run was given up by its node
+ *  - the page won the previous fire time, its holder's mark (run/invoked-mark.ts) shows that
+ *    run's handler called at or before this fire time, its lease still holds, and the run has no
+ *    final outcome on record: skipped, naming that run — or, when the page is a recovery that
+ *    started after this fire time, the run that died, marked as called by then (its abandoned
+ *    entry ends when the recovery started: it was going at this fire time);
+ *  - the page has not started (its claim's reply on the way, its node frozen), its start is on
+ *    record but no mark shows the run's handler called by this fire time (the start's answer lost
+ *    or late, its node frozen before the call: the record alone is a promise, not a run), its
+ *    lease lapsed or is held by a takeover that has not written its start, the run was given up by its node
  *    (`abandoned`: recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
  *    or it started after this fire time: this fire time waits and is judged again at a later read;
  *  - the run ended on record while a takeover holds the page and has not written its start (it
@@ -50,8 +54,8 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  * Under both, an entry moved by a page whose item for the fire time before was a skip or only
  * settled the move (`mover`) waits while that page has not started, for the same reason.
  * Reads: one getMany of the distinct pages named; then, only for entries whose page is in flight,
- * one look at the store's clock, one getMany of the runs' history entries and one inspect per page
- * still holding a going run or an ended one.
+ * one look at the store's clock, one getMany of the runs' history entries and their holders'
+ * marks, and one inspect per page still holding a going run or an ended one.
  */
 export async function judgePrev(
   state: NodeState,
@@ -112,11 +116,28 @@ export async function judgePrev(
   // ahead of it by the estimate's error and its clock's drift since). One look at the store's own
   // clock first; a fire time still ahead of it waits and is judged again at a later read.
   const readFrom = await state.store.now();
-  const histories = await state.store.getMany(
-    looks.map(({ rec, item }) =>
+  // With the runs' history entries, in the same read, the marks of the holders whose runs may be
+  // named: the page's current holder and, a recovery, its first (run/invoked-mark.ts).
+  const markKeys = [
+    ...new Set(
+      looks.flatMap(({ page, rec }) => {
+        const lease = pageKeys(name, page).lease;
+        const since = rec.started!.since;
+        return [
+          keys.invoked(lease, rec.started!.token),
+          ...(since ? [keys.invoked(lease, since.token)] : []),
+        ];
+      }),
+    ),
+  ];
+  const read = await state.store.getMany([
+    ...looks.map(({ rec, item }) =>
       keys.history(itemOcc(name, rec.items[item]!), rec.items[item]!.attempt ?? 1),
     ),
-  );
+    ...markKeys,
+  ]);
+  const histories = read.slice(0, looks.length);
+  const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[looks.length + i])]));
   /** The token holding each page's lease now (`undefined`: free): one inspect per page. */
   const holders = new Map<string, number | undefined>();
   const holder = async (page: string) => {
@@ -162,11 +183,31 @@ export async function judgePrev(
     // Held by the holder that wrote this start: a takeover that holds the lease and has not
     // written its own start yet (its node died or lost a reply on the way) is no run going.
     const live = (await holder(look.page)) === started.token;
-    // The run that overlapped F: the page's current run if it had started by F; else, when the
-    // page is a recovery, the run that died — on record as going until the recovery started
-    // (its abandoned entry ends then), so it covers an F between its start and that.
-    const current = { at: started.at, node: look.rec.node, token: started.token };
-    const by = current.at <= F ? current : started.since && started.since.at <= F ? started.since : undefined;
+    // The run that overlapped F: the page's current run if its handler had been called by F (its
+    // holder's mark says so: the start record alone is a promise — its node may have lost the
+    // answer, or frozen, before calling it); else, when the page is a recovery, the run that
+    // died, marked as called by F — on record as going until the recovery started (its abandoned
+    // entry ends then), so it covers an F between its start and that. Neither: it waits, and is
+    // judged again at a later read (a run not marked yet; one that ends meanwhile frees it).
+    const lease = pageKeys(name, look.page).lease;
+    const since = started.since;
+    const current = { node: look.rec.node, token: started.token };
+    const by = calledBy(
+      marks.get(keys.invoked(lease, started.token)),
+      Math.max(started.at, it.at ?? started.at),
+      F,
+      look.item,
+    )
+      ? current
+      : since &&
+          calledBy(
+            marks.get(keys.invoked(lease, since.token)),
+            Math.max(since.at, it.at ?? since.at),
+            F,
+            look.item,
+          )
+        ? since
+        : undefined;
     verdicts[look.i] =
       it.source === 'misfire' || !live || by === undefined
         ? { kind: 'wait' }

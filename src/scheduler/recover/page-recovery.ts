@@ -209,7 +209,7 @@ export class PageRecovery {
     const value = encodePageRecord(next);
     if (!(await storeWhileHeld(s, [{ op: 'put', key: recordKey, value }, ...writes], lease, sentAt))) return;
     announce();
-    const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length);
+    const run = new PageRun(s, job, lease, sentAt, recordKey, value, toRun.length, at);
     const claimOf = (i: number, waited: boolean): Claim => {
       const item = items[i]!;
       return {
@@ -219,6 +219,7 @@ export class PageRecovery {
         sentAt,
         attempt: item.attempt!,
         source: 'recover',
+        item: i,
         ...(!waited && { startedAt: at }),
         ...(item.at !== undefined && { scheduledAt: item.at }),
         data: data.get(`${item.id}|${item.v}`),
@@ -231,6 +232,7 @@ export class PageRecovery {
       (verdicts) => new Set(verdicts.keys()),
       () => new Set(toRun),
     );
+    run.mark.wait(gated);
     for (const i of gated) {
       const item = items[i]!;
       const start = notBefore(item.at ?? item.fireTime, lease.acquiredAt, repliedAt);

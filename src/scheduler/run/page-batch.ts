@@ -115,6 +115,7 @@ class PageBatch {
       return e;
     });
     const { span, done } = callHandler(deps, claim, it.halt);
+    this.book.invoked?.(claim, startedAt);
     it.span = span;
     it.t0 = deps.clock.monotonic();
     it.handlerDone = done;

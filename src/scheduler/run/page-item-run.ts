@@ -108,6 +108,7 @@ class PageItemRun {
         return e;
       });
       const { span, done } = callHandler(deps, claim, this.halt);
+      this.book.invoked?.(claim, startedAt);
       this.span = span;
       this.t0 = deps.clock.monotonic();
       this.handlerDone = done;

@@ -2,8 +2,11 @@ import { KeepAlive, safetyMargin } from '../../lock/keep-alive.js';
 import type { Lease, WriteOp } from '../../store/types.js';
 import { settle } from '../finish/settle.js';
 import type { Job } from '../internal-types.js';
+import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { InvokedMark } from './invoked-mark.js';
 import type { RunBook } from './run-book.js';
+import { storeTimeNow } from './run-fields.js';
 import { RunLeases } from './run-leases.js';
 
 /**
@@ -27,6 +30,8 @@ export class PageRun {
   private readonly margin: number;
   /** How long each run's history write may wait for others' (its book's `finishLingerMs`). */
   lingerMs = 0;
+  /** Says which of the page's handlers have been called (invoked-mark.ts); ends with the page. */
+  readonly mark: InvokedMark;
 
   constructor(
     private readonly state: NodeState,
@@ -37,8 +42,16 @@ export class PageRun {
     /** The record as this node last wrote it: the finish deletes exactly that one. */
     private readonly recordValue: string,
     runs: number,
+    /** The start the record gives the page's runs (store ms; a run claimed ahead starts at its own). */
+    private readonly startedAt: number,
   ) {
     this.outstanding = runs;
+    this.mark = new InvokedMark(
+      state.clock,
+      state.writes,
+      keys.invoked(lease.key, lease.token),
+      state.retentionMs,
+    );
     state.pagesHere.add(recordKey);
     this.leases = new RunLeases(state.store, state.clock, lease, undefined, sentAt);
     this.margin = safetyMargin(job.spec.lockAtMostForMs);
@@ -105,6 +118,14 @@ export class PageRun {
         this.lostReason !== undefined || this.state.clock.monotonic() >= this.leases.localDeadline,
       abandonOps: (history) => (history ? [history] : []),
       ended: (stored) => this.runEnded(stored),
+      // Marked with the start the record gives the run (as claim/prev-run.ts reads it) and this
+      // node's estimate of when it called it.
+      invoked: (claim) =>
+        this.mark.invoked(
+          Math.max(this.startedAt, claim.scheduledAt ?? this.startedAt),
+          storeTimeNow(claim, this.state.clock),
+          claim.item,
+        ),
     };
     return this.shared;
   }
@@ -121,6 +142,8 @@ export class PageRun {
     const release: WriteOp = { op: 'release', key: this.lease.key, token: this.lease.token };
     // Abandoned: the lease is freed, the record kept — another node takes the page over and runs
     // what has no outcome on record. One try: the lease ends on its own if the store is away.
+    // The mark stays: the recovery's record names this page's run (`since`), judged by it.
+    const unmark = await this.mark.end(this.abandoned);
     if (this.abandoned) {
       s.pagesHere.delete(this.recordKey);
       await s.writes
@@ -131,6 +154,7 @@ export class PageRun {
       return;
     }
     const ops: WriteOp[] = [{ op: 'delete', key: this.recordKey, ifValue: this.recordValue }, release];
+    if (unmark) ops.push(unmark);
     await settle(
       s,
       `finish of a page of ${this.job.spec.name}`,

@@ -2,6 +2,8 @@ import { KeepAlive, safetyMargin } from '../../lock/keep-alive.js';
 import type { WriteOp } from '../../store/types.js';
 import { doneUntil } from '../claim/high-water.js';
 import { keys } from '../keys.js';
+import { InvokedMark } from './invoked-mark.js';
+import { storeTimeNow } from './run-fields.js';
 import { RunLeases } from './run-leases.js';
 import type { Claim, RunDeps } from './run-records.js';
 
@@ -48,6 +50,17 @@ export interface RunBook {
    * that stop() waits for it).
    */
   ended?(stored: boolean): Promise<void> | undefined;
+  /**
+   * A handler of `claim` was called, that was to start at `start` (store ms): its holder's mark
+   * (invoked-mark.ts) says so, lazily — what a judge of a later fire time of its gate asks before
+   * it skips one naming this run.
+   */
+  invoked?(claim: Claim, start: number): void;
+  /**
+   * (A run claimed on its own: it owns its mark) the run is over; resolves to the mark's delete for
+   * its finish batch, if one was written (`keep`: abandoned — the mark stays for its recovery).
+   */
+  endMark?(keep: boolean): Promise<WriteOp | undefined>;
 }
 
 /**
@@ -89,8 +102,20 @@ export function claimBook(deps: RunDeps, claim: Claim): RunBook {
     return ops;
   };
   const inflightKey = keys.inflight(claim.occ);
+  // Made at its first handler's call only (most runs end before it writes anything).
+  let mark: InvokedMark | undefined;
   return {
     wantsInflight: true,
+    invoked(_claim, start) {
+      mark ??= new InvokedMark(
+        deps.clock,
+        deps.writes,
+        keys.invoked(keys.occurrence(claim.occ), claim.lease.token),
+        deps.historyRetentionMs,
+      );
+      mark.invoked(start, storeTimeNow(claim, deps.clock));
+    },
+    endMark: async (keep) => mark?.end(keep),
     keep(onLost) {
       // One keep-alive for the claim and its gate: both leases have the same length and are
       // renewed together (one keep-alive per run halves the timers and signals 1,000 runs cost).

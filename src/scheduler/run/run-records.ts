@@ -38,6 +38,8 @@ export interface Claim {
   startWrites?: WriteOp[];
   /** (A recovery) the run it recovers, as its in-flight record said: see InflightRecord.runningSince. */
   runningSince?: RunningSince;
+  /** (A page's run) its item's index in the page's record (the page's mark names items waiting for their gate). */
+  item?: number;
   /** The recorded `oncely.claim` span that won it: its runs link to it (tracing.ts). */
   claimSpan?: SpanContext | undefined;
 }

@@ -179,6 +179,7 @@ export async function executeRun(
         handlerDone = Promise.resolve().then(() =>
           active && tracing ? tracing.within(active, () => deps.handler(ctx)) : deps.handler(ctx),
         );
+        book.invoked?.(claim, startedAt);
         const stopped = new Promise<never>((_, reject) => {
           onAbort = () => reject(signal.reason);
           if (signal.aborted) onAbort();
@@ -309,6 +310,9 @@ export async function executeRun(
       // The in-flight record is deleted only as this run wrote it: if the lease lapsed first, a
       // recovery may have put its own there, which must stay for as long as that run lives.
       const { ops, lapse } = book.finishOps(final ? historyPut(final) : undefined, inflightValue);
+      // Its mark goes with it (after the lapse op: `lapse` still indexes the release).
+      const unmark = await book.endMark?.(false);
+      if (unmark) ops.push(unmark);
       const finishSpan = span && tracing?.finish(span, final?.status ?? 'succeeded');
       let results: boolean[] = [];
       const stored = await persist(
@@ -332,6 +336,7 @@ export async function executeRun(
       await book.ended?.(stored);
     } else {
       await keeper.stop();
+      await book.endMark?.(true);
       // Abandoned (stop, lease lost) or never started: record it and free the occurrence at once
       // so that another node recovers it (its in-flight record stays) or, never started, the
       // misfire policy covers it. Releases of a lost lease are refused harmlessly. One try: the

@@ -270,6 +270,12 @@ function checkFireTimes(history: History, jobs: readonly CheckedJob[], violation
   }
 }
 
+/**
+ * How long after a fire time the run an overlap skip names may have had its handler called: the
+ * judge saw its start record, stored before the handler is called (one reply on the way).
+ */
+const NAMED_RUN_SLACK_MS = 1_000;
+
 /** Every stored overlap skip is borne out by a run of its gate going at its fire time (see `check`). */
 function checkSkips(history: History, jobs: readonly CheckedJob[], violations: Violation[]): void {
   const jobOf = new Map(jobs.map((j) => [j.name, j]));
@@ -282,6 +288,12 @@ function checkSkips(history: History, jobs: readonly CheckedJob[], violations: V
     else byGate.set(gate, [r]);
   }
   const replacedByRun = supersededJudge(history, jobs);
+  // When each run's handler was first called (virtual ms), by gate, fire time and token.
+  const invokedBy = new Map<string, number>();
+  for (const inv of history.invocations) {
+    const k = `${gateOf(inv)}|${inv.fireTime}|${inv.token}`;
+    invokedBy.set(k, Math.min(invokedBy.get(k) ?? inv.startedAt, inv.startedAt));
+  }
   for (const skip of history.skips) {
     if (skip.reason === 'superseded') {
       if (!replacedByRun(skip))
@@ -341,11 +353,24 @@ function checkSkips(history: History, jobs: readonly CheckedJob[], violations: V
       (r) =>
         r.putAt <= skip.at && r.startedAt <= skip.fireTime && (r.deletedAt === undefined || r.deletedAt >= F),
     );
-    if (!going)
+    if (!going) {
       violations.push({
         kind: 'unjustified-skip',
         occ: skip.occ,
         message: `recorded skipped for overlap${skip.byFireTime === undefined ? '' : ` with the run of ${at(skip.byFireTime)}`}, but no run of its gate had started by ${at(skip.fireTime)} and was still going then`,
+      });
+      continue;
+    }
+    // The run it names must have run: its handler called (a store record of a start is a claim's
+    // promise, not a run — a page whose start write was applied but whose node never heard back
+    // runs nothing), by the fire time.
+    if (skip.byToken === undefined || skip.byFireTime === undefined) continue;
+    const named = invokedBy.get(`${gate}|${skip.byFireTime}|${skip.byToken}`);
+    if (named === undefined || named > F + NAMED_RUN_SLACK_MS)
+      violations.push({
+        kind: 'unjustified-skip',
+        occ: skip.occ,
+        message: `recorded skipped for overlap with the run of ${at(skip.byFireTime)} (token ${skip.byToken}), but that run ${named === undefined ? 'never started' : `started only at +${(named / 1000).toFixed(3)}s`}`,
       });
   }
 }

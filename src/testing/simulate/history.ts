@@ -47,6 +47,8 @@ export interface StoredSkip {
   at: number;
   reason: string;
   byFireTime?: number;
+  /** (`overlap`) the fencing token of the run it names. */
+  byToken?: number;
   /** A `paused` skip's span: its last fire time (store ms; `fireTime` is its first). */
   spanLast?: number;
 }
@@ -264,6 +266,7 @@ export class History {
             at: this.now(),
             reason: entry.reason ?? '?',
             ...(entry.by !== undefined && { byFireTime: entry.by.fireTime.getTime() }),
+            ...(entry.by?.token !== undefined && { byToken: entry.by.token }),
             ...(entry.span !== undefined && { spanLast: entry.span.last.getTime() }),
           });
           const by = entry.by ? ` by=${fireLabel(entry.by.fireTime.getTime())}` : '';
