@@ -408,6 +408,46 @@ describe('running stored schedules from the due index', () => {
     expect(dueRows, `${dueRows} due rows read`).toBeLessThan(3_000 * 1.6 + 20 * 64);
   }, 90_000);
 
+  it('a full node that frees slots does not read every control record each time (no control work waiting)', async () => {
+    // A node that was full and frees a slot polls at once only when its last poll saw control
+    // work waiting for a slot (trigger requests, queued runs, backfill requests): a fan-out
+    // frees slots every few hundred ms, and each such poll read all of `ctl|` for nothing.
+    const st = await memory();
+    let controlReads = 0;
+    const counting = new Proxy(st, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== 'scan') return value;
+        return async (prefix: string, opts: unknown) => {
+          if (prefix === keys.controlPrefix) controlReads++;
+          return (value as Store['scan']).call(target, prefix, opts as never);
+        };
+      },
+    }) as Store;
+    const job = unique('full');
+    const n = node(counting, { concurrency: 10, pollInterval: '1s' });
+    // On time however late the machine runs them: a misfire replay's end polls at once (what is
+    // queued behind it may start), which a loaded CI run turned 1 of 300 runs in 1.1 s into.
+    n.s.define(job, { misfireThreshold: '1h' }, async (ctx) => {
+      n.runs.push(ctx);
+      await sleep(30);
+    });
+    const at = (await st.now()) + 1_500;
+    await n.s.schedules.upsert(Array.from({ length: 300 }, (_, i) => ({ id: `f${i}`, job, at })));
+    await n.s.start();
+    await until(() => n.runs.length >= 1, 30_000, 'the first run');
+    const before = controlReads;
+    const t0 = performance.now();
+    await until(() => n.runs.length >= 300, 60_000, '300 runs');
+    const seconds = (performance.now() - t0) / 1000;
+    expect(new Set(ids(n.runs)).size).toBe(300);
+    // About one read per poll interval; not one per freed slot (226 in 0.9 s before).
+    const reads = controlReads - before;
+    expect(reads, `${reads} control reads in ${seconds.toFixed(1)} s`).toBeLessThanOrEqual(
+      Math.ceil(seconds) * 3 + 10,
+    );
+  }, 90_000);
+
   it("pages answered after the poll's knowledge went stale read the job's backfill records once, not each", async () => {
     // A page looks for backfill work of its schedules (claim/gated-runs.ts) in what the node's
     // last poll read; answered more than STALE_KNOWLEDGE_MS (2.5 s) after that read, it reads the

@@ -95,6 +95,14 @@ export class NodeState {
   /** The last poll saw queued (pending) runs. */
   pendingSeen = false;
   /**
+   * The last poll saw work that waits for a free slot here and should not wait a poll interval
+   * more: trigger requests, queued runs, backfill requests not yet consumed. A full node that
+   * frees a slot polls at once only then (run/runs.ts): in a fan-out a full node frees slots every
+   * few hundred ms, and each such poll read all of `ctl|` for nothing (43 of a node's 135 polls in
+   * a four-node bench:scale fan-out).
+   */
+  controlWaiting = false;
+  /**
    * By overlap gate key: the oldest fire time waiting behind that gate (a pending record marked
    * `wait`) as the last poll read it. An on-time claim that wins the gate while an older fire
    * time waits yields to it (Overlap.behindOlder).

@@ -3,7 +3,7 @@ import { OncelyError } from '../../core/errors.js';
 import { packageVersion } from '../../core/version.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
-import { gateKnowledge } from '../claim/gated-runs.js';
+import { CONSUMED, gateKnowledge } from '../claim/gated-runs.js';
 import type { PauseSpan } from '../internal-types.js';
 import type { JobSpec } from '../job-options.js';
 import { controlKind, jobOfKey, keys, unesc } from '../keys.js';
@@ -113,6 +113,7 @@ export class Feed {
       this.liveUnsettled = s.spread.update(await s.store.scan(keys.nodePrefix, { limit: 10_000 }), now);
     const { pending, run: inflight, trig, bf } = control;
     s.pendingSeen = pending.length > 0;
+    s.controlWaiting = s.pendingSeen || trig.length > 0 || bf.some((r) => r.value !== CONSUMED);
     s.gateKnowledge = gateKnowledge(bf, inflight, now);
     s.jobsInFlight = jobsOf(inflight);
     await this.requests.claimRequests(trig, pending, inflight, now, bf);

@@ -135,7 +135,8 @@ export class Runs {
 
   /**
    * A run's handler ended: its slot (and its fleet permit, `limited`) is free; a node that was
-   * full looks for due work at once. Its end (the outcome stored) is counted apart (`settling`).
+   * full looks for due work at once, and polls at once if the last poll saw control work waiting
+   * for a slot (NodeState.controlWaiting). Its end (the outcome stored) is counted apart (`settling`).
    */
   private handlerSlotFreed(job: Job, limited: boolean): void {
     const s = this.state;
@@ -146,7 +147,7 @@ export class Runs {
     s.settling++;
     const slotFreed = wasFull && s.freeSlots() > 0;
     if (spare) s.permitFreed();
-    if (slotFreed) s.nextPollAt = 0;
+    if (slotFreed && s.controlWaiting) s.nextPollAt = 0;
     if (spare || slotFreed) s.poke();
   }
 
@@ -155,7 +156,7 @@ export class Runs {
    * (`handlerWasEnded`), and its bookkeeping go. A gate is free now: a run queued behind this one
    * (overlap 'queue'/'queue-all', or any run queued behind a misfire replay) may start at once, so
    * the pending runs are read now rather than at the next poll; likewise when this node was full
-   * and may have left due work waiting. Otherwise only the timer loop needs a look (a catch-up
+   * and its last poll saw control work waiting for a slot. Otherwise only the timer loop needs a look (a catch-up
    * replay may be next).
    */
   private runEnded(job: Job, claim: Claim, occKey: string, limited: boolean, handlerWasEnded: boolean): void {
@@ -169,7 +170,7 @@ export class Runs {
     }
     s.runningHere.delete(occKey);
     const queues = job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow';
-    if (wasFull || queues || claim.replay || s.pendingSeen) s.nextPollAt = 0;
+    if ((wasFull && s.controlWaiting) || queues || claim.replay || s.pendingSeen) s.nextPollAt = 0;
     // A stored schedule's replay ended: its next replay (catch-up) or the on-time entry queued
     // behind it may be claimable now.
     if (claim.replay && claim.occ.scheduleId !== undefined) s.dueWakeAt = 0;
