@@ -277,6 +277,71 @@ describe('pages of stored schedules', () => {
     expect(entries.filter((e) => e.status === 'succeeded' && e.source === 'recover')).toHaveLength(n);
   }, 30_000);
 
+  it('a start write of a page that lands after the page was recovered and finished runs nothing again', async () => {
+    // Node a's start write is applied but its answer is lost; its retry sits on a stalled link
+    // while a's lease lapses and node b recovers the page (attempt 1 abandoned, attempt 2 run and
+    // finished, the record deleted). Then the link delivers the retry: a's start record is back,
+    // naming attempt 1, with nobody holding the page. Before, the next takeover read attempt 1
+    // abandoned and ran attempt 2 again — after its success.
+    const base = await openStore(`memory:${unique('late-start')}`);
+    const a = faulty(base);
+    const b = faulty(base);
+    const job = unique('late-start');
+    const ranA: JobContext[] = [];
+    const ranB: JobContext[] = [];
+    const na = scheduler(a, 'node-a');
+    na.define(job, { lockAtMostFor: '1s' }, (ctx) => {
+      ranA.push(ctx);
+    });
+    let open = () => {};
+    a.faults.after = (method) => {
+      if (method !== 'claimPage') return;
+      a.faults.after = (m, args) => {
+        const ops = m === 'apply' ? (args[0] as WriteOp[]) : [];
+        if (!ops.some((op) => op.key.startsWith(keys.pageRecordPrefix(job)))) return;
+        a.faults.after = undefined;
+        a.faults.stall = new Promise<void>((resolve) => {
+          open = resolve;
+        });
+        throw new Error('the answer to the start write was lost');
+      };
+    };
+    const F = (await base.now()) + 400;
+    const n = 3;
+    await na.schedules.upsert(Array.from({ length: n }, (_, i) => ({ id: `u${i}`, job, at: F })));
+    await na.start();
+    await until(() => a.faults.stall !== undefined, 5_000, 'node a to write its start and lose the answer');
+    const nb = scheduler(b, 'node-b');
+    nb.define(job, { lockAtMostFor: '1s' }, (ctx) => {
+      ranB.push(ctx);
+    });
+    await nb.start();
+    await until(() => ranB.length === n, 10_000, 'node b to recover the page');
+    await eventually(
+      async () => (await base.scan(keys.pageRecordPrefix(job))).length === 0,
+      5_000,
+      'the recovered page to end',
+    );
+    // The stalled retry lands now: the record is back, as node a wrote it.
+    let landed = false;
+    a.faults.after = (m, args) => {
+      const ops = m === 'apply' ? (args[0] as WriteOp[]) : [];
+      if (ops.some((op) => op.op === 'put' && op.key.startsWith(keys.pageRecordPrefix(job)))) landed = true;
+    };
+    a.faults.stall = undefined;
+    open();
+    await until(() => landed, 5_000, "node a's late start write to land");
+    await eventually(
+      async () => (await base.scan(keys.pageRecordPrefix(job))).length === 0,
+      10_000,
+      'the stale record to be taken over and cleared',
+    );
+    await sleep(500);
+    expect(ranA).toEqual([]);
+    expect(ranB.map((r) => `${r.scheduleId}#${r.attempt}`).sort()).toEqual(['u0#2', 'u1#2', 'u2#2']);
+    await checked(nb, job, 1_000);
+  }, 30_000);
+
   it('a page read by a poll before its start and looked at after it ended is not run again', async () => {
     // The race behind duplicates seen in full CI runs (spread test: 435 starts of 400; MySQL suite:
     // one fire time twice, the second with the page's token + 1, attempt 1): node b's poll read

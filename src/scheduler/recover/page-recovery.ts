@@ -289,8 +289,11 @@ export class PageRecovery {
     const attempt = item.attempt ?? 1;
     if (!rec.started) return { attempt };
     let last = own === null ? undefined : decodeHistory(own);
-    if (last?.willRetry === true) {
-      // Retried after this attempt: the latest attempt on record says how far it got.
+    if (last?.willRetry === true || last?.status === 'abandoned') {
+      // Retried after this attempt, or recovered after it: the latest attempt on record says how
+      // far it got. (A record whose start write landed late — after a recovery of its page had
+      // run the next attempt, finished and deleted the record — names an attempt recorded
+      // abandoned; by it alone the next attempt ran again after its success.)
       const later = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
       last = later.map((h) => decodeHistory(h.value)).at(-1) ?? last;
     }
