@@ -4,6 +4,7 @@ import type { WriteOp } from '../../store/types.js';
 import { encodeHistory } from '../finish/history.js';
 import { keys } from '../keys.js';
 import type { HistoryEntry, RunEvent, RunStatus, SchedulerEvents } from '../types.js';
+import { LATE_START_MS } from './fleet-limits.js';
 import { callHandler, handlerSettled } from './handler-call.js';
 import type { RunBook } from './run-book.js';
 import { errorText, runFields, storeTimeNow } from './run-fields.js';
@@ -13,8 +14,12 @@ import type { Claim, RunDeps, RunHooks } from './run-records.js';
 /**
  * Whether a run may take the lean path ({@link runPageItem}) instead of `executeRun`: an item of a
  * page (its book writes nothing at the start: no in-flight record, no start batch), started now,
- * one attempt (no retries), no timeout, not `replace`, no rate limit — the runs of a fan-out.
- * Anything else goes the general way.
+ * one attempt (no retries), no timeout, not `replace`, and under a rate limit started within
+ * LATE_START_MS of its claim (its grant stands for its start; a later one asks the window again,
+ * in executeRun) — the runs of a fan-out. Anything else goes the general way. (Every rate-limited
+ * run went that way: bench:scale --variant rate, 4 nodes, one run each, 135 µs of node CPU per
+ * occurrence before, 126 after, 78 without the limit — the rest is the limiter's: three times the
+ * page claims, of a third the size, and twice the due reads.)
  */
 export function leanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean {
   const { spec } = deps;
@@ -25,7 +30,7 @@ export function leanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean
     spec.retries === 0 &&
     spec.timeoutMs === undefined &&
     spec.overlap !== 'replace' &&
-    deps.rateStart === undefined
+    (deps.rateStart === undefined || deps.clock.monotonic() - claim.sentAt <= LATE_START_MS)
   );
 }
 
