@@ -16,21 +16,21 @@ const MAX_RECENT_HISTORY = 50;
  * gate that had *started* — its in-flight record written, and its holder's mark showing its
  * handler called (run/invoked-mark.ts: the record is written before the call, and a node that
  * lost the answer or froze calls nothing) — at or before `occ`'s fire time, and has not finished
- * (the record is still there, read now, after the fire time). `forSkip` false (a fire time to
- * queue, not to record skipped): the record alone. With `lockAtLeastFor`,
- * also a finished run whose gate is still held by that hold: it started at or before the fire
- * time and less than lockAtLeastFor before it (the user's "no other run this soon").
+ * (the record is still there, read now, after the fire time). With `lockAtLeastFor`, also a
+ * finished run whose gate is still held by that hold: it started at or before the fire time and
+ * less than lockAtLeastFor before it (the user's "no other run this soon"). `forSkip` false (a
+ * fire time to queue, not to record skipped): the record alone is enough.
  *
  * `undefined`: the gate is held by a claim that has not started — a lost reply, a frozen node, a
  * start record still on its way, a start on record whose handler was not called by then (or not
- * marked yet) — or by a run that started after this fire time. Skipping then
- * would lose a fire time while no run was going (a node whose claim reply was dropped held the
+ * marked yet) — or by a run that started after this fire time. Skipping then would lose a fire
+ * time while no run was going (a node whose claim reply was dropped held the
  * gate for seconds; the healthy nodes skipped three fire times meanwhile). The caller queues it
  * behind the gate instead (never skipped for this): it runs once the holder ends or its lease lapses.
  *
  * Reads: one scan of the gate's in-flight records (two for a job's own trigger, whose gate manual
- * triggers share), one getMany of their holders' marks, plus one reverse scan of the job's history when it has a lockAtLeastFor. Only
- * for a claim that found its gate taken.
+ * triggers share), one getMany of their holders' marks, plus one reverse scan of the job's
+ * history when it has a lockAtLeastFor. Only for a claim that found its gate taken.
  */
 export async function overlappingRun(
   s: NodeState,

@@ -32,8 +32,8 @@ const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
  *  - the page has not started (its claim's reply on the way, its node frozen), its start is on
  *    record but no mark shows the run's handler called by this fire time (the start's answer lost
  *    or late, its node frozen before the call: the record alone is a promise, not a run), its
- *    lease lapsed or is held by a takeover that has not written its start, the run was given up by its node
- *    (`abandoned`: recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
+ *    lease lapsed or is held by a takeover that has not written its start, the run was given up
+ *    by its node (`abandoned`: recovery will run it), the run is a misfire replay (on-time work queues behind a replay),
  *    or it started after this fire time: this fire time waits and is judged again at a later read;
  *  - the run ended on record while a takeover holds the page and has not written its start (it
  *    may have read the history before that end was stored, and will run the fire time again):

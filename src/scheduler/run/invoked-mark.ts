@@ -17,8 +17,7 @@ import type { WriteBatcher } from '../finish/write-batch.js';
  * handlers late); a page's items that wait for their gate (indexes into the page's items) are
  * listed apart, each with the time it was called, or none yet. A judge skips a fire time only
  * for a run the mark shows called by that fire time (claim/prev-run.ts, overlapping-run.ts,
- * gated-runs.ts); a run not marked yet
- * is waited for and judged again.
+ * gated-runs.ts); a run not marked yet is waited for and judged again.
  *
  * Written lazily — MARK_AFTER_MS after the first handler was called, and only if the run is
  * still going: a run that ends sooner needs none (its outcome on record says it ran, and a judge
