@@ -46,12 +46,6 @@ export async function occurrenceHistory(s: NodeState, occ: OccurrenceId): Promis
   return records.map((r) => decodeHistory(r.value));
 }
 
-/** Whether the attempt's history says it ended (then its in-flight record is only left to clean up). */
-export async function attemptEnded(s: NodeState, occ: OccurrenceId, attempt: number): Promise<boolean> {
-  const last = await s.store.get(keys.history(occ, attempt));
-  return last !== null && FINAL_STATUSES.has(decodeHistory(last).status);
-}
-
 /**
  * A queued run (the gate's pending record) of a fire time that another node also ran through its
  * own cursor — that start does not consume the pending record — and whose run died: its in-flight

@@ -1,6 +1,6 @@
 import type { StoredRecord } from '../../store/types.js';
 import type { Claims } from '../claim/claim.js';
-import { abandonedEntry, attemptEnded } from '../claim/dead-attempt.js';
+import { abandonedEntry, FINAL_STATUSES, occurrenceHistory } from '../claim/dead-attempt.js';
 import type { Candidate } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -61,7 +61,15 @@ export class Recovery {
         shard: rec.shard,
       };
       if ((await s.store.inspect(keys.occurrence(occ))) !== null) continue;
-      const final = await attemptEnded(s, occ, rec.attempt);
+      // Its attempt ended — or a later one did: a record whose start batch landed late, after a
+      // recovery had run the next attempt and deleted the record, names an attempt recorded
+      // abandoned (the occurrence's "done" hold keeps it off for an hour at least; then, read by
+      // its own attempt, the next ran again after its success). One scan, as the get was.
+      const final = (await occurrenceHistory(s, occ)).some(
+        (e) =>
+          FINAL_STATUSES.has(e.status) &&
+          (e.attempt === rec.attempt || (e.attempt > rec.attempt && e.willRetry !== true)),
+      );
       // The dead attempt, recorded as abandoned: now (without recover), or in the same write that
       // starts the new attempt.
       const abandoned = (error?: string) => abandonedEntry(occ, rec, now, error);
