@@ -156,8 +156,8 @@ export class Runs {
    * (`handlerWasEnded`), and its bookkeeping go. A gate is free now: a run queued behind this one
    * (overlap 'queue'/'queue-all', or any run queued behind a misfire replay) may start at once, so
    * the pending runs are read now rather than at the next poll; likewise when this node was full
-   * and its last poll saw control work waiting for a slot. Otherwise only the timer loop needs a look (a catch-up
-   * replay may be next).
+   * and its last poll saw control work waiting for a slot. Otherwise only the timer loop needs a
+   * look (a catch-up replay may be next).
    */
   private runEnded(job: Job, claim: Claim, occKey: string, limited: boolean, handlerWasEnded: boolean): void {
     const s = this.state;

@@ -28,7 +28,9 @@ export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './ch
  *   before the skip, that started at or before the fire time and was not yet deleted at it (a
  *   claim that had not started held the gate); or recorded skipped with no reason. A page's run
  *   counts as a run of its stored schedule's gate from its page's start record (`ctl|page|…`,
- *   `started`) until its outcome under the page's token, or the record's delete, is applied. An
+ *   `started`) until its outcome under the page's token, or the record's delete, is applied. And
+ *   the run a skip names (fire time and token) must have had its handler called, by the fire time
+ *   plus NAMED_RUN_SLACK_MS: a start on record whose node lost the answer calls nothing. An
  *   `excluded` skip needs its trigger's exclude list to match (`CheckedJob.excluded`); a `paused`
  *   skip (one entry per pause: fire times `fireTime` to its span's last) needs a pause of its job
  *   or schedule covering its first and its last fire time (`CheckedJob.paused`: the public
