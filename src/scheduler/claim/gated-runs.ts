@@ -3,7 +3,7 @@ import { decodeHistory } from '../finish/history.js';
 import type { GateKnowledge, Job } from '../internal-types.js';
 import { esc, gateScope, keys, type OccurrenceId, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import { calledBy, decodeInvoked } from '../run/invoked-mark.js';
+import { firstCalledBy, runMarkKey } from '../run/invoked-mark.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
 import { decodePageRecord, type PageItem, type PageRecord } from './page-record.js';
@@ -131,13 +131,10 @@ export async function judgeGated(
       // Named only when its holder's mark shows its handler called by the fire time (a record of
       // a start may stand for none: run/invoked-mark.ts); else the item waits for the gate.
       const started = going.runs.filter((r) => r.startedAt <= item.fireTime && item.fireTime <= acquiredAt);
-      const marks =
-        started.length === 0
-          ? []
-          : await s.store.getMany(
-              started.map((r) => keys.invoked(keys.occurrence(r as OccurrenceId), r.token)),
-            );
-      const by = started.find((r, n) => calledBy(decodeInvoked(marks[n]), r.startedAt, item.fireTime));
+      const by = await firstCalledBy(s.store, started, item.fireTime, (r) => ({
+        key: runMarkKey(r as OccurrenceId, r.token),
+        start: r.startedAt,
+      }));
       if (by)
         out.set(i, { kind: 'skip', by: { fireTime: new Date(by.fireTime), node: by.node, token: by.token } });
       else if (going.held)

@@ -2,7 +2,7 @@ import { decodeHistory } from '../finish/history.js';
 import type { Job } from '../internal-types.js';
 import { esc, gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import { calledBy, decodeInvoked } from '../run/invoked-mark.js';
+import { firstCalledBy, runMarkKey } from '../run/invoked-mark.js';
 import { type InflightRecord, type RunningSince, sinceOf } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
 
@@ -54,23 +54,17 @@ export async function overlappingRun(
       const since = sinceOf(rec);
       if (since.startedAt <= occ.fireTime) found.push({ rec, since });
     }
-  if (found.length > 0 && !forSkip) {
-    const { rec, since } = found.reduce((a, b) => (b.since.startedAt > a.since.startedAt ? b : a));
-    return { fireTime: new Date(rec.fireTime), node: since.node, token: since.token };
-  }
-  if (found.length > 0) {
-    // The latest that its holder's mark shows called by the fire time (run/invoked-mark.ts): a
-    // record of a start is written before the handler is called, and may stand for none.
-    found.sort((a, b) => b.since.startedAt - a.since.startedAt);
-    const marks = await s.store.getMany(
-      found.map(({ rec, since }) => keys.invoked(keys.occurrence(rec as OccurrenceId), since.token)),
-    );
-    const best = found.find(({ since }, i) =>
-      calledBy(decodeInvoked(marks[i]), since.startedAt, occ.fireTime),
-    );
-    if (best)
-      return { fireTime: new Date(best.rec.fireTime), node: best.since.node, token: best.since.token };
-  }
+  // The latest: queued behind, its record is enough; skipped, the latest whose holder's mark shows
+  // it called by the fire time (run/invoked-mark.ts: a record of a start is written before the
+  // handler is called, and may stand for none).
+  found.sort((a, b) => b.since.startedAt - a.since.startedAt);
+  const best = forSkip
+    ? await firstCalledBy(s.store, found, occ.fireTime, ({ rec, since }) => ({
+        key: runMarkKey(rec as OccurrenceId, since.token),
+        start: since.startedAt,
+      }))
+    : found[0];
+  if (best) return { fireTime: new Date(best.rec.fireTime), node: best.since.node, token: best.since.token };
   const hold = job.spec.lockAtLeastForMs;
   if (hold <= 0) return undefined;
   const recent = await s.store.scan(keys.historyPrefix(occ.job), {

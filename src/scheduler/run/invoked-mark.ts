@@ -1,7 +1,8 @@
 import type { Clock } from '../../core/clock.js';
 import { startTimer } from '../../core/clock.js';
-import type { WriteOp } from '../../store/types.js';
+import type { Store, WriteOp } from '../../store/types.js';
 import type { WriteBatcher } from '../finish/write-batch.js';
+import { keys, type OccurrenceId } from '../keys.js';
 
 /**
  * A run's or a page's record of a start is written *before* its handlers are called: it is the
@@ -85,6 +86,26 @@ export function calledBy(mark: InvokedState | undefined, start: number, by: numb
     return at !== undefined && at <= by;
   }
   return mark.first <= by;
+}
+
+/** The key of the mark of a run claimed on its own: its occurrence's lease, and its token. */
+export function runMarkKey(occ: OccurrenceId, token: number): string {
+  return keys.invoked(keys.occurrence(occ), token);
+}
+
+/**
+ * The first of `runs` whose holder's mark shows it called by `by` (`of`: each run's mark key and
+ * the start its record gives it). One getMany of their marks; none when `runs` is empty.
+ */
+export async function firstCalledBy<T>(
+  store: Store,
+  runs: readonly T[],
+  by: number,
+  of: (run: T) => { key: string; start: number },
+): Promise<T | undefined> {
+  if (runs.length === 0) return undefined;
+  const marks = await store.getMany(runs.map((r) => of(r).key));
+  return runs.find((r, i) => calledBy(decodeInvoked(marks[i]), of(r).start, by));
 }
 
 /** One holder's mark (a run's, or a page's for all its runs): see the file comment. */

@@ -2,7 +2,7 @@ import { KeepAlive, safetyMargin } from '../../lock/keep-alive.js';
 import type { WriteOp } from '../../store/types.js';
 import { doneUntil } from '../claim/high-water.js';
 import { keys } from '../keys.js';
-import { InvokedMark } from './invoked-mark.js';
+import { InvokedMark, runMarkKey } from './invoked-mark.js';
 import { storeTimeNow } from './run-fields.js';
 import { RunLeases } from './run-leases.js';
 import type { Claim, RunDeps } from './run-records.js';
@@ -110,7 +110,7 @@ export function claimBook(deps: RunDeps, claim: Claim): RunBook {
       mark ??= new InvokedMark(
         deps.clock,
         deps.writes,
-        keys.invoked(keys.occurrence(claim.occ), claim.lease.token),
+        runMarkKey(claim.occ, claim.lease.token),
         deps.historyRetentionMs,
       );
       mark.invoked(start, storeTimeNow(claim, deps.clock));
