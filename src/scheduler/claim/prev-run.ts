@@ -130,14 +130,22 @@ export async function judgePrev(
       }),
     ),
   ];
+  // Each run's history from its page's attempt on, through its retries: a run whose first
+  // attempt failed and whose retry succeeded has ended. Read at its page's attempt only, the
+  // failure (`willRetry`) made a run that had ended seconds before this fire time look going, and
+  // the fire time was skipped naming it (simulator, a rate-limited job with retries, sim faults,
+  // seeds 27, 95, 112 of 120: the page's finish cut off by a partition, its record left).
+  const attempts = job.spec.retries + 1;
   const read = await state.store.getMany([
-    ...looks.map(({ rec, item }) =>
-      keys.history(itemOcc(name, rec.items[item]!), rec.items[item]!.attempt ?? 1),
-    ),
+    ...looks.flatMap(({ rec, item }) => {
+      const it = rec.items[item]!;
+      const occ = itemOcc(name, it);
+      return Array.from({ length: attempts }, (_, k) => keys.history(occ, (it.attempt ?? 1) + k));
+    }),
     ...markKeys,
   ]);
-  const histories = read.slice(0, looks.length);
-  const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[looks.length + i])]));
+  const histories = looks.map((_, n) => latest(read.slice(n * attempts, (n + 1) * attempts)));
+  const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[looks.length * attempts + i])]));
   /** The token holding each page's lease now (`undefined`: free): one inspect per page. */
   const holders = new Map<string, number | undefined>();
   const holder = async (page: string) => {
@@ -214,4 +222,11 @@ export async function judgePrev(
         : { kind: 'skip', by: { fireTime: new Date(it.fireTime), node: by.node, token: by.token } };
   }
   return verdicts;
+}
+
+/** The entry of the latest attempt on record among `entries` (one per attempt, oldest first). */
+function latest(entries: readonly (string | null | undefined)[]): string | null | undefined {
+  for (let k = entries.length - 1; k >= 0; k--)
+    if (entries[k] !== null && entries[k] !== undefined) return entries[k];
+  return null;
 }
