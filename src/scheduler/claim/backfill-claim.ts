@@ -223,7 +223,7 @@ export async function backfillClaimed(
   // again at a later poll (on-time runs keep their slot).
   if (gated) {
     const until = s.clock.monotonic() + Math.min(MAX_PAGE_WAIT_MS, job.spec.lockAtMostForMs / 4);
-    while (await pageRunGoing(s.store, c.occ.job, scheduleId!, lease.acquiredAt)) {
+    while (await pageRunGoing(s.store, c.occ.job, scheduleId!, lease.acquiredAt, job.spec.retries)) {
       if (s.clock.monotonic() + PAGE_WAIT_STEP_MS > until || s.stopping !== undefined) {
         await settle(s, `backfill of ${c.occ.job}`, frees, lease, sentAt);
         return false;

@@ -1,5 +1,5 @@
 import type { Store, StoredRecord } from '../../store/types.js';
-import { decodeHistory } from '../finish/history.js';
+import { decodeHistory, latestOnRecord } from '../finish/history.js';
 import type { GateKnowledge, Job } from '../internal-types.js';
 import { esc, gateScope, keys, type OccurrenceId, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -203,6 +203,7 @@ export async function pageRunGoing(
   job: string,
   id: string,
   gateSince: number,
+  retries: number,
 ): Promise<boolean> {
   const records = await store.scan(keys.pageRecordPrefix(job), { limit: 10_000 });
   const looks: { item: PageItem }[] = [];
@@ -220,16 +221,19 @@ export async function pageRunGoing(
     });
   }
   if (looks.length === 0) return false;
+  // From the page's attempt through its retries: a failed attempt retried is no end, and a
+  // retry that ended is (read at the page's attempt only, the run looked going until the page's
+  // record went).
+  const attempts = retries + 1;
   const histories = await store.getMany(
-    looks.map(({ item }) =>
-      keys.history(
-        { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined },
-        item.attempt ?? 1,
-      ),
-    ),
+    looks.flatMap(({ item }) => {
+      const occ = { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined };
+      return Array.from({ length: attempts }, (_, k) => keys.history(occ, (item.attempt ?? 1) + k));
+    }),
   );
-  return histories.some((h) => {
-    if (h === null || h === undefined) return true;
+  return looks.some((_, n) => {
+    const h = latestOnRecord(histories.slice(n * attempts, (n + 1) * attempts));
+    if (h === null) return true;
     const e = decodeHistory(h);
     return !FINAL.has(e.status) || e.willRetry === true;
   });

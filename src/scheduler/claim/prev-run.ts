@@ -1,5 +1,5 @@
 import { SPREAD_GRACE_MS } from '../control/spread.js';
-import { decodeHistory } from '../finish/history.js';
+import { decodeHistory, latestOnRecord } from '../finish/history.js';
 import { type Candidate, type Job, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -144,7 +144,7 @@ export async function judgePrev(
     }),
     ...markKeys,
   ]);
-  const histories = looks.map((_, n) => latest(read.slice(n * attempts, (n + 1) * attempts)));
+  const histories = looks.map((_, n) => latestOnRecord(read.slice(n * attempts, (n + 1) * attempts)));
   const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[looks.length * attempts + i])]));
   /** The token holding each page's lease now (`undefined`: free): one inspect per page. */
   const holders = new Map<string, number | undefined>();
@@ -222,11 +222,4 @@ export async function judgePrev(
         : { kind: 'skip', by: { fireTime: new Date(it.fireTime), node: by.node, token: by.token } };
   }
   return verdicts;
-}
-
-/** The entry of the latest attempt on record among `entries` (one per attempt, oldest first). */
-function latest(entries: readonly (string | null | undefined)[]): string | null | undefined {
-  for (let k = entries.length - 1; k >= 0; k--)
-    if (entries[k] !== null && entries[k] !== undefined) return entries[k];
-  return null;
 }

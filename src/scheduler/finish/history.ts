@@ -144,3 +144,12 @@ export function occFields(
   if (o.shard !== undefined) out.shard = o.shard;
   return out;
 }
+
+/** Of one occurrence's entries read attempt by attempt (oldest first), the latest on record (none: null). */
+export function latestOnRecord(entries: readonly (string | null | undefined)[]): string | null {
+  for (let k = entries.length - 1; k >= 0; k--) {
+    const e = entries[k];
+    if (e !== null && e !== undefined) return e;
+  }
+  return null;
+}
