@@ -123,6 +123,10 @@ describe('invoked mark', () => {
     await advance(MARK_AFTER_MS);
     expect(w.calls.at(-1)?.[0]).toMatchObject({ value: '1400|1010|2=1650' });
     expect(w.calls).toHaveLength(2);
+    // Its retry is called later: its first call stands (nothing new to write).
+    page.invoked(1_000, 1_900, 2);
+    await advance(MARK_AFTER_MS);
+    expect(w.calls).toHaveLength(2);
     expect(await page.end(true)).toBeUndefined();
   });
 

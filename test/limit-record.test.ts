@@ -83,8 +83,28 @@ describe('fleet limit record', () => {
     // The node's own place counts for its order (an estimate that can be newer than what waits).
     const own: LimitRecord = { n: {}, w: { b: [t(17), t(31)], me: [t(12), t(31)] } };
     expect(reserveIn(own, t(30), 'me', conc(5), 0, 3, 0, [t(20), t(21), t(22)]).granted).toBe(3);
-    // Without an order (a rate start of a run already claimed) nothing yields.
+    // Without an order nothing yields.
     expect(reserveIn(near, t(30), 'd', conc(9), 0, 2).granted).toBe(2);
+  });
+
+  it("order, local: a node's due work yields to its own retry waiting for the rate window", () => {
+    const t = (s: number) => s * 1_000;
+    const rate = { maxConcurrency: undefined, rate: { max: 5, perMs: 1_000 } };
+    // me's stored place is its retry's (6 s), b waits from 9 s; me's due tick asks for 8 s, 10 s.
+    const rec = (): LimitRecord => ({ n: {}, w: { me: [t(6), t(31)], b: [t(9), t(31)] } });
+    // On the stored place's strength the tick would take all; as its own place (8 s) with the
+    // retry ahead, it yields to the retry (and 10 s to b's 9 s).
+    expect(reserveIn(rec(), t(30), 'me', rate, 0, 2, 0, [t(8), t(10)]).granted).toBe(2);
+    const local = { own: t(8), ahead: t(6) };
+    expect(reserveIn(rec(), t(30), 'me', rate, 0, 2, 0, [t(8), t(10)], local).granted).toBe(0);
+    // Nothing else of me's waits: its own place (8 s) is older than b's, its whole order goes.
+    expect(
+      reserveIn(rec(), t(30), 'me', rate, 0, 2, 0, [t(8), t(10)], { own: t(8), ahead: undefined }).granted,
+    ).toBe(2);
+    // The retry itself (6 s, no older work here) is first in line.
+    expect(
+      reserveIn(rec(), t(30), 'me', rate, 0, 1, 0, [t(6)], { own: t(6), ahead: undefined }).granted,
+    ).toBe(1);
   });
 
   it('order: a place holds newer work back only until it lapses, and a lapsed one is pruned', () => {

@@ -143,9 +143,9 @@ async function scanOnce(
           // (~11 s), waited for the stall count at every step — one replay every ~3 s for a
           // schedule every 2 s (simulator, `lim,rl,mc,pages`, sim faults, seeds 154, 259, 261).
           // Taken over, it asks permits in fire-time order beside the rest (due-permits.ts). Not
-          // under a rate limit, whose starts go to whichever node asks first: more nodes asking
-          // for a job's few starts a second got fewer of them started (test/simulate-limits-
-          // replies.test.ts, "a retry is a start": fire times unrun by the end).
+          // under a rate limit: when its starts went to whichever node asked first, more nodes
+          // asking for a job's few starts a second got fewer of them started (test/simulate-
+          // limits-replies.test.ts, "a retry is a start": fire times unrun by the end).
           const rated = defined.spec.limits?.rate !== undefined;
           if (others.length < want && !(rated && skipJobs?.has(job) === true)) others.push(r);
           continue;

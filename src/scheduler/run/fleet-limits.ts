@@ -1,29 +1,18 @@
 import { type Clock, type StoreClock, startTimer } from '../../core/clock.js';
 import type { Store } from '../../store/types.js';
 import type { JobSpec } from '../job-options.js';
-import { esc } from '../keys.js';
-import { countsRuns, inLine, inUse, type Local, newLocal } from './limit-local.js';
+import { countsRuns, inUse, type Local, newLocal, oldestBut } from './limit-local.js';
 import type { WaitPath } from './limit-place.js';
-import { giveBack, type LimitRecord, reserveIn, WAIT_HOLD_MS } from './limit-record.js';
+import { type LimitRecord, reserveIn, WAIT_HOLD_MS } from './limit-record.js';
 import { keepSpare, takeSpare } from './limit-spare.js';
+import { type LimitWriter, writeLimit } from './limit-write.js';
 
-/** Tries of one compare-and-move before a write gives up for this tick (a reservation grants nothing). */
-const MAX_TRIES = 4;
 /** After runs ended here, their permits go back to the fleet within this long (one write for all). */
 const RETURN_AFTER_MS = 15;
 /** A write that failed (the store away) is tried again after this long. */
 const RETRY_AFTER_FAILURE_MS = 1_000;
 /** A rate limit's grant is used within this long of its answer, or given back unused (see `stale`). */
 export const MAX_GRANT_AGE_MS = 100;
-/**
- * How long the lease under which a job's first limit record is created is held (`limnew|<job>`),
- * so that no node creates it a second time: a node that found no record and was about to create
- * one, and another that had read the first record and was about to move it, act within a round
- * trip or a stall, far less than this. (The records are never deleted, so a later create only
- * follows a manual wipe of `lim|` records: it waits for this lease, the job's reservations
- * granting nothing meanwhile.)
- */
-const CREATE_LEASE_MS = 10 * 60_000;
 /** A rate-limited start this long after its claim was sent asks for a start again (see `rateStart`). */
 export const LATE_START_MS = 250;
 
@@ -58,14 +47,18 @@ export class FleetLimits {
   private readonly jobs = new Map<string, Local>();
   private stopped = false;
 
+  private readonly writer: LimitWriter;
+
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly node: string,
     private readonly clock: Clock,
     private readonly storeClock: StoreClock,
-    private readonly random: () => number,
-    private readonly onError: (err: unknown, during: string) => void,
-  ) {}
+    random: () => number,
+    onError: (err: unknown, during: string) => void,
+  ) {
+    this.writer = { store, node, clock, storeClock, random, onError };
+  }
 
   /**
    * Whether the job has a fleet limit (reservations needed before its claims, a permit per run).
@@ -93,16 +86,9 @@ export class FleetLimits {
       let grant: Reservation = { ...none, retryAt: undefined };
       const wrote = await this.write(l, (rec, now) => {
         const margin = this.storeClock.errorBound();
-        const free = reserveIn(
-          rec,
-          now,
-          this.node,
-          spec.limits!,
-          this.inUse(l),
-          want,
-          margin,
-          inLine(spec, order),
-        );
+        // This node's runs waiting for a start in the rate window (rateStart) go first.
+        const local = { own: l.place.current(now, 'start')?.[0], ahead: oldestBut(l.starting) };
+        const free = reserveIn(rec, now, this.node, spec.limits!, this.inUse(l), want, margin, order, local);
         grant = { ...free, launched: l.launched, answeredAt: 0 };
         return { count: this.inUse(l) + (countsRuns(spec) ? free.granted : 0), granted: free.granted };
       });
@@ -136,24 +122,51 @@ export class FleetLimits {
    * lost replies only, seed 59: 4 starts in 750 ms under 3 per second). A late start's grant stays
    * counted (too long, never too short). Concurrency is not asked again: the run holds its permit
    * from its launch to its last attempt's end. Returns when granted, or when `signal` aborts.
+   *
+   * It waits in line by `start` (its occurrence's start, fire time plus jitter) like the due work
+   * of every node: it holds this node's place (path `start`) while it waits, and newer work
+   * anywhere yields to it. Asking first come, first served, a retry lost the window to the due
+   * ticks of three nodes asking at the same instant for 9 s on end, and the fire time its gate
+   * held back was lost (simulator, test/simulate-limits-replies.test.ts "a retry is a start":
+   * 6 of seeds 1-40).
    */
-  async rateStart(spec: JobSpec, signal: AbortSignal): Promise<void> {
+  async rateStart(spec: JobSpec, signal: AbortSignal, start: number): Promise<void> {
     const rate = spec.limits?.rate;
     if (!rate) return;
     const l = this.local(spec);
     const rateOnly = { maxConcurrency: undefined, rate };
-    while (!signal.aborted && !this.stopped) {
-      let grant: { granted: number; retryAt: number | undefined } = { granted: 0, retryAt: undefined };
-      const wrote = await this.serial(l, () =>
-        this.write(l, (rec, now) => {
-          grant = reserveIn(rec, now, this.node, rateOnly, 0, 1, this.storeClock.errorBound());
-          return { count: this.inUse(l), granted: grant.granted };
-        }),
-      );
-      if (wrote && grant.granted > 0) return;
-      const wait = wrote && grant.retryAt !== undefined ? grant.retryAt - this.storeClock.estimate() : 0;
-      await this.clock.sleep(Math.max(10, wait), signal).catch(() => {});
+    l.starting.push(start);
+    // Held until it asks again, a window later at most (`retryAt` is then known: see below).
+    this.holdStartPlace(l, this.storeClock.estimate() + rate.perMs);
+    try {
+      while (!signal.aborted && !this.stopped) {
+        let grant: { granted: number; retryAt: number | undefined } = { granted: 0, retryAt: undefined };
+        const wrote = await this.serial(l, () =>
+          this.write(l, (rec, now) => {
+            const local = { own: start, ahead: oldestBut(l.starting, start) };
+            const margin = this.storeClock.errorBound();
+            grant = reserveIn(rec, now, this.node, rateOnly, 0, 1, margin, [start], local);
+            return { count: this.inUse(l), granted: grant.granted };
+          }),
+        );
+        if (wrote && grant.granted > 0) return;
+        const wait = wrote && grant.retryAt !== undefined ? grant.retryAt - this.storeClock.estimate() : 0;
+        this.holdStartPlace(l, this.storeClock.estimate() + Math.max(10, wait));
+        await this.clock.sleep(Math.max(10, wait), signal).catch(() => {});
+      }
+    } finally {
+      const at = l.starting.indexOf(start);
+      if (at >= 0) l.starting.splice(at, 1);
+      if (l.starting.length === 0) {
+        if (l.place.set('start', undefined, 0)) this.soon(l);
+      } else this.holdStartPlace(l, this.storeClock.estimate() + rate.perMs);
     }
+  }
+
+  /** The place of the runs waiting here for a start in the rate window: the oldest, held past `askAt`. */
+  private holdStartPlace(l: Local, askAt: number): void {
+    const oldest = oldestBut(l.starting);
+    if (oldest !== undefined && l.place.set('start', oldest, askAt + WAIT_HOLD_MS)) this.soon(l);
   }
 
   /**
@@ -224,7 +237,6 @@ export class FleetLimits {
    * (it died, its work was claimed elsewhere) holds newer work back no longer than that.
    */
   waitsFrom(spec: JobSpec, path: WaitPath, start: number | undefined, askAt: number): void {
-    if (!countsRuns(spec)) return; // rate-only: first come (see inLine)
     const l = this.local(spec);
     if (l.place.set(path, start, askAt + WAIT_HOLD_MS)) this.soon(l);
   }
@@ -317,76 +329,11 @@ export class FleetLimits {
     });
   }
 
-  /**
-   * One compare-and-move of the job's record: `update` says what this node's entry becomes
-   * (reading the record as it is) and how many starts it granted; retried on a lost race.
-   * Returns whether it was stored (or needed no write).
-   */
-  private async write(
+  /** One compare-and-move of the job's record (limit-write.ts). */
+  private write(
     l: Local,
     update: (rec: LimitRecord, now: number) => { count: number; granted: number },
   ): Promise<boolean> {
-    const prefix = `lim|${esc(l.spec.name)}|`;
-    const leaseMs = l.spec.lockAtMostForMs;
-    try {
-      for (let tries = 0; tries < MAX_TRIES; tries++) {
-        const [cur] = await this.store.scan(prefix, { limit: 1, reverse: true });
-        const now = this.storeClock.estimate();
-        const rec: LimitRecord = cur ? (JSON.parse(cur.value) as LimitRecord) : { n: {} };
-        const unused = l.unused;
-        giveBack(rec, unused);
-        l.line = rec.w && { ...rec.w };
-        // This node's place in line as it is now (the grant below reads it: see reserveIn).
-        const place = l.place.into(rec, this.node, now);
-        const { count, granted } = update(rec, now);
-        // Nothing to store — this node's entry and place in line are as they should be and count
-        // long enough, no start granted or given back — costs no write: a node waiting for
-        // permits reads only, but to move or hold its place.
-        const entry = rec.n[this.node];
-        const same =
-          count === 0 ? entry === undefined : entry?.[0] === count && entry[1] - now >= leaseMs / 2;
-        if (same && place.same && unused.length === 0 && granted === 0) {
-          l.stored = count;
-          l.storedUntil = entry?.[1] ?? 0;
-          place.stored(false);
-          return true;
-        }
-        const until = now + leaseMs;
-        if (count > 0) rec.n[this.node] = [count, until];
-        else delete rec.n[this.node];
-        const seq = cur ? Number(cur.key.slice(prefix.length)) + 1 : 0;
-        const to = prefix + String(seq).padStart(15, '0');
-        // The first record is created empty-handed and then moved like any other. A move
-        // replaces whatever its `to` holds, so the chain is sound only if each key is written
-        // once: the first one is created under one lease the whole fleet shares, held for
-        // CREATE_LEASE_MS (see there). Otherwise (each node its own 1 ms lease, as for a move)
-        // a node whose scan found nothing created it again after another had created and moved
-        // it on, and a node that had read the first one moved the second onto the fleet's
-        // record: its permits lost, a second node granted them (simulator, stalls and latency
-        // only, seed 237: 4 runs at once under maxConcurrency 2; CI saw the same on PostgreSQL
-        // and MariaDB, three nodes reserving a new job's first permits at once).
-        const op = cur
-          ? { op: 'move' as const, from: cur.key, to, value: JSON.stringify(rec) }
-          : { op: 'create' as const, key: to, value: JSON.stringify({ n: {} }) };
-        // The lease only carries the batch (a move: each node its own, for 1 ms; the move decides).
-        const lease = cur
-          ? { key: `limcas|${esc(l.spec.name)}|${esc(this.node)}`, owner: this.node, leaseMs: 1 }
-          : { key: `limnew|${esc(l.spec.name)}`, owner: this.node, leaseMs: CREATE_LEASE_MS };
-        const claim = await this.store.claimPage(lease, [op]);
-        if (cur && claim.lease && claim.results[0] === true) {
-          // Taken out now; any added meanwhile (an await above) wait for the next write.
-          l.unused = l.unused.filter((u) => !unused.includes(u));
-          l.stored = count;
-          l.storedUntil = until;
-          place.stored(true);
-          return true;
-        }
-        // Lost the race (or only created the record): read again, after a short random wait when lost.
-        if (cur || !claim.lease) await this.clock.sleep(1 + Math.floor(this.random() * 4 * (tries + 1)));
-      }
-    } catch (err) {
-      this.onError(err, `the fleet limits of ${l.spec.name}`);
-    }
-    return false;
+    return writeLimit(this.writer, l, update);
   }
 }

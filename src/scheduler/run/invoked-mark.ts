@@ -139,8 +139,10 @@ export class InvokedMark {
    */
   invoked(start: number, at: number, item?: number): void {
     if (this.over) return;
-    if (item !== undefined && this.gated.has(item)) this.gated.set(item, at);
-    else {
+    if (item !== undefined && this.gated.has(item)) {
+      // Its first call stands (a retry's call is no later start of the run).
+      if (this.gated.get(item) === undefined) this.gated.set(item, at);
+    } else {
       if (this.through === undefined || start > this.through) this.through = start;
       if (this.first === undefined || at < this.first) this.first = at;
     }

@@ -22,6 +22,8 @@ export interface Local {
   storedUntil: number;
   /** This node's place in line for the job's permits (limit-place.ts). */
   place: LimitPlace;
+  /** The starts of runs here waiting for a start in the rate window (fleet-limits.ts `rateStart`). */
+  starting: number[];
   /** Every node's place in line as this node last read the job's record (limit-record.ts `w`). */
   line?: Readonly<Record<string, [number, number]>> | undefined;
   /** Permits of runs that ended here kept for this node's waiting work, until `spareUntil` (limit-spare.ts). */
@@ -62,6 +64,7 @@ export function newLocal(spec: JobSpec): Local {
     stored: 0,
     storedUntil: 0,
     place: new LimitPlace(),
+    starting: [],
     spare: 0,
     spareUntil: 0,
     chain: Promise.resolve(),
@@ -70,15 +73,13 @@ export function newLocal(spec: JobSpec): Local {
   };
 }
 
-/**
- * The order a reservation waits in line by, for a job with `maxConcurrency`; none under a rate
- * limit alone. A rate window frees at one instant for every node, and a node first in line took
- * the window's starts for claims that could not go yet (the schedule's previous run was retrying),
- * gave them back, and took them again, while the retry that held those claims back waited for a
- * start: the job stalled for seconds (simulator, test/simulate-limits-replies.test.ts "a retry is
- * a start", 25 starts instead of 34 and fire times lost). Rate-limited starts go to whichever
- * node asks first, as before.
- */
-export function inLine(spec: JobSpec, order: readonly number[] | undefined): readonly number[] | undefined {
-  return countsRuns(spec) ? order : undefined;
+/** The oldest of `starts` but for one instance of `except` (undefined: none). */
+export function oldestBut(starts: readonly number[], except?: number): number | undefined {
+  let skipped = except === undefined;
+  let best: number | undefined;
+  for (const at of starts) {
+    if (!skipped && at === except) skipped = true;
+    else if (best === undefined || at < best) best = at;
+  }
+  return best;
 }

@@ -1,7 +1,11 @@
 import { type LimitRecord, WAIT_HOLD_MS } from './limit-record.js';
 
-/** The paths that find a limited job's work waiting for permits: a due tick, and claims made outside one (claim/admit.ts). */
-export type WaitPath = 'tick' | 'admit';
+/**
+ * The paths that find a limited job's work waiting for permits: a due tick, claims made outside
+ * one (claim/admit.ts), and runs already claimed that wait for a start in a rate window (a retry,
+ * a late first start: fleet-limits.ts `rateStart`).
+ */
+export type WaitPath = 'tick' | 'admit' | 'start';
 
 /**
  * One node's place in line for one limited job's permits (limit-record.ts `w`): per path that
@@ -31,12 +35,15 @@ export class LimitPlace {
     this.byPath.clear();
   }
 
-  /** The place now: the earliest start of the paths' live places (lapsed ones are dropped). */
-  current(now: number): [number, number] | undefined {
+  /**
+   * The place now: the earliest start of the paths' live places (lapsed ones are dropped), or of
+   * all but `except`'s.
+   */
+  current(now: number, except?: WaitPath): [number, number] | undefined {
     let best: [number, number] | undefined;
     for (const [path, p] of this.byPath) {
       if (p[1] <= now) this.byPath.delete(path);
-      else if (best === undefined || p[0] < best[0]) best = p;
+      else if (path !== except && (best === undefined || p[0] < best[0])) best = p;
     }
     return best;
   }

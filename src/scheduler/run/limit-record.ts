@@ -41,9 +41,15 @@ const MAX_BUCKETS = 64;
  * newer than every other live waiter's place (`w`) are granted — the permits that free up go to
  * the node whose work waited longest, at its next ask; all of them when this node's own place is
  * the oldest (its order is an estimate, its place what its last tick found waiting). Starts equal
- * to a waiter's compete as before (one occurrence's shards on several nodes). Without `order` (a
- * rate start of a run already claimed) nothing yields. Places are written by their nodes
- * (limit-place.ts); here other nodes' lapsed ones are pruned.
+ * to a waiter's compete as before (one occurrence's shards on several nodes). Without `order`
+ * nothing yields. Places are written by their nodes (limit-place.ts); here other nodes' lapsed
+ * ones are pruned.
+ *
+ * `local` (with `order`): this node's place as it stands for this ask (`own`), instead of the
+ * stored one, and the oldest of its other work waiting apart from it (`ahead`), which this ask
+ * yields to as to another node's place. A node's stored place is the oldest of all its waiting
+ * work: a retry waiting for a start in the rate window (fleet-limits.ts `rateStart`) holds it, and
+ * the node's own due tick must not take the window's starts ahead of that retry on its strength.
  */
 export function reserveIn(
   rec: LimitRecord,
@@ -54,6 +60,7 @@ export function reserveIn(
   want: number,
   margin = 0,
   order?: readonly number[],
+  local?: { own: number | undefined; ahead: number | undefined },
 ): { granted: number; retryAt: number | undefined; at: number } {
   // `now` is this node's estimate of the store's clock, within ± `margin`: what ends is judged
   // by the earliest the true time can be, a start is stamped with the latest. Each node's
@@ -77,6 +84,10 @@ export function reserveIn(
     else first = Math.min(first, at);
   }
   if (rec.w && Object.keys(rec.w).length === 0) delete rec.w;
+  if (local) {
+    own = local.own ?? Number.POSITIVE_INFINITY;
+    if (local.ahead !== undefined) first = Math.min(first, local.ahead);
+  }
   if (order) {
     let older = 0;
     while (older < granted && Math.min(order[older] ?? Number.NEGATIVE_INFINITY, own) <= first) older++;

@@ -120,6 +120,9 @@ export class PageRun {
       ended: (stored) => this.runEnded(stored),
       // Marked with the start the record gives the run (as claim/prev-run.ts reads it) and this
       // node's estimate of when it called it.
+      callsLate: (claim) => {
+        if (claim.item !== undefined) this.mark.wait([claim.item]);
+      },
       invoked: (claim) =>
         this.mark.invoked(
           Math.max(this.startedAt, claim.scheduledAt ?? this.startedAt),

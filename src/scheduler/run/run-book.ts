@@ -57,6 +57,13 @@ export interface RunBook {
    */
   invoked?(claim: Claim, start: number): void;
   /**
+   * (A page's) `claim`'s handler may be called well after the page's others — it waits for a
+   * start in the rate window first (fleet-limits.ts rateStart): the page's mark gives it its own
+   * call time, not the page's first. Called before the run is launched, so that no mark written
+   * meanwhile covers it.
+   */
+  callsLate?(claim: Claim): void;
+  /**
    * (A run claimed on its own: it owns its mark) the run is over; resolves to the mark's delete for
    * its finish batch, if one was written (`keep`: abandoned — the mark stays for its recovery).
    */

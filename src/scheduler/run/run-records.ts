@@ -124,7 +124,7 @@ export interface RunDeps {
   /** Reads the store's clock (one round trip): runs claimed ahead wait for their start by it (start-at.ts). */
   storeNow: () => Promise<number>;
   /** A rate-limited job's retry, or start long after its claim, waits for a start in the window (fleet-limits.ts, rateStart). */
-  rateStart?: (signal: AbortSignal) => Promise<void>;
+  rateStart?: (signal: AbortSignal, start: number) => Promise<void>;
   /** Spans (undefined without `@opentelemetry/api`). */
   tracing?: Tracing | undefined;
 }

@@ -117,7 +117,7 @@ export async function executeRun(
       // A rate-limited retry, or a first start its start record's retries made late, asks the
       // window for a start of its own (fleet-limits.ts, rateStart).
       if (deps.rateStart && (!first || clock.monotonic() - claim.sentAt > LATE_START_MS)) {
-        await deps.rateStart(halt.signal);
+        await deps.rateStart(halt.signal, scheduledAt);
         // Stopped while waiting: its start is on record, its handler never ran (recovery decides).
         if (halt.aborted) {
           outcome = 'abandoned';
