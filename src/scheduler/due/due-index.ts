@@ -12,6 +12,7 @@ import type { NodeState } from '../node-state.js';
 import { carryOver, MAX_CARRIED } from './carry-over.js';
 import { claimableAhead, type DueEntry } from './due-entry.js';
 import { Stalls, scanDue, stalledAfter, WaitingEntries } from './due-scan.js';
+import { waitForSlots } from './entry-peek.js';
 import { ExpectedMoves } from './expected-moves.js';
 import { pendingOf } from './pending-shards.js';
 import { ReadCursor } from './read-cursor.js';
@@ -103,17 +104,12 @@ export class DueIndex {
     return job !== undefined && this.state.limits.limited(job.spec);
   }
 
-  /**
-   * Entries read are still to be offered that wait for this node's free slots (or another node's
-   * grace): no read then — it could take nothing more. Those of a job with fleet limits wait for
-   * its permits, which the fleet frees at no known time (a rate limit's backlog of 100,000 mails
-   * at 500 a second lasts minutes): they do not hold the reads back, or every other stored
-   * schedule on the node waited behind them (simulator: 45 one-shots under 3 starts per second,
-   * another job's schedules every second ran 8-11 s late for the 15 s of the backlog).
-   */
+  /** Whether the last due tick ran out of slots with work left (due.ts `backlog`). */
+  slotsShort = false;
+
+  /** Entries read wait for this node's slots or another node's grace: no read now (entry-peek.ts). */
   private waitingForSlots(): boolean {
-    for (const e of this.ready) if (!this.limited(e)) return true;
-    return false;
+    return waitForSlots(this.state, this.ready, this.slotsShort);
   }
 
   /**

@@ -160,6 +160,7 @@ export class Due {
       // node, its slots spoken for) is retried at its wake-up, a run's end or the next poll.
       try {
         this.backlog = (await this.rounds(due, left)) && candidates.length > 0;
+        this.index.slotsShort = this.backlog;
       } catch (err) {
         unTake(s, taken, recoveries);
         throw err;

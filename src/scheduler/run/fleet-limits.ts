@@ -242,6 +242,14 @@ export class FleetLimits {
   }
 
   /**
+   * Whether the job's last due tick here found work it could not claim for want of permits (its
+   * tick place stands): what of it is left then waits for permits, not for this node's slots.
+   */
+  waitsForPermits(job: string): boolean {
+    return this.jobs.get(job)?.place.waits('tick', this.storeClock.estimate()) === true;
+  }
+
+  /**
    * A due tick reserved for the jobs `reserved` (their tick places set by {@link waitsFrom}): the
    * other jobs had no due work, and their tick places go.
    */

@@ -30,6 +30,12 @@ export class LimitPlace {
     return true;
   }
 
+  /** Whether `path` found work waiting, and its place still stands at `now` (store time). */
+  waits(path: WaitPath, now: number): boolean {
+    const p = this.byPath.get(path);
+    return p !== undefined && p[1] > now;
+  }
+
   /** Nothing waits here any more (the node stops). */
   clear(): void {
     this.byPath.clear();
