@@ -45,11 +45,14 @@ function manualClock() {
 /** A write batcher that records what it was asked to write (and fails while `failing`). */
 function writes() {
   const calls: WriteOp[][] = [];
+  const lingers: number[] = [];
   const w = {
     calls,
+    lingers,
     failing: false,
-    submit(ops: WriteOp[]) {
+    submit(ops: WriteOp[], lingerMs = 0) {
       calls.push(ops);
+      lingers.push(lingerMs);
       return w.failing ? Promise.reject(new Error('store away')) : Promise.resolve(ops.map(() => true));
     },
   };
@@ -128,6 +131,22 @@ describe('invoked mark', () => {
     await advance(MARK_AFTER_MS);
     expect(w.calls).toHaveLength(2);
     expect(await page.end(true)).toBeUndefined();
+  });
+
+  it("waits for company as long as its page's history writes may (runs started in rounds)", async () => {
+    // A page claimed ahead marks its runs round by round: a mark sent at once took the history
+    // entries lingering for company along, a call per round (write-batch.ts, lingerMs).
+    const { clock, advance } = manualClock();
+    const w = writes();
+    let linger = 0;
+    const page = new InvokedMark(clock, w as unknown as WriteBatcher, 'go|page|5', 60_000, () => linger);
+    page.invoked(1_000, 1_010, 0);
+    await advance(MARK_AFTER_MS);
+    linger = 250;
+    page.invoked(1_100, 1_110, 1);
+    await advance(MARK_AFTER_MS);
+    expect(w.lingers).toEqual([0, 250]);
+    expect(w.calls.at(-1)?.[0]).toMatchObject({ value: '1100|1010' });
   });
 
   it('a failed write is tried again later, not at once', async () => {

@@ -126,6 +126,15 @@ export class InvokedMark {
     private readonly writes: WriteBatcher,
     readonly key: string,
     private readonly ttlMs: number,
+    /**
+     * How long its write may wait for others to share their call (a page whose runs start in
+     * rounds: its history writes' linger, page-starts.ts). Without it each round's new mark went
+     * out at once and took the lingering history entries along: a jittered fan-out wrote history
+     * and marks in a call per round (10 a second per node), not per linger (bench:scale
+     * --variant jitter). A mark written later only makes a judge wait longer (it waits for what
+     * is not marked yet).
+     */
+    private readonly lingerMs: () => number = () => 0,
   ) {}
 
   /** Page items that wait for their gate: each is marked with its own call (`invoked`), not the first. */
@@ -164,7 +173,7 @@ export class InvokedMark {
     if (value === undefined) return;
     if (value === this.sent) return;
     this.writing = this.writes
-      .submit([{ op: 'put', key: this.key, value, ttlMs: this.ttlMs }])
+      .submit([{ op: 'put', key: this.key, value, ttlMs: this.ttlMs }], this.lingerMs())
       .then(
         () => {
           this.sent = value;

@@ -51,6 +51,7 @@ export class PageRun {
       state.writes,
       keys.invoked(lease.key, lease.token),
       state.retentionMs,
+      () => this.lingerMs,
     );
     state.pagesHere.add(recordKey);
     this.leases = new RunLeases(state.store, state.clock, lease, undefined, sentAt);
