@@ -119,11 +119,11 @@ export class PageRun {
         this.lostReason !== undefined || this.state.clock.monotonic() >= this.leases.localDeadline,
       abandonOps: (history) => (history ? [history] : []),
       ended: (stored) => this.runEnded(stored),
-      // Marked with the start the record gives the run (as claim/prev-run.ts reads it) and this
-      // node's estimate of when it called it.
       callsLate: (claim) => {
         if (claim.item !== undefined) this.mark.wait([claim.item]);
       },
+      // Marked with the start the record gives the run (as claim/prev-run.ts reads it) and this
+      // node's estimate of when it called it.
       invoked: (claim) =>
         this.mark.invoked(
           Math.max(this.startedAt, claim.scheduledAt ?? this.startedAt),

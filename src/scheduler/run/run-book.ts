@@ -59,8 +59,8 @@ export interface RunBook {
   /**
    * (A page's) `claim`'s handler may be called well after the page's others — it waits for a
    * start in the rate window first (fleet-limits.ts rateStart): the page's mark gives it its own
-   * call time, not the page's first. Called before the run is launched, so that no mark written
-   * meanwhile covers it.
+   * call time, not the page's first. Called in the turn the run was launched, so that no mark
+   * written meanwhile covers it.
    */
   callsLate?(claim: Claim): void;
   /**

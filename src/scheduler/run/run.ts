@@ -117,6 +117,12 @@ export async function executeRun(
       // A rate-limited retry, or a first start its start record's retries made late, asks the
       // window for a start of its own (fleet-limits.ts, rateStart).
       if (deps.rateStart && (!first || clock.monotonic() - claim.sentAt > LATE_START_MS)) {
+        // A page's run that waits so (seconds, in line behind older work) is marked apart: the
+        // page's mark showed it called with the page's first, and a later fire time of its
+        // schedule was skipped naming it before it started (simulator, `lim,rl,mc,pages`, sim
+        // faults, seed 252). Said in the turn the page launched it (a page's runs write no start
+        // of their own: nothing is awaited before this), before any mark of the page goes out.
+        if (first) book.callsLate?.(claim);
         await deps.rateStart(halt.signal, scheduledAt);
         // Stopped while waiting: its start is on record, its handler never ran (recovery decides).
         if (halt.aborted) {

@@ -188,12 +188,6 @@ export class Runs {
     if (claims.every((c) => leanPageRun(deps, c, book))) return this.launchBatch(job, deps, claims, book);
     const lean = claims.filter((c) => leanPageRun(deps, c, book));
     const alone = claims.filter((c) => !leanPageRun(deps, c, book));
-    // A rate-limited run not run the lean way may ask the window for a start first (run.ts: a
-    // start late after its claim): marked apart, so that the page's mark does not show it called
-    // with the page's first (a later fire time of its schedule was skipped naming it seconds
-    // before it started: simulator, `lim,rl,mc,pages`, sim faults, seed 252, once such starts
-    // waited in line). All of them, decided here: whether one is late is known only later.
-    if (deps.rateStart) for (const c of alone) book.callsLate?.(c);
     return Promise.all([
       this.launchBatch(job, deps, lean, book),
       ...alone.map((c) => this.launch(job, c, undefined, book)),
