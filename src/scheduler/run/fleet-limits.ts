@@ -136,8 +136,6 @@ export class FleetLimits {
     const l = this.local(spec);
     const rateOnly = { maxConcurrency: undefined, rate };
     l.starting.push(start);
-    // Held until it asks again, a window later at most (`retryAt` is then known: see below).
-    this.holdStartPlace(l, this.storeClock.estimate() + rate.perMs);
     try {
       while (!signal.aborted && !this.stopped) {
         let grant: { granted: number; retryAt: number | undefined } = { granted: 0, retryAt: undefined };
@@ -150,6 +148,10 @@ export class FleetLimits {
           }),
         );
         if (wrote && grant.granted > 0) return;
+        // Refused: its place in line is taken now (a write RETURN_AFTER_MS later) and held until
+        // it asks again. Not before its first ask: a place written with a grant stayed in the
+        // record after it, holding newer work elsewhere back until it lapsed (a window later:
+        // an hour, for a limit per hour).
         const wait = wrote && grant.retryAt !== undefined ? grant.retryAt - this.storeClock.estimate() : 0;
         this.holdStartPlace(l, this.storeClock.estimate() + Math.max(10, wait));
         await this.clock.sleep(Math.max(10, wait), signal).catch(() => {});
@@ -158,15 +160,21 @@ export class FleetLimits {
       const at = l.starting.indexOf(start);
       if (at >= 0) l.starting.splice(at, 1);
       if (l.starting.length === 0) {
+        l.startHeldUntil = 0;
         if (l.place.set('start', undefined, 0)) this.soon(l);
-      } else this.holdStartPlace(l, this.storeClock.estimate() + rate.perMs);
+      } else this.holdStartPlace(l, 0);
     }
   }
 
-  /** The place of the runs waiting here for a start in the rate window: the oldest, held past `askAt`. */
+  /**
+   * The place of the runs waiting here for a start in the rate window: the oldest, held past the
+   * last ask any of them is to make (`askAt`, or an earlier call's).
+   */
   private holdStartPlace(l: Local, askAt: number): void {
     const oldest = oldestBut(l.starting);
-    if (oldest !== undefined && l.place.set('start', oldest, askAt + WAIT_HOLD_MS)) this.soon(l);
+    if (oldest === undefined) return;
+    l.startHeldUntil = Math.max(l.startHeldUntil, askAt + WAIT_HOLD_MS);
+    if (l.place.set('start', oldest, l.startHeldUntil)) this.soon(l);
   }
 
   /**

@@ -24,6 +24,8 @@ export interface Local {
   place: LimitPlace;
   /** The starts of runs here waiting for a start in the rate window (fleet-limits.ts `rateStart`). */
   starting: number[];
+  /** Until when (store time) their place is held: past the last ask any of them is to make. */
+  startHeldUntil: number;
   /** Every node's place in line as this node last read the job's record (limit-record.ts `w`). */
   line?: Readonly<Record<string, [number, number]>> | undefined;
   /** Permits of runs that ended here kept for this node's waiting work, until `spareUntil` (limit-spare.ts). */
@@ -65,6 +67,7 @@ export function newLocal(spec: JobSpec): Local {
     storedUntil: 0,
     place: new LimitPlace(),
     starting: [],
+    startHeldUntil: 0,
     spare: 0,
     spareUntil: 0,
     chain: Promise.resolve(),
