@@ -7,19 +7,13 @@
  * code). Real clock, memory store, two nodes' limits.
  */
 import { describe, expect, it } from 'vitest';
-import { StoreClock, systemClock } from '../src/core/clock.js';
+import { systemClock } from '../src/core/clock.js';
 import type { JobSpec } from '../src/scheduler/job-options.js';
-import { FleetLimits } from '../src/scheduler/run/fleet-limits.js';
-import { MemoryStore } from '../src/store/memory.js';
+import { memoryLimits } from './fixtures/memory-limits.js';
 
 describe('fleet limits: a kept permit', () => {
   it("goes back once the unanswered claim's lease has run out, though the node never asks again", async () => {
-    const store = new MemoryStore();
-    const storeClock = new StoreClock(() => store.now());
-    await storeClock.sample();
-    const errors: unknown[] = [];
-    const limitsOf = (node: string) =>
-      new FleetLimits(store, node, systemClock, storeClock, Math.random, (err) => errors.push(err));
+    const { limitsOf, errors } = await memoryLimits();
     const spec = {
       name: 'capped',
       limits: { maxConcurrency: 1, rate: undefined },

@@ -6,11 +6,9 @@
  * until it lapsed — a window later, an hour for a limit per hour. Real clock, memory store.
  */
 import { describe, expect, it } from 'vitest';
-import { StoreClock, systemClock } from '../src/core/clock.js';
 import type { JobSpec } from '../src/scheduler/job-options.js';
-import { FleetLimits } from '../src/scheduler/run/fleet-limits.js';
 import type { LimitRecord } from '../src/scheduler/run/limit-record.js';
-import { MemoryStore } from '../src/store/memory.js';
+import { memoryLimits } from './fixtures/memory-limits.js';
 
 const spec = {
   name: 'hourly',
@@ -19,17 +17,12 @@ const spec = {
 } as unknown as JobSpec;
 
 async function setup() {
-  const store = new MemoryStore();
-  const storeClock = new StoreClock(() => store.now());
-  await storeClock.sample();
-  const errors: unknown[] = [];
-  const limitsOf = (node: string) =>
-    new FleetLimits(store, node, systemClock, storeClock, Math.random, (err) => errors.push(err));
+  const { store, limitsOf, errors } = await memoryLimits();
   const record = async (): Promise<LimitRecord> => {
     const [cur] = await store.scan('lim|hourly|', { limit: 1, reverse: true });
     return JSON.parse(cur!.value) as LimitRecord;
   };
-  return { store, limitsOf, record, errors, now: () => store.now() };
+  return { limitsOf, record, errors, now: () => store.now() };
 }
 
 describe('fleet limits: a rate start', () => {

@@ -397,22 +397,27 @@ describe('running stored schedules from the due index', () => {
     expect(await st.count(keys.duePrefix)).toBe(0);
   }, 90_000);
 
-  it('a fan-out reads about one due row per occurrence, not a page of 1,000 per read', async () => {
-    // Each read wants as many entries as the node has free slots (here at most 100) and stops at
-    // the entry that fills them: its pages are sized to that, not PAGE. With pages of 1,000 the
-    // rest of each page was read and thrown away: 4.2 rows per occurrence in a fan-out of 100,000
-    // at concurrency 256 on PostgreSQL, 8.9 here (26,844 rows).
+  /** Due rows one node reads for 3,000 one-shots of a job with `options` due at once (concurrency 100). */
+  async function dueRowsOfFanOut(options: Parameters<Scheduler['define']>[1]): Promise<number> {
     const st = await memory();
     const { store: scanning, tally } = scansOf(st, keys.duePrefix);
     const job = unique('rows');
-    const n = define(node(scanning, { concurrency: 100 }), job);
+    const n = define(node(scanning, { concurrency: 100 }), job, options);
     const at = (await st.now()) + 1_500;
     await n.s.schedules.upsert(Array.from({ length: 3_000 }, (_, i) => ({ id: `r${i}`, job, at })));
     await n.s.start();
     await until(() => n.runs.length >= 3_000, 60_000, '3,000 runs');
     expect(new Set(ids(n.runs)).size).toBe(3_000);
+    return tally.rows;
+  }
+
+  it('a fan-out reads about one due row per occurrence, not a page of 1,000 per read', async () => {
+    // Each read wants as many entries as the node has free slots (here at most 100) and stops at
+    // the entry that fills them: its pages are sized to that, not PAGE. With pages of 1,000 the
+    // rest of each page was read and thrown away: 4.2 rows per occurrence in a fan-out of 100,000
+    // at concurrency 256 on PostgreSQL, 8.9 here (26,844 rows).
+    const dueRows = await dueRowsOfFanOut({});
     // Idle reads before and after the fan-out add a first page (64) each.
-    const dueRows = tally.rows;
     expect(dueRows, `${dueRows} due rows read`).toBeLessThan(3_000 * 1.6 + 20 * 64);
   }, 90_000);
 
@@ -422,16 +427,7 @@ describe('running stored schedules from the due index', () => {
     // asked for wait for slots like any other's. Before, every tick read the index again past
     // them: 47,376 rows for these 3,000 (3,876 now; bench:scale --variant rate: ~280,000 rows
     // per node instead of ~90,000).
-    const st = await memory();
-    const { store: scanning, tally } = scansOf(st, keys.duePrefix);
-    const job = unique('rate');
-    const n = define(node(scanning, { concurrency: 100 }), job, { rateLimit: { max: 100_000, per: '1s' } });
-    const at = (await st.now()) + 1_500;
-    await n.s.schedules.upsert(Array.from({ length: 3_000 }, (_, i) => ({ id: `r${i}`, job, at })));
-    await n.s.start();
-    await until(() => n.runs.length >= 3_000, 60_000, '3,000 runs');
-    expect(new Set(ids(n.runs)).size).toBe(3_000);
-    const dueRows = tally.rows;
+    const dueRows = await dueRowsOfFanOut({ rateLimit: { max: 100_000, per: '1s' } });
     expect(dueRows, `${dueRows} due rows read`).toBeLessThan(3_000 * 1.6 + 20 * 64);
   }, 90_000);
 
