@@ -1,11 +1,12 @@
 import type { Store, StoredRecord } from '../../store/types.js';
-import { decodeHistory, latestOnRecord } from '../finish/history.js';
+import { decodeHistory, latestPerRun, runHistoryKeys } from '../finish/history.js';
 import type { GateKnowledge, Job } from '../internal-types.js';
 import { esc, gateScope, keys, type OccurrenceId, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { firstCalledBy, runMarkKey } from '../run/invoked-mark.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
+import { FINAL_STATUSES } from './dead-attempt.js';
 import { decodePageRecord, type PageItem, type PageRecord } from './page-record.js';
 
 /**
@@ -186,9 +187,6 @@ async function gatedRuns(
   return { runs, held: records.length > 0 || (gate !== null && gate.acquiredAt <= recordSince) };
 }
 
-/** Statuses that end an occurrence for good (an abandoned attempt is run again by its page's recovery). */
-const FINAL = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
-
 /**
  * Backfill side (see the file comment): whether a page of `job` holds a run of stored schedule
  * `id` without a final outcome on record — a page not started (it may start), or started and
@@ -224,17 +222,19 @@ export async function pageRunGoing(
   // From the page's attempt through its retries: a failed attempt retried is no end, and a
   // retry that ended is (read at the page's attempt only, the run looked going until the page's
   // record went).
-  const attempts = retries + 1;
-  const histories = await store.getMany(
-    looks.flatMap(({ item }) => {
-      const occ = { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined };
-      return Array.from({ length: attempts }, (_, k) => keys.history(occ, (item.attempt ?? 1) + k));
-    }),
+  const read = await store.getMany(
+    looks.flatMap(({ item }) =>
+      runHistoryKeys(
+        { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined },
+        item.attempt ?? 1,
+        retries,
+      ),
+    ),
   );
-  return looks.some((_, n) => {
-    const h = latestOnRecord(histories.slice(n * attempts, (n + 1) * attempts));
+  // (An abandoned attempt is no end either: its page's recovery runs it again.)
+  return latestPerRun(read, retries).some((h) => {
     if (h === null) return true;
     const e = decodeHistory(h);
-    return !FINAL.has(e.status) || e.willRetry === true;
+    return !FINAL_STATUSES.has(e.status) || e.willRetry === true;
   });
 }

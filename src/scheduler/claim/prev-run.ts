@@ -1,10 +1,11 @@
 import { SPREAD_GRACE_MS } from '../control/spread.js';
-import { decodeHistory, latestOnRecord } from '../finish/history.js';
+import { decodeHistory, latestPerRun, runHistoryKeys } from '../finish/history.js';
 import { type Candidate, type Job, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { calledBy, decodeInvoked } from '../run/invoked-mark.js';
 import type { SkipCause } from '../types.js';
+import { FINAL_STATUSES } from './dead-attempt.js';
 import { decodePageRecord, itemOcc, type PageRecord, pageKeys } from './page-record.js';
 
 /** What becomes of a fire time whose schedule's previous fire time was run by a page. */
@@ -13,12 +14,6 @@ export type PrevVerdict =
   | { kind: 'wait' }
   | { kind: 'skip'; by: SkipCause }
   | { kind: 'missed' };
-
-/**
- * Statuses that end an occurrence for good (a failed attempt followed by a retry does not, nor an
- * abandoned one: its page is recovered and runs it again).
- */
-const ENDED = new Set(['succeeded', 'failed', 'timed-out', 'skipped']);
 
 /**
  * Overlap per stored schedule for pages (overlap `skip`; see the end for `allow`): a due entry
@@ -135,17 +130,14 @@ export async function judgePrev(
   // failure (`willRetry`) made a run that had ended seconds before this fire time look going, and
   // the fire time was skipped naming it (simulator, a rate-limited job with retries, sim faults,
   // seeds 27, 95, 112 of 120: the page's finish cut off by a partition, its record left).
-  const attempts = job.spec.retries + 1;
-  const read = await state.store.getMany([
-    ...looks.flatMap(({ rec, item }) => {
-      const it = rec.items[item]!;
-      const occ = itemOcc(name, it);
-      return Array.from({ length: attempts }, (_, k) => keys.history(occ, (it.attempt ?? 1) + k));
-    }),
-    ...markKeys,
-  ]);
-  const histories = looks.map((_, n) => latestOnRecord(read.slice(n * attempts, (n + 1) * attempts)));
-  const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[looks.length * attempts + i])]));
+  const retries = job.spec.retries;
+  const historyKeys = looks.flatMap(({ rec, item }) => {
+    const it = rec.items[item]!;
+    return runHistoryKeys(itemOcc(name, it), it.attempt ?? 1, retries);
+  });
+  const read = await state.store.getMany([...historyKeys, ...markKeys]);
+  const histories = latestPerRun(read.slice(0, historyKeys.length), retries);
+  const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[historyKeys.length + i])]));
   /** The token holding each page's lease now (`undefined`: free): one inspect per page. */
   const holders = new Map<string, number | undefined>();
   const holder = async (page: string) => {
@@ -167,7 +159,9 @@ export async function judgePrev(
       // re-upserted every few seconds, seed 17: the new version's first fire time started while
       // that run went). The run's own outcome replaces it when stored.
       const foreign = e.status === 'skipped' && e.token !== look.rec.started!.token;
-      if (ENDED.has(e.status) && e.willRetry !== true && !foreign) {
+      // (A failed attempt followed by a retry is no end, nor an abandoned one: its page is
+      // recovered and runs it again.)
+      if (FINAL_STATUSES.has(e.status) && e.willRetry !== true && !foreign) {
         const by = await holder(look.page);
         if (by !== undefined && by !== look.rec.started!.token) verdicts[look.i] = { kind: 'wait' };
         else if (missed(cs[look.i]!)) verdicts[look.i] = { kind: 'missed' };

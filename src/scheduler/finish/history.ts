@@ -1,4 +1,4 @@
-import type { OccurrenceId } from '../keys.js';
+import { keys, type OccurrenceId } from '../keys.js';
 import type { HistoryEntry } from '../types.js';
 
 /**
@@ -145,11 +145,25 @@ export function occFields(
   return out;
 }
 
-/** Of one occurrence's entries read attempt by attempt (oldest first), the latest on record (none: null). */
-export function latestOnRecord(entries: readonly (string | null | undefined)[]): string | null {
-  for (let k = entries.length - 1; k >= 0; k--) {
-    const e = entries[k];
-    if (e !== null && e !== undefined) return e;
+/** The history keys of one run of `occ`: its attempt `first` and the `retries` that may follow it, oldest first. */
+export function runHistoryKeys(occ: OccurrenceId, first: number, retries: number): string[] {
+  return Array.from({ length: retries + 1 }, (_, k) => keys.history(occ, first + k));
+}
+
+/**
+ * Of the entries read by {@link runHistoryKeys} for run after run (each with the same `retries`),
+ * each run's latest on record (none: null): a failed attempt retried is not its end, a retry is.
+ */
+export function latestPerRun(
+  read: readonly (string | null | undefined)[],
+  retries: number,
+): (string | null)[] {
+  const n = retries + 1;
+  const out: (string | null)[] = [];
+  for (let at = 0; at + n <= read.length; at += n) {
+    let latest: string | null = null;
+    for (let k = at + n - 1; k >= at && latest === null; k--) latest = read[k] ?? null;
+    out.push(latest);
   }
-  return null;
+  return out;
 }

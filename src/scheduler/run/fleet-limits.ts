@@ -162,7 +162,7 @@ export class FleetLimits {
       if (l.starting.length === 0) {
         l.startHeldUntil = 0;
         if (l.place.set('start', undefined, 0)) this.soon(l);
-      } else this.holdStartPlace(l, 0);
+      } else this.holdStartPlace(l, 0); // the oldest of those left, held as long as it was
     }
   }
 
