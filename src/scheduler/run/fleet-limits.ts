@@ -129,10 +129,14 @@ export class FleetLimits {
    * ticks of three nodes asking at the same instant for 9 s on end, and the fire time its gate
    * held back was lost (simulator, test/simulate-limits-replies.test.ts "a retry is a start":
    * 6 of seeds 1-40).
+   *
+   * `count` starts of one start time at once (a page's runs that came late together, page-batch.ts):
+   * one ask for all of them, granted as many as the window has room for (at least one). Returns
+   * how many were granted; 0 when `signal` aborted or the node stopped first.
    */
-  async rateStart(spec: JobSpec, signal: AbortSignal, start: number): Promise<void> {
+  async rateStart(spec: JobSpec, signal: AbortSignal, start: number, count = 1): Promise<number> {
     const rate = spec.limits?.rate;
-    if (!rate) return;
+    if (!rate) return count;
     const l = this.local(spec);
     const rateOnly = { maxConcurrency: undefined, rate };
     l.starting.push(start);
@@ -143,11 +147,12 @@ export class FleetLimits {
           this.write(l, (rec, now) => {
             const local = { own: start, ahead: oldestBut(l.starting, start) };
             const margin = this.storeClock.errorBound();
-            grant = reserveIn(rec, now, this.node, rateOnly, 0, 1, margin, [start], local);
+            const order = new Array<number>(count).fill(start);
+            grant = reserveIn(rec, now, this.node, rateOnly, 0, count, margin, order, local);
             return { count: this.inUse(l), granted: grant.granted };
           }),
         );
-        if (wrote && grant.granted > 0) return;
+        if (wrote && grant.granted > 0) return grant.granted;
         // Refused: its place in line is taken now (a write RETURN_AFTER_MS later) and held until
         // it asks again. Not before its first ask: a place written with a grant stayed in the
         // record after it, holding newer work elsewhere back until it lapsed (a window later:
@@ -156,6 +161,7 @@ export class FleetLimits {
         this.holdStartPlace(l, this.storeClock.estimate() + Math.max(10, wait));
         await this.clock.sleep(Math.max(10, wait), signal).catch(() => {});
       }
+      return 0;
     } finally {
       const at = l.starting.indexOf(start);
       if (at >= 0) l.starting.splice(at, 1);

@@ -37,9 +37,10 @@ export function runPageBatch(
   claims: readonly Claim[],
   hooks: BatchHooks,
   book: RunBook,
+  late = false,
 ): Promise<void> {
   return new Promise<void>((resolve) => {
-    new PageBatch(deps, claims, hooks, book, resolve).start();
+    new PageBatch(deps, claims, hooks, book, resolve, late).start();
   });
 }
 
@@ -56,6 +57,8 @@ class PageBatch {
   private unwatchStop: () => void = () => {};
   /** Outcomes waiting for this turn's write group. */
   private finished: Item[] = [];
+  /** (late) Aborted by the page's halt: the runs' ask for starts in the rate window ends. */
+  private waiting: AbortController | undefined;
 
   constructor(
     private readonly deps: RunDeps,
@@ -63,6 +66,8 @@ class PageBatch {
     private readonly hooks: BatchHooks,
     private readonly book: RunBook,
     private readonly resolve: () => void,
+    /** The runs were launched late for their rate grant: they ask the window again first (`startLate`). */
+    private readonly late: boolean,
   ) {
     this.items = claims.map(newItem);
     this.open = claims.length;
@@ -84,6 +89,13 @@ class PageBatch {
           it.decided = true;
           this.track(it, this.abandon(it, undefined));
         }
+        return;
+      }
+      if (this.late && this.deps.rateStart) {
+        // Their handlers may be called well after the page's others: the page's mark lists them
+        // apart, said in this turn (the launch's), before any mark of the page goes out.
+        for (const it of this.items) this.book.callsLate?.(it.claim);
+        this.track(undefined, this.startLate(this.deps.rateStart));
         return;
       }
     } catch (err) {
@@ -125,6 +137,42 @@ class PageBatch {
     );
   }
 
+  /**
+   * (late) The runs start as the rate window grants them (fleet-limits.ts `rateStart`): one ask for
+   * all that still wait, the oldest start's place in line held meanwhile; those granted start at
+   * once, in page order. Those the page's halt (its lease lost, stop()) finds waiting end
+   * abandoned without having started, as a run waiting alone does (recovery decides).
+   */
+  private async startLate(ask: NonNullable<RunDeps['rateStart']>): Promise<void> {
+    const waiting = new AbortController();
+    this.waiting = waiting;
+    let pending: readonly Item[] = this.items;
+    let start = Number.POSITIVE_INFINITY;
+    for (const it of pending) start = Math.min(start, it.claim.scheduledAt ?? it.claim.occ.fireTime);
+    try {
+      while (pending.length > 0 && !this.stopped) {
+        const granted = await ask(waiting.signal, start, pending.length);
+        if (this.stopped || granted <= 0) break;
+        // A node frozen while it waited may wake after the page's lease lapsed (see start()).
+        if (!this.keeper.held()) {
+          this.leaseLost = true;
+          break;
+        }
+        const now = pending.slice(0, granted);
+        pending = pending.slice(granted);
+        for (const it of now) {
+          try {
+            this.startOne(it);
+          } catch (err) {
+            this.failedHere(it, err);
+          }
+        }
+      }
+    } finally {
+      for (const it of pending) this.halted(it, this.stopped?.reason);
+    }
+  }
+
   /** The fields every event of run `it` has (built only when someone reads them). */
   private event(it: Item): RunEvent {
     const out = runFields(it.claim, this.deps.node) as RunEvent;
@@ -137,6 +185,7 @@ class PageBatch {
   private stop(reason: unknown): void {
     if (this.stopped) return;
     this.stopped = { reason };
+    this.waiting?.abort(reason);
     for (const it of this.items) {
       it.halt.abort(reason);
       if (it.handlerDone !== undefined) this.halted(it, reason);

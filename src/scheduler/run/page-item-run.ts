@@ -22,6 +22,23 @@ import type { Claim, RunDeps, RunHooks } from './run-records.js';
  * page claims, of a third the size, and twice the due reads.)
  */
 export function leanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean {
+  return leanShape(deps, claim, book) && !lateRateStart(deps, claim);
+}
+
+/**
+ * Whether a run would take the lean path but for its lateness: rate-limited, launched more than
+ * LATE_START_MS after its claim was sent. Such runs of one page ask the window again together, in
+ * one write, and then start the lean way (page-batch.ts `late`). Each asked alone before, through
+ * executeRun: a node slowed down (four node processes on two cores, profiled) launched its pages
+ * 250 ms after their claims, every run of them asked the window in a store write of its own, in
+ * line behind the others — that node slowed down further, and a fan-out of 100,000 under a rate
+ * limit that never bound took 37 s instead of 13 (bench:scale --variant rate with CPU profiles).
+ */
+export function lateLeanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean {
+  return leanShape(deps, claim, book) && lateRateStart(deps, claim);
+}
+
+function leanShape(deps: RunDeps, claim: Claim, book: RunBook): boolean {
   const { spec } = deps;
   return (
     !book.wantsInflight &&
@@ -29,9 +46,12 @@ export function leanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean
     claim.startWrites === undefined &&
     spec.retries === 0 &&
     spec.timeoutMs === undefined &&
-    spec.overlap !== 'replace' &&
-    (deps.rateStart === undefined || deps.clock.monotonic() - claim.sentAt <= LATE_START_MS)
+    spec.overlap !== 'replace'
   );
+}
+
+function lateRateStart(deps: RunDeps, claim: Claim): boolean {
+  return deps.rateStart !== undefined && deps.clock.monotonic() - claim.sentAt > LATE_START_MS;
 }
 
 /**

@@ -123,8 +123,12 @@ export interface RunDeps {
   storeBack: () => AbortSignal;
   /** Reads the store's clock (one round trip): runs claimed ahead wait for their start by it (start-at.ts). */
   storeNow: () => Promise<number>;
-  /** A rate-limited job's retry, or start long after its claim, waits for a start in the window (fleet-limits.ts, rateStart). */
-  rateStart?: (signal: AbortSignal, start: number) => Promise<void>;
+  /**
+   * A rate-limited job's retry, or start long after its claim, waits for a start in the window
+   * (fleet-limits.ts, rateStart); `count` such starts at once (a page's late runs): how many were
+   * granted (0: `signal` aborted first).
+   */
+  rateStart?: (signal: AbortSignal, start: number, count?: number) => Promise<number>;
   /** Spans (undefined without `@opentelemetry/api`). */
   tracing?: Tracing | undefined;
 }

@@ -123,9 +123,10 @@ export async function executeRun(
         // faults, seed 252). Said in the turn the page launched it (a page's runs write no start
         // of their own: nothing is awaited before this), before any mark of the page goes out.
         if (first) book.callsLate?.(claim);
-        await deps.rateStart(halt.signal, scheduledAt);
-        // Stopped while waiting: its start is on record, its handler never ran (recovery decides).
-        if (halt.aborted) {
+        const granted = await deps.rateStart(halt.signal, scheduledAt);
+        // Stopped while waiting (halted, or the node stopping: 0 granted): its start is on
+        // record, its handler never ran (recovery decides).
+        if (halt.aborted || granted === 0) {
           outcome = 'abandoned';
           return;
         }

@@ -1,9 +1,10 @@
+import { linkSignals } from '../../core/signals.js';
 import { doneHold, type HighWater } from '../claim/high-water.js';
 import type { Job } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { type BatchHooks, runPageBatch } from './page-batch.js';
-import { leanPageRun, runPageItem } from './page-item-run.js';
+import { lateLeanPageRun, leanPageRun, runPageItem } from './page-item-run.js';
 import { replaceable } from './replace.js';
 import { type Claim, executeRun, type RunDeps } from './run.js';
 import type { RunBook } from './run-book.js';
@@ -78,7 +79,19 @@ export class Runs {
       storeBack: () => s.storeBack.signal,
       storeNow: () => s.storeClock.sample(),
       ...(job.spec.limits?.rate && {
-        rateStart: (signal: AbortSignal, start: number) => s.limits.rateStart(job.spec, signal, start),
+        // A run waiting for its start in the window has not started: stop() ends the wait at once
+        // (the run ends abandoned, recovery runs it elsewhere). It waited out stopTimeout before
+        // (30 s by default, a whole grace period of most orchestrators) for a handler never called.
+        rateStart: async (signal: AbortSignal, start: number, count?: number) => {
+          const stopping = s.stopping?.signal;
+          if (stopping === undefined) return s.limits.rateStart(job.spec, signal, start, count);
+          const either = linkSignals([signal, stopping]);
+          try {
+            return await s.limits.rateStart(job.spec, either.signal, start, count);
+          } finally {
+            either.dispose();
+          }
+        },
       }),
       tracing: s.telemetry.tracing,
     };
@@ -186,15 +199,26 @@ export class Runs {
   launchPage(job: Job, claims: readonly Claim[], book: RunBook): Promise<void> {
     const deps = this.depsOf(job);
     if (claims.every((c) => leanPageRun(deps, c, book))) return this.launchBatch(job, deps, claims, book);
-    const lean = claims.filter((c) => leanPageRun(deps, c, book));
-    const alone = claims.filter((c) => !leanPageRun(deps, c, book));
+    const lean: Claim[] = [];
+    const late: Claim[] = [];
+    const alone: Claim[] = [];
+    for (const c of claims)
+      (leanPageRun(deps, c, book) ? lean : lateLeanPageRun(deps, c, book) ? late : alone).push(c);
     return Promise.all([
       this.launchBatch(job, deps, lean, book),
+      this.launchBatch(job, deps, late, book, true),
       ...alone.map((c) => this.launch(job, c, undefined, book)),
     ]).then(() => {});
   }
 
-  private launchBatch(job: Job, deps: RunDeps, claims: readonly Claim[], book: RunBook): Promise<void> {
+  /** `late`: the runs ask the rate window for their starts first, together (page-item-run.ts `lateLeanPageRun`). */
+  private launchBatch(
+    job: Job,
+    deps: RunDeps,
+    claims: readonly Claim[],
+    book: RunBook,
+    late = false,
+  ): Promise<void> {
     if (claims.length === 0) return Promise.resolve();
     const s = this.state;
     const n = claims.length;
@@ -219,7 +243,7 @@ export class Runs {
         this.runEnded(job, claims[k]!, occKeys[k]!, limited, handlerWasEnded);
       },
     };
-    const run = runPageBatch(deps, claims, hooks, book);
+    const run = runPageBatch(deps, claims, hooks, book, late);
     s.running.add(run);
     void run.finally(() => s.running.delete(run));
     return run;
