@@ -77,11 +77,25 @@ describe.skipIf(redis.skip ?? (hasFaketime ? false : `${LIBFAKETIME} is missing`
         await sleep(LEASE_MS + 2_000);
         await stopAll(children);
         const history = await createScheduler({ store }).history({ job, limit: 1_000 });
-        const result = checkStored(job, history, runsFromLines(children.flatMap((c) => c.lines)), {
-          from,
-          to,
-        });
-        expect(result.occurrences).toBeGreaterThan(10);
+        try {
+          const result = checkStored(job, history, runsFromLines(children.flatMap((c) => c.lines)), {
+            from,
+            to,
+          });
+          expect(result.occurrences).toBeGreaterThan(10);
+        } catch (err) {
+          // Failed once in a fresh-clone CI run (fire times with no run and no record for ~10 s),
+          // never alone: what each node said, and the history, go to the log to be read.
+          const said = Object.keys(skews).map(
+            (node, i) =>
+              `--- ${node}\n${children[i]!.lines.join('\n')}\n--- ${node} stderr\n${children[i]!.stderr()}`,
+          );
+          process.stderr.write(
+            `faults-sigstop: from ${from} to ${to}, freezes at a claim ${onClaim}\n${said.join('\n')}\n` +
+              `--- history\n${history.map((h) => JSON.stringify(h)).join('\n')}\n`,
+          );
+          throw err;
+        }
       } finally {
         for (const c of children) {
           c.process.kill('SIGCONT');
