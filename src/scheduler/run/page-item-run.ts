@@ -15,43 +15,39 @@ import type { Claim, RunDeps, RunHooks } from './run-records.js';
  * Whether a run may take the lean path ({@link runPageItem}) instead of `executeRun`: an item of a
  * page (its book writes nothing at the start: no in-flight record, no start batch), started now,
  * one attempt (no retries), no timeout, not `replace`, and under a rate limit started within
- * LATE_START_MS of its claim (its grant stands for its start; a later one asks the window again,
- * in executeRun) — the runs of a fan-out. Anything else goes the general way. (Every rate-limited
+ * LATE_START_MS of its claim (its grant stands for its start; a later one asks the window again:
+ * with its page's other late runs, {@link pageRunWay}, or in executeRun when launched alone) — the
+ * runs of a fan-out. Anything else goes the general way. (Every rate-limited
  * run went that way: bench:scale --variant rate, 4 nodes, one run each, 135 µs of node CPU per
  * occurrence before, 126 after, 78 without the limit — the rest is the limiter's: three times the
  * page claims, of a third the size, and twice the due reads.)
  */
 export function leanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean {
-  return leanShape(deps, claim, book) && !lateRateStart(deps, claim);
+  return pageRunWay(deps, claim, book) === 'lean';
 }
 
 /**
- * Whether a run would take the lean path but for its lateness: rate-limited, launched more than
- * LATE_START_MS after its claim was sent. Such runs of one page ask the window again together, in
- * one write, and then start the lean way (page-batch.ts `late`). Each asked alone before, through
- * executeRun: a node slowed down (four node processes on two cores, profiled) launched its pages
- * 250 ms after their claims, every run of them asked the window in a store write of its own, in
- * line behind the others — that node slowed down further, and a fan-out of 100,000 under a rate
- * limit that never bound took 37 s instead of 13 (bench:scale --variant rate with CPU profiles).
+ * How a run of a page goes: `lean` ({@link leanPageRun}), `alone` (executeRun), or `late` — it
+ * would go the lean way but for its lateness: rate-limited, launched more than LATE_START_MS after
+ * its claim was sent. The late runs of one page ask the window again together, in one write, and
+ * then start the lean way (page-batch.ts `late`). Each asked alone before, through executeRun: a
+ * node slowed down (four node processes on two cores, profiled) launched its pages 250 ms after
+ * their claims, every run of them asked the window in a store write of its own, in line behind
+ * the others — that node slowed down further, and a fan-out of 100,000 under a rate limit that
+ * never bound took 37 s instead of 13 (bench:scale --variant rate with CPU profiles).
  */
-export function lateLeanPageRun(deps: RunDeps, claim: Claim, book: RunBook): boolean {
-  return leanShape(deps, claim, book) && lateRateStart(deps, claim);
-}
-
-function leanShape(deps: RunDeps, claim: Claim, book: RunBook): boolean {
+export function pageRunWay(deps: RunDeps, claim: Claim, book: RunBook): 'lean' | 'late' | 'alone' {
   const { spec } = deps;
-  return (
+  const shape =
     !book.wantsInflight &&
     claim.notBefore === undefined &&
     claim.startWrites === undefined &&
     spec.retries === 0 &&
     spec.timeoutMs === undefined &&
-    spec.overlap !== 'replace'
-  );
-}
-
-function lateRateStart(deps: RunDeps, claim: Claim): boolean {
-  return deps.rateStart !== undefined && deps.clock.monotonic() - claim.sentAt > LATE_START_MS;
+    spec.overlap !== 'replace';
+  if (!shape) return 'alone';
+  const late = deps.rateStart !== undefined && deps.clock.monotonic() - claim.sentAt > LATE_START_MS;
+  return late ? 'late' : 'lean';
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Job } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { type BatchHooks, runPageBatch } from './page-batch.js';
-import { lateLeanPageRun, leanPageRun, runPageItem } from './page-item-run.js';
+import { leanPageRun, pageRunWay, runPageItem } from './page-item-run.js';
 import { replaceable } from './replace.js';
 import { type Claim, executeRun, type RunDeps } from './run.js';
 import type { RunBook } from './run-book.js';
@@ -199,19 +199,16 @@ export class Runs {
   launchPage(job: Job, claims: readonly Claim[], book: RunBook): Promise<void> {
     const deps = this.depsOf(job);
     if (claims.every((c) => leanPageRun(deps, c, book))) return this.launchBatch(job, deps, claims, book);
-    const lean: Claim[] = [];
-    const late: Claim[] = [];
-    const alone: Claim[] = [];
-    for (const c of claims)
-      (leanPageRun(deps, c, book) ? lean : lateLeanPageRun(deps, c, book) ? late : alone).push(c);
+    const ways: Record<ReturnType<typeof pageRunWay>, Claim[]> = { lean: [], late: [], alone: [] };
+    for (const c of claims) ways[pageRunWay(deps, c, book)].push(c);
     return Promise.all([
-      this.launchBatch(job, deps, lean, book),
-      this.launchBatch(job, deps, late, book, true),
-      ...alone.map((c) => this.launch(job, c, undefined, book)),
+      this.launchBatch(job, deps, ways.lean, book),
+      this.launchBatch(job, deps, ways.late, book, true),
+      ...ways.alone.map((c) => this.launch(job, c, undefined, book)),
     ]).then(() => {});
   }
 
-  /** `late`: the runs ask the rate window for their starts first, together (page-item-run.ts `lateLeanPageRun`). */
+  /** `late`: the runs ask the rate window for their starts first, together (page-item-run.ts `pageRunWay`). */
   private launchBatch(
     job: Job,
     deps: RunDeps,
