@@ -73,6 +73,23 @@ function counted(store: Store, counts: { calls: number; rowsRead: number }): Sto
         const kind = callKinds && callKind(prop, args[0]);
         if (callKinds && kind) callKinds.set(kind, (callKinds.get(kind) ?? 0) + 1);
         const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (callKinds && prop === 'claimPage') {
+          // The due entries a page claim asked for (its moves) and those it won: what the other
+          // nodes had moved first is work read, planned, encoded and sent for nothing.
+          const ops = args[1] as { op: string }[];
+          return (result as Promise<{ results: boolean[] }>).then((r) => {
+            let asked = 0;
+            let won = 0;
+            ops.forEach((o, i) => {
+              if (o.op !== 'move') return;
+              asked++;
+              if (r.results[i]) won++;
+            });
+            callKinds.set('page moves asked', (callKinds.get('page moves asked') ?? 0) + asked);
+            callKinds.set('page moves won', (callKinds.get('page moves won') ?? 0) + won);
+            return r;
+          });
+        }
         if (prop === 'scan' || prop === 'get') {
           return (result as Promise<unknown>).then((r) => {
             const rows = Array.isArray(r) ? r.length : r !== null ? 1 : 0;
