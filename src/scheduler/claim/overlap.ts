@@ -2,18 +2,17 @@ import type { Lease, WriteOp } from '../../store/types.js';
 import { encodeHistory, occFields } from '../finish/history.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, type Job, type Source, sourceKey } from '../internal-types.js';
-import { gateOf, gateScope, keys, type OccurrenceId } from '../keys.js';
+import { gateOf, gateScope, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
-import type { RunSource, SkipCause } from '../types.js';
+import type { SkipCause } from '../types.js';
 import { inflightOf, occurrenceEnded } from './dead-attempt.js';
 import { entryMoved } from './entry-moved.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { overlappingRun } from './overlapping-run.js';
+import type { PendingValue } from './pending-record.js';
 
 /** A pending record's value: a fire time queued (or waiting, `wait`) behind its overlap gate. */
-export type PendingValue = OccurrenceId & { data?: unknown; source: RunSource; wait?: true };
-
 /** How many of a gate's pending records an on-time claim reads to find an older waiting one (Overlap.behindOlder). */
 const MAX_PENDING_LOOK = 16;
 
@@ -260,6 +259,7 @@ export class Overlap {
       ...c.occ,
       data: c.data,
       source: c.source,
+      ...(c.scheduledAt !== undefined && c.scheduledAt !== c.occ.fireTime && { at: c.scheduledAt }),
       ...(wait && { wait: true as const }),
     };
     await settle(

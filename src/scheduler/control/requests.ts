@@ -1,6 +1,6 @@
 import type { StoredRecord } from '../../store/types.js';
 import type { Claims } from '../claim/claim.js';
-import type { PendingValue } from '../claim/overlap.js';
+import type { PendingValue } from '../claim/pending-record.js';
 import type { Candidate } from '../internal-types.js';
 import { gateOf, jobOfKey, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -145,6 +145,7 @@ export class Requests {
       if (!superseded && run === undefined && recovering.has(gate)) continue;
       out.push({
         occ,
+        ...(p.at !== undefined && { scheduledAt: p.at }),
         source: p.source,
         data: p.data,
         attempt: 1,

@@ -15,7 +15,7 @@ import { keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { countedPageMove } from './counted-move.js';
 import type { Taken } from './due-permits.js';
-import { emitMisfired, emitPausedSpan } from './misfire.js';
+import { emitMisfired, emitPausedSpan } from './misfire-events.js';
 import { type PendingFire, pendingAfter, pendingShards } from './pending-shards.js';
 
 /** A due index entry read with its (fresh) schedule: what a tick offers, shard by shard. */

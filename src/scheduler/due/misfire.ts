@@ -6,8 +6,10 @@ import { doneHold, type HighWater, heldNotDone } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { spreadGrace } from '../control/spread.js';
 import { type Job, type Source, shardsOf } from '../internal-types.js';
-import { gateScope, keys, type OccurrenceId } from '../keys.js';
+import { gateScope, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
+import { sourceStart } from './jittered.js';
+import { emitMisfired, emitPausedSpan } from './misfire-events.js';
 
 /**
  * How many of the latest missed fire times are checked for a claim still held (beyond the
@@ -239,7 +241,14 @@ export class Misfires {
       if (!claimed || rest.length === 0) return;
       const next = nextFireTimes(source.trigger, fireTime, 1)[0];
       const graceMs = spreadGrace(next === undefined ? undefined : next - fireTime);
-      source.queue.push({ fireTime, source: 'schedule', shards: rest, graceMs });
+      const at = sourceStart(source, fireTime);
+      source.queue.push({
+        fireTime,
+        ...(at !== fireTime && { at }),
+        source: 'schedule',
+        shards: rest,
+        graceMs,
+      });
     });
     source.queue.sort((a, b) => a.fireTime - b.fireTime);
   }
@@ -307,9 +316,12 @@ export class Misfires {
    * recovery; one running or "done" is left alone.
    */
   private watch(job: Job, source: Source, fireTime: number, shards = shardsOf(job)): void {
+    // Its recovery (claim/unanswered.ts) is told the jittered start, as every node computes it.
+    const at = sourceStart(source, fireTime);
     for (const shard of shards)
       this.state.heldElsewhere({
         occ: { job: source.job, scheduleId: source.scheduleId, fireTime, shard },
+        ...(at !== fireTime && { scheduledAt: at }),
         source: 'misfire',
         data: source.data,
         attempt: 1,
@@ -333,51 +345,6 @@ export class Misfires {
   ): void {
     emitMisfired(this.state, source, action, first, last, count);
   }
-}
-
-/**
- * The `misfired` event for missed fire times `first`..`last` of a job trigger or stored schedule:
- * skipped (`count` of them, when known) or replayed (`last`, once).
- */
-export function emitMisfired(
-  state: NodeState,
-  of: { job: string; scheduleId?: string | undefined },
-  action: 'skipped' | 'run',
-  first: number,
-  last: number,
-  count: number | undefined,
-): void {
-  state.emit('misfired', {
-    job: of.job,
-    ...(of.scheduleId !== undefined && { scheduleId: of.scheduleId }),
-    fireTime: new Date(last),
-    action,
-    firstFireTime: new Date(first),
-    ...(count !== undefined && { count }),
-  });
-}
-
-/**
- * The `skipped` event (reason `paused`) of missed fire times `occ.fireTime`..`last` that a pause
- * left (control/pause-span.ts): the same span as its history entry.
- */
-export function emitPausedSpan(
-  state: NodeState,
-  occ: OccurrenceId,
-  span: { last: number; count: number | undefined },
-): void {
-  state.emit('skipped', {
-    job: occ.job,
-    ...(occ.scheduleId !== undefined && { scheduleId: occ.scheduleId }),
-    fireTime: new Date(occ.fireTime),
-    ...(occ.shard !== undefined && { shard: occ.shard }),
-    reason: 'paused',
-    span: {
-      first: new Date(occ.fireTime),
-      last: new Date(span.last),
-      ...(span.count !== undefined && { count: span.count }),
-    },
-  });
 }
 
 /**

@@ -14,7 +14,8 @@ import type { CheckedSchedule } from './stored.js';
  * schedule ran at a time it does not fire, or a backfill ran a fire time no backfill's range
  * holds), `too-many-runs` (a schedule's `maxRuns`), `backfill-rerun` (a backfill ran a fire time
  * that had run, or it ran again after its backfill run), `setup-failed` (a pause, resume or
- * backfill call of the options failed), `stuck` (virtual time stopped advancing: a busy loop; see
+ * backfill call of the options failed), `wrong-start` (a jittered job trigger's run told a
+ * `scheduledAt` other than its fire time's offset, or started before it: checker-starts.ts), `stuck` (virtual time stopped advancing: a busy loop; see
  * MAX_TIMERS_AT_ONE_INSTANT). See `check`.
  */
 export type ViolationKind =
@@ -30,6 +31,7 @@ export type ViolationKind =
   | 'too-many-runs'
   | 'backfill-rerun'
   | 'setup-failed'
+  | 'wrong-start'
   | 'stuck';
 
 /** One broken guarantee, with a sentence saying what happened. */
@@ -76,6 +78,11 @@ export interface CheckedJob {
   shards: (number | undefined)[];
   /** `recover` on and a handler that never fails: every started occurrence must end succeeded. */
   mustFinish: boolean;
+  /**
+   * With `jitter` on the job's own trigger: when its fire time `fireTime` (store ms) is to start —
+   * the fire time plus the offset every node computes (checker-starts.ts). Absent: no jitter.
+   */
+  startOf?: (fireTime: number) => number;
   /** The job's overlap policy: under any but `allow` the runs of one gate never overlap (checker-gates.ts). */
   overlap?: 'skip' | 'queue' | 'queue-all' | 'replace' | 'allow';
   /**

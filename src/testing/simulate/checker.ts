@@ -1,6 +1,7 @@
 import { gateOf } from '../../scheduler/keys.js';
 import { checkBackfillLiveness, checkBackfillRuns } from './checker-backfills.js';
 import { checkGates } from './checker-gates.js';
+import { checkStarts } from './checker-starts.js';
 import { supersededJudge } from './checker-superseded.js';
 import { type CheckedJob, streamOf, type Violation } from './checker-types.js';
 import { type History, type Invocation, occKey, type StoredRun } from './history.js';
@@ -159,6 +160,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
     }
   }
   checkGates(history.invocations, jobs, violations);
+  checkStarts(history.invocations, jobs, violations);
   checkSkips(history, jobs, violations);
   checkFireTimes(history, jobs, violations);
   checkMaxRuns(history, jobs, violations);

@@ -15,6 +15,11 @@ export interface Invocation {
   scheduleId: string | undefined;
   /** Nominal fire time, store ms. */
   fireTime: number;
+  /**
+   * When it was to start (`ctx.scheduledAt`, store ms): the fire time plus its jitter offset.
+   * Absent in a history built by hand (not judged then).
+   */
+  scheduledAt?: number;
   /** The shard index, or `undefined` for an unsharded job. */
   shard: number | undefined;
   /** `node#incarnation`: a restarted node is a new incarnation (same or new node id). */

@@ -151,6 +151,7 @@ export class SimNode {
       job: ctx.job,
       scheduleId: ctx.scheduleId,
       fireTime,
+      scheduledAt: ctx.scheduledAt.getTime(),
       shard: ctx.shard?.index,
       node: this.label,
       attempt: ctx.attempt,

@@ -1,6 +1,7 @@
 import { parseDuration } from '../../core/duration.js';
 import { invalidArgument } from '../../core/errors.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { scheduledAt } from '../../schedule/jitter.js';
 import { jobSpec } from '../../scheduler/job-options.js';
 import { type CheckedJob, check, type Violation } from './checker.js';
 import { writeControls } from './controls.js';
@@ -217,6 +218,17 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       shards: spec.shards ? Array.from({ length: spec.shards.count }, (_, s) => s) : [undefined],
       schedules: schedules.filter((s) => s.job === job.name),
       ...pauseJudges(pauses, job.name, spec.misfireThresholdMs, faultsUntil),
+      ...(spec.jitter &&
+        spec.trigger && {
+          startOf: (fireTime: number) =>
+            scheduledAt(
+              spec.jitter,
+              job.name,
+              undefined,
+              fireTime,
+              nextFireTimes(spec.trigger!, fireTime, 1)[0],
+            ),
+        }),
       backfills: jobBackfills,
       // An `excluded` skip of the job's own trigger or of a schedule is borne out by its list.
       excluded: (scheduleId: string | undefined, fireTime: number) => {

@@ -9,6 +9,7 @@ import { silentLogger } from '../../core/logger.js';
 import { didYouMean } from '../../core/options.js';
 import type { CompiledExclude } from '../../schedule/exclude.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
+import { compileJitter, scheduledAt } from '../../schedule/jitter.js';
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import { validateSchedules } from '../../scheduler/control/schedule-input.js';
 import { createScheduler, type Scheduler } from '../../scheduler/scheduler.js';
@@ -69,6 +70,11 @@ export interface CheckedSchedule {
   maxRuns?: number;
   /** The exclude lists of its versions: an `excluded` skip is borne out when one matches (docs/calendars.md). */
   excludes?: CompiledExclude[];
+  /**
+   * With `jitter`, when its fire time is to start: the fire time plus the offset every node
+   * computes (checker-starts.ts). Only for a schedule of one version (versions may differ).
+   */
+  startOf?: (fireTime: number) => number;
 }
 
 /**
@@ -253,5 +259,12 @@ export function expectSchedules(
     }
   }
   for (const c of byId.values()) c.required = [...new Set(c.required)].sort((a, b) => a - b);
+  for (const c of byId.values()) {
+    const of = versions.filter((v) => v.input.id === c.id);
+    const v = of[0]!;
+    const jitter = compileJitter(v.input.jitter, undefined, `schedule ${c.id}`);
+    if (of.length !== 1 || jitter === undefined) continue;
+    c.startOf = (f) => scheduledAt(jitter, v.job, c.id, f, nextFireTimes(v.trigger, f, 1)[0]);
+  }
   return [...byId.values()];
 }
