@@ -147,6 +147,12 @@ export class Requests {
         occ,
         ...(p.at !== undefined && { scheduledAt: p.at }),
         source: p.source,
+        // Only the recovery of a claim never started queues as `recover` (overlap.ts): read back,
+        // it is that still, so its claim looks whether a run of it started meanwhile (late-look.ts)
+        // — else it ran attempt 1 again after another node's attempt 1 (sweep `jit,jall,sh,shs,pq`
+        // busy, seed 101: n2 took the record, started and lost its lease; n1, from the same record
+        // read earlier, ran `sh@+4 s#2` as attempt 1 with a higher token).
+        ...(p.source === 'recover' && { unstarted: true as const }),
         data: p.data,
         attempt: 1,
         gate: !superseded,
