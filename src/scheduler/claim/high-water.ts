@@ -29,7 +29,8 @@ export class HighWater {
    * moves on instead, see due-entry.ts) and only if higher than what this node wrote before.
    * It is a plain put, so two nodes starting out of order can lower it by a little; the occurrences
    * in between stay claimed (running, then "done" for at least an hour), which a late node checks
-   * first.
+   * first — or, queued behind their gate, have a pending record, which a late node's misfire scan
+   * checks too (due/misfire.ts `unclaimed`).
    */
   highWaterOp(occ: OccurrenceId): WriteOp | undefined {
     if (occ.scheduleId !== undefined) return undefined;

@@ -56,7 +56,7 @@ export class Misfires {
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
     if (hwm > cursor) await this.belowMark(job, source, cursor, hwm, missedBefore);
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
-    const open = span && (await this.unclaimed(job, source, span));
+    const open = span && (await this.unclaimed(job, source, span, missedBefore));
     if (!open) {
       source.cursor = Math.max(cursor, settled);
       return undefined;
@@ -119,23 +119,45 @@ export class Misfires {
    * so only the tail is looked up, however long the span — but under catch-up a held one before
    * it may still be given back or lost with its holder: those are watched too.
    */
-  private async unclaimed(job: Job, source: Source, span: FireSpan): Promise<FireSpan | undefined> {
+  private async unclaimed(
+    job: Job,
+    source: Source,
+    span: FireSpan,
+    missedBefore: number,
+  ): Promise<FireSpan | undefined> {
     const s = this.state;
     const shard = shardsOf(job)[0];
-    const held = await Promise.all(
-      span.tail.map((fireTime) =>
-        s.store.inspect(keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard })),
+    const scope = gateScope(source);
+    const [held, queued] = await Promise.all([
+      Promise.all(
+        span.tail.map((fireTime) =>
+          s.store.inspect(
+            keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard }),
+          ),
+        ),
       ),
-    );
+      // Queued behind its gate: claimed, its occurrence freed for the pending record's reader —
+      // and the mark, a plain put, may have been lowered below it since by a node that queued or
+      // started an older fire time a moment later (high-water.ts). Taken for missed, a queued
+      // replay was settled here as part of a `paused` span while it waited, and the older replay
+      // it had superseded was on record as superseded by a fire time that never ran (sweep
+      // `jqa,jrep,jrl` mix5, seed 155: `jrl@+10 s`, `+11 s`). One getMany, only for missed ones.
+      s.store.getMany(span.tail.map((fireTime) => keys.pending(source.job, scope, shard, fireTime))),
+    ]);
     let lastHeld = held.length - 1;
-    while (lastHeld >= 0 && held[lastHeld] === null) lastHeld--;
+    while (lastHeld >= 0 && held[lastHeld] === null && queued[lastHeld] === null) lastHeld--;
     if (lastHeld < 0) return span;
     // Its holder may die before it starts the run (no in-flight record then, and every node past
     // it): looked at after the holder's lease, as a refused claim is. Nodes that claimed it were
     // refused and watch it already; this node did not claim it — it waited for a fleet permit
     // (run/fleet-limits.ts) while the holder had it (simulator seed 17 of the fleet limits sweep).
+    // A queued one is the pending record's reader's (control/requests.ts); a sharded job's other
+    // shards of it were not claimed with it (a limited job claims a shard at a time): they are
+    // completed as for a fire time below the mark (simulator, same mix, sim seed 59).
     const watch = (fireTime: number) => this.watch(job, source, fireTime);
-    watch(span.tail[lastHeld]!);
+    const last = span.tail[lastHeld]!;
+    if (held[lastHeld] !== null) watch(last);
+    else if (shardsOf(job).length > 1) await this.belowMark(job, source, last - 1, last, missedBefore);
     // A held one before it was not always handled by that one's holder. Catch-up: several nodes
     // replay at once, each the oldest it finds unheld, and one may be a claim about to be given
     // back (its gate held) or whose holder dies (simulator: three jobs, pauses, catch-up; its

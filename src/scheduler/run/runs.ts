@@ -198,9 +198,11 @@ export class Runs {
    */
   launchPage(job: Job, claims: readonly Claim[], book: RunBook): Promise<void> {
     const deps = this.depsOf(job);
-    if (claims.every((c) => leanPageRun(deps, c, book))) return this.launchBatch(job, deps, claims, book);
+    // One pass: each claim's way judged once (its lateness reads the clock).
     const ways: Record<ReturnType<typeof pageRunWay>, Claim[]> = { lean: [], late: [], alone: [] };
     for (const c of claims) ways[pageRunWay(deps, c, book)].push(c);
+    if (ways.late.length === 0 && ways.alone.length === 0)
+      return this.launchBatch(job, deps, ways.lean, book);
     return Promise.all([
       this.launchBatch(job, deps, ways.lean, book),
       this.launchBatch(job, deps, ways.late, book, true),
