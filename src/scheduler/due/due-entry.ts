@@ -271,8 +271,12 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     return cs;
   }
   const missedBefore = missedNominal(e.jitter, e.at - F, late);
-  // Every missed fire time is at most this (fire times are whole milliseconds).
-  const settled = Math.ceil(missedBefore) - 1;
+  // Every missed fire time is at most this (fire times are whole milliseconds) — and F is missed
+  // (its start is before `late`) even when the bound for the others is below it: with a fresh
+  // offset per fire time the bound allows for the largest offset, not F's own. Below F, a run-once
+  // replay of F moved the entry to F itself, and once F had run every read found it held "done":
+  // the schedule ran nothing more (simulator, `jex,sb`, sim seed 1: `sb/b5` after +6 s).
+  const settled = Math.max(F, Math.ceil(missedBefore) - 1);
   const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
     emitMisfired(state, { job: s.job, scheduleId: s.id }, action, first, last, count);
   if (spec.misfire === 'skip') {
