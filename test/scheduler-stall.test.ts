@@ -15,6 +15,7 @@ import { type Clock, systemClock } from '../src/core/clock.js';
 import { OncelyError } from '../src/core/errors.js';
 import { randomId } from '../src/core/ids.js';
 import { openStore } from '../src/index.js';
+import { encodeHistory } from '../src/scheduler/finish/history.js';
 import { createScheduler, type Scheduler } from '../src/scheduler/index.js';
 import { keys } from '../src/scheduler/keys.js';
 import type { RunEvent, SchedulerEvents, SchedulerOptions } from '../src/scheduler/types.js';
@@ -34,6 +35,8 @@ interface Wrapped extends Store {
     failed: WriteOp[][];
     /** While set, a scan of the control records reads the store, then waits for `release()`. */
     holdScans: boolean;
+    /** Likewise, once, for the first scan of the control records whose result this accepts. */
+    holdIf?: ((records: readonly StoredRecord[]) => boolean) | undefined;
     held: Promise<void>;
     release: () => void;
     onPut?: ((key: string) => void) | undefined;
@@ -77,8 +80,9 @@ function wrap(store: Store): Wrapped {
       if (prop === 'scan')
         return async (prefix: string, ...rest: unknown[]) => {
           const records = (await call(prefix, ...rest)) as StoredRecord[];
-          if (prefix === keys.controlPrefix && ctl.holdScans) {
+          if (prefix === keys.controlPrefix && (ctl.holdScans || ctl.holdIf?.(records))) {
             ctl.holdScans = false;
+            ctl.holdIf = undefined;
             const released = new Promise<void>((r) => {
               releaseNow = r;
             });
@@ -226,6 +230,30 @@ describe('misfires after an outage longer than any enumeration cap', () => {
     expect(replays.slice(0, 3)).toEqual([lastSkipped + 1000, lastSkipped + 2000, lastSkipped + 3000]);
     expect(new Set(replays).size).toBe(replays.length);
   }, 30_000);
+
+  it('catch-up with a catchUpLimit beyond one store batch (1,500) replays after 20,000 missed', async () => {
+    // The misfire scan reads the pending records of the span's tail (due/misfire.ts `unclaimed`):
+    // up to catchUpLimit + a few keys, more than getMany takes at once (MAX_BATCH, 1,000).
+    const st = await store();
+    const job = unique('catchup-wide');
+    const mark = await outage(st, job, 1000, 20_000);
+    const { s, events } = scheduler({ store: st, node: unique('n') });
+    s.define(job, { every: '1s', misfire: 'catch-up', catchUpLimit: 1500 }, () => sleep(20));
+    await s.start();
+    await until(
+      () => events.succeeded.filter((e) => e.source === 'misfire').length >= 3,
+      15_000,
+      'three replays',
+    );
+    await s.stop();
+    const skipped = events.misfired.filter((m) => m.action === 'skipped');
+    expect(skipped).toHaveLength(1);
+    const lastSkipped = at(skipped[0]!);
+    expect(skipped[0]!.count).toBe((lastSkipped - mark) / 1000);
+    const replays = events.started.filter((e) => e.source === 'misfire').map(at);
+    expect(replays.slice(0, 3)).toEqual([lastSkipped + 1000, lastSkipped + 2000, lastSkipped + 3000]);
+    expect(events.error).toEqual([]);
+  }, 30_000);
 });
 
 describe('start() and stop() are ordered and idempotent', () => {
@@ -364,6 +392,80 @@ describe('pause() and polls', () => {
     await sleep(800); // less than a poll interval: no later poll corrects it
     const after = (e: RunEvent) => at(e) > pausedAt + 50;
     expect(events.started.filter(after)).toEqual([]);
+  });
+});
+
+describe('a queued recovery read back after another node started it', () => {
+  it('runs the next attempt, not attempt 1 again over the first one', async () => {
+    // The race (simulator, `jit,jall,sh,shs,pq` busy, seed 101 at 4c9cc05): a claim that never
+    // started waits behind its gate as a pending record of source `recover`. Node A's poll reads
+    // it; before A claims it, node B takes the record, starts attempt 1 and loses its lease at
+    // once (abandoned, its in-flight record left for recovery, the occurrence freed). A then wins
+    // the occurrence from its stale read. Here B's part is written by hand while A's poll waits.
+    const st = await store();
+    const job = unique('requeued');
+    const hour = 3_600_000;
+    const now = await st.now();
+    const F = Math.floor(now / hour) * hour - hour;
+    // Nothing missed since: the trigger's latest fire time is marked as handled.
+    await st.put(keys.highWater(job, undefined), String(Math.floor(now / hour) * hour));
+    const pendingKey = keys.pending(job, undefined, undefined, F);
+    const pending = JSON.stringify({ job, fireTime: F, source: 'recover', wait: true });
+    await st.put(pendingKey, pending);
+    const attempts: number[] = [];
+    const { s, events } = scheduler({ store: st, node: unique('a'), pollInterval: '200ms' });
+    s.define(job, { every: '1h', lockAtMostFor: '3s' }, (ctx) => {
+      attempts.push(ctx.attempt);
+    });
+    // A's first poll that reads the pending record waits once it has read it (no in-flight record).
+    st.ctl.holdIf = (records) => records.some((r) => r.key === pendingKey);
+    // (start() polls once itself: it returns after the release.)
+    const started = s.start();
+    await st.ctl.held;
+    // B: a real grant of the occurrence (a lower token than A's), its start, its abandonment.
+    const occ = { job, scheduleId: undefined, fireTime: F, shard: undefined };
+    const [lease] = await st.acquire([{ key: keys.occurrence(occ), owner: 'b', leaseMs: 3_000 }]);
+    if (!lease) throw new Error('the occurrence is free: B is granted it');
+    const startedAt = await st.now();
+    const inflight = {
+      job,
+      fireTime: F,
+      attempt: 1,
+      token: lease.token,
+      node: 'b',
+      source: 'recover',
+      startedAt,
+      claimedAt: lease.acquiredAt,
+      leaseMs: 3_000,
+    };
+    const abandoned = encodeHistory({
+      job,
+      fireTime: new Date(F),
+      node: 'b',
+      attempt: 1,
+      token: lease.token,
+      source: 'recover',
+      status: 'abandoned',
+      startedAt: new Date(startedAt),
+      finishedAt: new Date(startedAt + 50),
+      error: 'lease could not be extended in time',
+    });
+    await st.apply([
+      { op: 'delete', key: pendingKey, ifValue: pending },
+      { op: 'put', key: keys.inflight(occ), value: JSON.stringify(inflight) },
+      { op: 'put', key: keys.history(occ, 1), value: abandoned },
+      { op: 'release', key: lease.key, token: lease.token },
+    ]);
+    st.ctl.release();
+    await started;
+    await until(() => attempts.length > 0, 5_000, "A's run of the fire time");
+    await until(() => events.succeeded.length > 0, 5_000, 'its outcome');
+    // Attempt 1 started on B and is on record: A's run is attempt 2, and attempt 1 stays abandoned.
+    expect(attempts).toEqual([2]);
+    const history = await s.history({ job });
+    const byAttempt = new Map(history.map((e) => [e.attempt, e.status]));
+    expect(byAttempt.get(1)).toBe('abandoned');
+    expect(byAttempt.get(2)).toBe('succeeded');
   });
 });
 

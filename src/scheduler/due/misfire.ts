@@ -142,7 +142,16 @@ export class Misfires {
       // replay was settled here as part of a `paused` span while it waited, and the older replay
       // it had superseded was on record as superseded by a fire time that never ran (sweep
       // `jqa,jrep,jrl` mix5, seed 155: `jrl@+10 s`, `+11 s`). One getMany, only for missed ones.
-      s.store.getMany(span.tail.map((fireTime) => keys.pending(source.job, scope, shard, fireTime))),
+      // In slices: under catch-up the tail holds up to catchUpLimit (10,000) fire times.
+      Promise.all(
+        Array.from({ length: Math.ceil(span.tail.length / MAX_BATCH) }, (_, i) =>
+          s.store.getMany(
+            span.tail
+              .slice(i * MAX_BATCH, (i + 1) * MAX_BATCH)
+              .map((fireTime) => keys.pending(source.job, scope, shard, fireTime)),
+          ),
+        ),
+      ).then((slices) => slices.flat()),
     ]);
     let lastHeld = held.length - 1;
     while (lastHeld >= 0 && held[lastHeld] === null && queued[lastHeld] === null) lastHeld--;
