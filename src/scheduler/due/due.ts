@@ -304,7 +304,9 @@ export class Due {
       const nextAt = next === undefined ? undefined : sourceStart(source, next);
       if (next !== undefined && nextAt !== undefined && nextAt < missedBefore) {
         // The misfire maths goes by nominal fire times: those whose start was before missedBefore.
-        const before = missedNominal(source.jitter, nextAt - next, missedBefore);
+        // `next` is one of them even when the bound, which allows for the largest offset of a
+        // fresh offset per fire time, is below it: handled now, not once the bound has passed it.
+        const before = Math.max(next + 1, missedNominal(source.jitter, nextAt - next, missedBefore));
         const replay = await this.misfires.handle(job, source, before);
         if (replay !== undefined) {
           queue(replay, 'misfire');
