@@ -1,6 +1,6 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import type { WriteOp } from '../../store/types.js';
+import type { Store, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { doneHold, type HighWater, heldNotDone } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
@@ -143,15 +143,10 @@ export class Misfires {
       // it had superseded was on record as superseded by a fire time that never ran (sweep
       // `jqa,jrep,jrl` mix5, seed 155: `jrl@+10 s`, `+11 s`). One getMany, only for missed ones.
       // In slices: under catch-up the tail holds up to catchUpLimit (10,000) fire times.
-      Promise.all(
-        Array.from({ length: Math.ceil(span.tail.length / MAX_BATCH) }, (_, i) =>
-          s.store.getMany(
-            span.tail
-              .slice(i * MAX_BATCH, (i + 1) * MAX_BATCH)
-              .map((fireTime) => keys.pending(source.job, scope, shard, fireTime)),
-          ),
-        ),
-      ).then((slices) => slices.flat()),
+      getManySliced(
+        s.store,
+        span.tail.map((fireTime) => keys.pending(source.job, scope, shard, fireTime)),
+      ),
     ]);
     let lastHeld = held.length - 1;
     while (lastHeld >= 0 && held[lastHeld] === null && queued[lastHeld] === null) lastHeld--;
@@ -314,9 +309,7 @@ export class Misfires {
         return [keys.pending(source.job, scope, shard, fireTime), keys.inflight(occ), keys.history(occ, 1)];
       }),
     );
-    const values: (string | null)[] = [];
-    for (let i = 0; i < ask.length; i += MAX_BATCH)
-      values.push(...(await this.state.store.getMany(ask.slice(i, i + MAX_BATCH))));
+    const values = await getManySliced(this.state.store, ask);
     let at = 0;
     for (const [fireTime, shards] of asks) {
       const accounted = new Set<number | undefined>();
@@ -394,4 +387,12 @@ function claimedBy(value: string | null): boolean {
     return false;
   }
   return e.status !== 'skipped' || e.reason === 'overlap' || e.reason === 'superseded';
+}
+
+/** `getMany` of any number of keys: in slices a store takes at once (MAX_BATCH), one after another. */
+async function getManySliced(store: Store, wanted: readonly string[]): Promise<(string | null)[]> {
+  const values: (string | null)[] = [];
+  for (let i = 0; i < wanted.length; i += MAX_BATCH)
+    values.push(...(await store.getMany(wanted.slice(i, i + MAX_BATCH))));
+  return values;
 }
