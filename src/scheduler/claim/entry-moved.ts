@@ -9,10 +9,12 @@ import type { NodeState } from '../node-state.js';
  * skip, a misfire settle — so an entry gone means the fire time was handled since this node's
  * read, and a batch that moves it again puts back an entry beside the live one (the move is a
  * delete and a put: the put lands whatever the delete found). One get; the due index is read
- * again (`dueWakeAt`). Asked only off the hot path: misfire settles (Candidate.settleOnly), a due
- * entry's misfire replays (claim.ts), and claims that found their overlap gate taken and would
- * queue their fire time (overlap.ts). A look and then a write, so a move between the two still
- * gets through: the whole fix is a move that puts only if it deleted (a store op, not yet).
+ * again (`dueWakeAt`). Asked by every per-occurrence claim of a due entry once its occurrence is
+ * won (claim.ts: misfire settles, replays, starts, queues and skips alike); a page's claim moves
+ * its entries with a compare-and-move instead. A look and then a write, sound because every
+ * claimant that moves the entry of fire time F holds F's occurrence lease while it does: under
+ * this claim's lease nobody else moves it between the two (a claimant that freed the lease had
+ * moved the entry before, which the look sees).
  *
  * - Simulator seed 90 of test/simulate-waiting-backlog.test.ts: a misfire replay of pq/q4@+5 s
  *   started (its start batch moved the entry) and lost its lease at once; a node whose read

@@ -7,7 +7,6 @@ import type { NodeState } from '../node-state.js';
 import type { InflightRecord } from '../run/run-records.js';
 import type { SkipCause } from '../types.js';
 import { inflightOf, occurrenceEnded } from './dead-attempt.js';
-import { entryMoved } from './entry-moved.js';
 import { doneHold, doneUntil, type HighWater } from './high-water.js';
 import { overlappingRun } from './overlapping-run.js';
 import type { PendingValue } from './pending-record.js';
@@ -73,15 +72,7 @@ export class Overlap {
       }
       return;
     }
-    // Won from a stale read of the due index (the fire time queued since by another node, which
-    // freed the occurrence): queued again, its move would put the entry back (entry-moved.ts).
-    // Only where the claim would queue: a skip's own batch is the fire time's final record.
-    const queuesHere =
-      c.source === 'misfire' || (job.spec.overlap !== 'skip' && job.spec.overlap !== 'allow');
-    if (queuesHere && !c.fromPending && (await entryMoved(s, c.advance))) {
-      await release();
-      return;
-    }
+    // Won from a stale read of the due index: given back before this (claim.ts, entry-moved.ts).
     // What marks the occurrence handled: a due entry moved on, or the job's high-water mark.
     const mark = this.highWater.highWaterOp(c.occ);
     const advance = c.advance ?? (mark ? [mark] : []);

@@ -35,7 +35,8 @@ export interface RemovedSkip {
  * them is held by a claim or on record (a run claimed occurrence by occurrence moves its entry
  * only when it starts: such a run, or one of a newer version, is never also recorded skipped).
  * No audit entry (expired), a trigger that no longer compiles, or a fire time of the span held or
- * on record first: nothing is written — only what is known goes on record.
+ * on record first: nothing is written — only what is known goes on record; `'held'` when the
+ * first is held by a claim's lease (not a "done" hold) and not on record: ask again after it.
  */
 export async function removedSkip(
   s: NodeState,
@@ -45,7 +46,7 @@ export async function removedSkip(
   after: number,
   token: number,
   at: number,
-): Promise<RemovedSkip | undefined> {
+): Promise<RemovedSkip | 'held' | undefined> {
   const entries = await queryAudit(s.store, { job, scheduleId, limit: AUDIT_LOOK });
   let change: (typeof entries)[number] | undefined;
   for (const e of entries) {
@@ -72,7 +73,17 @@ export async function removedSkip(
   ]);
   let n = 0;
   while (n < occs.length && !recorded[n] && held[n] === null) n++;
-  if (n === 0) return undefined;
+  if (n === 0) {
+    // The first one held by a claim's lease and not on record: its claimant may yet run, queue
+    // or skip it — or die, and then nobody would (its entry deleted with the schedule: simulator
+    // seed 20 of `jex,sb`, sb/b7@+11 s won by a node that crashed before queueing it, the
+    // schedule removed 2 s later, inside that lease). `held`: looked at again once the lease
+    // ends (a lease, not a "done" hold, which outlasts any lease and follows a settle).
+    const lease = held[0];
+    const leaseMs = s.defined.get(job)?.spec.lockAtMostForMs;
+    if (!recorded[0] && lease && leaseMs !== undefined && lease.expiresAt - at <= leaseMs) return 'held';
+    return undefined;
+  }
   const last = due[n - 1]!;
   const occ = occs[0]!;
   const span = n === 1 ? undefined : { last, count: n };
@@ -98,5 +109,8 @@ export function heldBackSkip(
   at: number,
 ): Promise<RemovedSkip | undefined> {
   if (!item.to.startsWith('due|')) return Promise.resolve(undefined);
-  return removedSkip(s, job, item.id, parseDueEntry(item.to).fireTime, item.fireTime, token, at);
+  // `held`: the page's own recovery holds nothing there; another claim's fire time is its own.
+  return removedSkip(s, job, item.id, parseDueEntry(item.to).fireTime, item.fireTime, token, at).then(
+    (skip) => (skip === 'held' ? undefined : skip),
+  );
 }

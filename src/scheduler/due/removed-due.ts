@@ -13,7 +13,9 @@ import { jobOfDueValue } from './due-scan.js';
  * is recorded `removed`, with the fire times after it up to the change (control/removed-span.ts),
  * in one batch with its entry's delete: the record and the delete are stored together or not at
  * all (then the next read finds the entry again). Several nodes may do this for one entry: they
- * write the same history key.
+ * write the same history key. An entry whose fire time a claim's lease holds, unrecorded, is not
+ * deleted yet: the claimant may have died (removedSkip's `held`), and a read after its lease
+ * records it.
  *
  * Only unsharded jobs defined here. Cost: one audit read per such entry — stale entries whose
  * start had come are rare (a schedule removed while one of its fire times waited).
@@ -41,7 +43,9 @@ export async function removedDue(
   const out: { writes: WriteOp[]; event: RemovedSkip['event'] }[] = [];
   skips.forEach((skip, i) => {
     if (!skip) return;
+    // Its fire time held by a claim's lease: the entry stays for a read after that lease.
     coupled.add(due[i]!.key);
+    if (skip === 'held') return;
     out.push({ writes: [skip.write, { op: 'delete', key: due[i]!.key }], event: skip.event });
   });
   return { skips: out, rest: deletes.filter((d) => !coupled.has(d.key)) };
