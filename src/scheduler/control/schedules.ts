@@ -1,7 +1,7 @@
 import { invalidArgument } from '../../core/errors.js';
 import { checkOptionNames } from '../../core/options.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { scheduledAt } from '../../schedule/jitter.js';
+import { startOfFire } from '../../schedule/jitter.js';
 import type { WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { type DueValue, encodeDueValue } from '../claim/page-record.js';
@@ -221,10 +221,7 @@ export function createSchedules(state: NodeState): Schedules {
           const next = nextOf.get(trigger);
           if (next !== undefined) {
             // Keyed by when it is to start (fire time plus jitter, capped at the next gap).
-            const start =
-              jitter === undefined
-                ? next
-                : scheduledAt(jitter, job, id, next, nextFireTimes(trigger, next, 1)[0]);
+            const start = startOfFire(jitter, trigger, job, id, next);
             // With maxRuns, the entry carries the count down (runs-left.ts). Replacing a stored
             // schedule, it says when, and names the old version's page run that may be going
             // (replaced-runs.ts).

@@ -1,7 +1,7 @@
 import { type CompiledExclude, isExcluded } from '../../schedule/exclude.js';
 import { fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { type CompiledJitter, missedNominal, scheduledAt } from '../../schedule/jitter.js';
+import { type CompiledJitter, missedBound, startOfFire } from '../../schedule/jitter.js';
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import type { WriteOp } from '../../store/types.js';
 import { claimsInPages } from '../claim/eligible.js';
@@ -145,10 +145,9 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   // a dead node had claimed was lost (simulator, five nodes, fault mix, seed 64: shs/s0@+2 s#1,
   // the entry's next fire time settled as a skipped misfire).
   const memory = (carry: boolean) => (shards.length > 1 ? pendingAfter(job, e, now, carry) : undefined);
-  // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it; cron
-  // fire times are memoised per trigger, so a fan-out of one trigger computes it once).
+  // Keyed by its start: the fire time plus jitter (capped at the gap to the one after it).
   const startOf = (t: number | undefined) =>
-    t === undefined || e.jitter === undefined ? t : scheduledAt(e.jitter, s.job, s.id, t, after(t));
+    t === undefined ? t : startOfFire(e.jitter, e.trigger, s.job, s.id, t);
   const ops = (to: number | undefined, value: string): WriteOp[] => [
     { op: 'delete', key: e.key },
     ...(to === undefined
@@ -244,7 +243,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
   e.graceMs = spreadGrace(following === undefined ? undefined : following - F);
   const late = now - spec.misfireThresholdMs - state.spread.graceFor(s.job, e.graceMs);
   // Lateness counts from the start (fire time plus jitter); the misfire maths below goes by
-  // nominal fire times: those whose start was before `late` (jitter.ts, missedNominal).
+  // nominal fire times: those whose start was before `late` (jitter.ts, missedBound).
   // Behind a page still in flight, a gated fire time is judged for overlap at its claim (it was
   // held back by that run, not missed: claim/prev-run.ts). Under `allow` no run holds it back: a
   // late one is missed like any other — judged on time, each fire time of a schedule every second
@@ -270,13 +269,14 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       cs[0]!.replanLate = (at) => planEntry(state, job, { ...e, prevLive: false, prev: undefined }, at);
     return cs;
   }
-  const missedBefore = missedNominal(e.jitter, e.at - F, late);
-  // Every missed fire time is at most this (fire times are whole milliseconds) — and F is missed
-  // (its start is before `late`) even when the bound for the others is below it: with a fresh
-  // offset per fire time the bound allows for the largest offset, not F's own. Below F, a run-once
-  // replay of F moved the entry to F itself, and once F had run every read found it held "done":
-  // the schedule ran nothing more (simulator, `jex,sb`, sim seed 1: `sb/b5` after +6 s).
-  const settled = Math.max(F, Math.ceil(missedBefore) - 1);
+  // One past the latest missed nominal fire time, exact (jitter.ts, missedBound): at least F + 1 —
+  // F is missed (its start is before `late`). A bound allowing for the largest offset of a fresh
+  // offset per fire time fell below F: a run-once replay of F moved the entry to F itself, and
+  // once F had run every read found it held "done": the schedule ran nothing more (simulator,
+  // `jex,sb`, sim seed 1: `sb/b5` after +6 s).
+  const missedBefore = missedBound(e.jitter, e.trigger, s.job, s.id, F, e.at, late);
+  // Every missed fire time is at most this (fire times are whole milliseconds).
+  const settled = Math.ceil(missedBefore) - 1;
   const emit = (action: 'skipped' | 'run', first: number, last: number, count: number | undefined) =>
     emitMisfired(state, { job: s.job, scheduleId: s.id }, action, first, last, count);
   if (spec.misfire === 'skip') {

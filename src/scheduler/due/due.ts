@@ -1,5 +1,5 @@
 import { isExcluded } from '../../schedule/exclude.js';
-import { missedNominal } from '../../schedule/jitter.js';
+import { missedBound } from '../../schedule/jitter.js';
 import type { Claims } from '../claim/claim.js';
 import { SPREAD_GRACE_MS } from '../control/spread.js';
 import { type Candidate, type Job, type Source, shardsOf, startOf } from '../internal-types.js';
@@ -303,10 +303,11 @@ export class Due {
       const next = nextDue(source, now);
       const nextAt = next === undefined ? undefined : sourceStart(source, next);
       if (next !== undefined && nextAt !== undefined && nextAt < missedBefore) {
-        // The misfire maths goes by nominal fire times: those whose start was before missedBefore.
-        // `next` is one of them even when the bound, which allows for the largest offset of a
-        // fresh offset per fire time, is below it: handled now, not once the bound has passed it.
-        const before = Math.max(next + 1, missedNominal(source.jitter, nextAt - next, missedBefore));
+        // The misfire maths goes by nominal fire times: those whose start was before missedBefore
+        // (`next` among them: handled now, not once a bound allowing for the largest offset of a
+        // fresh offset per fire time has passed it; jitter.ts, missedBound).
+        const { jitter, trigger, scheduleId } = source;
+        const before = missedBound(jitter, trigger, source.job, scheduleId, next, nextAt, missedBefore);
         const replay = await this.misfires.handle(job, source, before);
         if (replay !== undefined) {
           queue(replay, 'misfire');

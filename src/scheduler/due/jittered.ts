@@ -1,5 +1,4 @@
-import { nextFireTimes } from '../../schedule/fire-times.js';
-import { scheduledAt } from '../../schedule/jitter.js';
+import { startOfFire } from '../../schedule/jitter.js';
 import type { Source } from '../internal-types.js';
 
 /**
@@ -9,11 +8,7 @@ import type { Source } from '../internal-types.js';
  * (due.ts), the loop sleeps until then (loop.ts), and lateness and the misfire threshold count from it.
  */
 export function sourceStart(source: Source, fireTime: number): number {
-  const jitter = source.jitter;
-  if (jitter === undefined) return fireTime;
-  // Cron fire times are memoised per trigger (fire-times.ts); `every` is arithmetic.
-  const following = nextFireTimes(source.trigger, fireTime, 1)[0];
-  return scheduledAt(jitter, source.job, source.scheduleId, fireTime, following);
+  return startOfFire(source.jitter, source.trigger, source.job, source.scheduleId, fireTime);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { scheduledAt } from '../../schedule/jitter.js';
+import { startOfFire } from '../../schedule/jitter.js';
 import { attempts } from '../claim/backfill-claim.js';
 import type { Candidate, EntryMove } from '../internal-types.js';
 import { keys, type OccurrenceId } from '../keys.js';
@@ -51,10 +51,7 @@ export function movePast(s: NodeState, e: DueEntry, candidates: readonly Candida
 function pastFireTime(s: NodeState, e: DueEntry): EntryMove {
   const { id, job, v } = e.schedule;
   const next = nextFireTimes(e.trigger, e.fireTime, 1)[0];
-  const at =
-    next === undefined || e.jitter === undefined
-      ? next
-      : scheduledAt(e.jitter, job, id, next, nextFireTimes(e.trigger, next, 1)[0]);
+  const at = next === undefined ? next : startOfFire(e.jitter, e.trigger, job, id, next);
   const value = JSON.stringify({
     job,
     ...(e.spanned === true && { spanned: true }),

@@ -3,7 +3,7 @@ import { checkOptionNames } from '../../core/options.js';
 import { bounded, boundedBy, recordedBounds, unbounded } from '../../schedule/bounds.js';
 import { isExcluded } from '../../schedule/exclude.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { type CompiledJitter, compileJitter, scheduledAt } from '../../schedule/jitter.js';
+import { type CompiledJitter, compileJitter, scheduledAt, startOfFire } from '../../schedule/jitter.js';
 import { compileShared } from '../../schedule/shared-triggers.js';
 import { type CompiledTrigger, compileTrigger, type Trigger } from '../../schedule/trigger.js';
 import type { Store } from '../../store/types.js';
@@ -228,7 +228,7 @@ export async function nextOfSchedule(store: Store, id: string, options: NextOpti
     f !== undefined && f <= now && past.length < MAX_NEXT_COUNT;
     f = nextFireTimes(trigger, f, 1)[0]
   ) {
-    const at = scheduledAt(jitter, job, id, f, nextFireTimes(trigger, f, 1)[0]);
+    const at = startOfFire(jitter, trigger, job, id, f);
     past.push({ fireTime: f, key: keys.dueEntry(f, id, v, at) });
   }
   let after = past.at(-1)?.fireTime ?? now;

@@ -1,7 +1,7 @@
 import { parseDuration } from '../../core/duration.js';
 import { invalidArgument } from '../../core/errors.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { scheduledAt } from '../../schedule/jitter.js';
+import { startOfFire } from '../../schedule/jitter.js';
 import { jobSpec } from '../../scheduler/job-options.js';
 import { type CheckedJob, check, type Violation } from './checker.js';
 import { writeControls } from './controls.js';
@@ -221,13 +221,7 @@ export async function simulate(options: SimulateOptions): Promise<SimulationResu
       ...(spec.jitter &&
         spec.trigger && {
           startOf: (fireTime: number) =>
-            scheduledAt(
-              spec.jitter,
-              job.name,
-              undefined,
-              fireTime,
-              nextFireTimes(spec.trigger!, fireTime, 1)[0],
-            ),
+            startOfFire(spec.jitter, spec.trigger!, job.name, undefined, fireTime),
         }),
       backfills: jobBackfills,
       // An `excluded` skip of the job's own trigger or of a schedule is borne out by its list.

@@ -9,7 +9,7 @@ import { silentLogger } from '../../core/logger.js';
 import { didYouMean } from '../../core/options.js';
 import type { CompiledExclude } from '../../schedule/exclude.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import { compileJitter, scheduledAt } from '../../schedule/jitter.js';
+import { compileJitter, startOfFire } from '../../schedule/jitter.js';
 import type { CompiledTrigger } from '../../schedule/trigger.js';
 import { validateSchedules } from '../../scheduler/control/schedule-input.js';
 import { createScheduler, type Scheduler } from '../../scheduler/scheduler.js';
@@ -264,7 +264,7 @@ export function expectSchedules(
     const v = of[0]!;
     const jitter = compileJitter(v.input.jitter, undefined, `schedule ${c.id}`);
     if (of.length !== 1 || jitter === undefined) continue;
-    c.startOf = (f) => scheduledAt(jitter, v.job, c.id, f, nextFireTimes(v.trigger, f, 1)[0]);
+    c.startOf = (f) => startOfFire(jitter, v.trigger, v.job, c.id, f);
   }
   return [...byId.values()];
 }
