@@ -73,3 +73,81 @@ describe('KeepAlive started late in its lease', () => {
     }
   });
 });
+
+describe('KeepAlive.fresh: work about to start late in its lease renews first', () => {
+  it('resolves only after the renewal has answered when little of the lease is left', async () => {
+    // A 3 s lease with 0.4 s left: the handler would start with its first renewal still on the
+    // way, and a node frozen right then outlived the lease (simulator, busy faults, seed 23).
+    const lease = lateLease(400);
+    let answer: (ok: boolean) => void = () => {};
+    const slow: Renewable = {
+      name: lease.name,
+      get localDeadline() {
+        return lease.localDeadline;
+      },
+      extend: async (leaseMs) => {
+        await new Promise<boolean>((r) => {
+          answer = r;
+        });
+        return lease.extend(leaseMs);
+      },
+    };
+    const keeper = new KeepAlive(slow, { leaseMs: 3_000, renew: true });
+    try {
+      let done = false;
+      const fresh = keeper.fresh(1_000).then((ok) => {
+        done = true;
+        return ok;
+      });
+      await sleep(50);
+      expect(done).toBe(false);
+      answer(true);
+      expect(await fresh).toBe(true);
+      expect(lease.extends).toBe(1);
+      expect(lease.localDeadline - performance.now()).toBeGreaterThan(2_500);
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('resolves at once, with no extend, when enough of the lease is left', async () => {
+    const lease = lateLease(2_900);
+    const keeper = new KeepAlive(lease, { leaseMs: 3_000, renew: true });
+    try {
+      expect(await keeper.fresh(1_000)).toBe(true);
+      expect(lease.extends).toBe(0);
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('renews now when the renewal was due later (the lease aged during a wait)', async () => {
+    // 1.8 s of a 3 s lease left: the first renewal is due at +1.5 s; asked for 2 s, now.
+    const lease = lateLease(1_800);
+    const keeper = new KeepAlive(lease, { leaseMs: 3_000, renew: true });
+    try {
+      expect(await keeper.fresh(2_000)).toBe(true);
+      expect(lease.extends).toBe(1);
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('answers false when the lease is gone', async () => {
+    const lease = lateLease(400);
+    const gone: Renewable = {
+      name: lease.name,
+      get localDeadline() {
+        return lease.localDeadline;
+      },
+      extend: async () => false,
+    };
+    const keeper = new KeepAlive(gone, { leaseMs: 3_000, renew: true });
+    try {
+      expect(await keeper.fresh(1_000)).toBe(false);
+      expect(keeper.signal.aborted).toBe(true);
+    } finally {
+      await keeper.stop();
+    }
+  });
+});

@@ -17,9 +17,15 @@ export interface RunBook {
   /**
    * Starts keeping the claim alive; `onLost` (once) when it cannot. `held()`: whether the claim
    * surely still holds now (its local deadline, less a safety margin, has not passed), asked just
-   * before a handler starts.
+   * before a handler starts. `fresh()` (a claim of its own, not a page's): renews first when
+   * little of the lease is left (KeepAlive.fresh), awaited before a handler starts; `false` when
+   * the claim is lost.
    */
-  keep(onLost: (reason: unknown) => void): { stop(): Promise<void>; held(): boolean };
+  keep(onLost: (reason: unknown) => void): {
+    stop(): Promise<void>;
+    held(): boolean;
+    fresh?(): Promise<boolean>;
+  };
   /**
    * The writes stored (retried while the claim holds) before attempt `attempt` starts; `value` is
    * its in-flight record, made only if `wantsInflight`. `[]`: nothing to wait for.
@@ -138,6 +144,10 @@ export function claimBook(deps: RunDeps, claim: Claim): RunBook {
       return {
         stop: () => keeper.stop(),
         held: () => deps.clock.monotonic() < leases.localDeadline - margin,
+        // Less than a third left (a claim adopted late, a start record retried, a wait for a
+        // rate window): renewed before the handler starts, so a freeze right after the start
+        // does not outlast the lease. A run started on time never waits here.
+        fresh: () => keeper.fresh(spec.lockAtMostForMs / 3),
       };
     },
     startOps(first, value) {

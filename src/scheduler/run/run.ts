@@ -139,7 +139,13 @@ export async function executeRun(
       // The claim must still hold when the handler starts: a node frozen between its start record
       // and here (a page's runs start after the page's one start write) may wake after its lease
       // lapsed and another node recovered the occurrence. Not started then; the start record
-      // stays, and recovery (there, or here later) decides — as for a lease lost mid-run.
+      // stays, and recovery (there, or here later) decides — as for a lease lost mid-run. Late
+      // in the lease, renewed first (run-book.ts, `fresh`).
+      if (keeper.fresh !== undefined && !(await keeper.fresh())) {
+        leaseLost = true;
+        outcome = 'abandoned';
+        return;
+      }
       if (!keeper.held()) {
         leaseLost = true;
         outcome = 'abandoned';
