@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { OncelyError } from '../src/core/errors.js';
+import { fireSpan } from '../src/schedule/fire-span.js';
+import { nextFireTimes } from '../src/schedule/fire-times.js';
 import {
   compileJitter,
   jitterOffset,
   MAX_JITTER_MS,
+  missedBound,
   missedNominal,
   scheduledAt,
+  startOfFire,
 } from '../src/schedule/jitter.js';
 import { compileTrigger } from '../src/schedule/trigger.js';
+
+type Trigger = ReturnType<typeof compileTrigger>;
+type Jitter = ReturnType<typeof compileJitter>;
 
 const everyMinute = compileTrigger({ every: '1m' });
 const daily = compileTrigger({ cron: '0 9 * * *' });
@@ -117,4 +124,56 @@ describe('jitter: offsets', () => {
     expect(missedNominal(j, 1234, 10_000_000)).toBe(10_000_000 - 1234);
     expect(missedNominal(fire, 1234, 10_000_000)).toBe(10_000_000 - 300_000);
   });
+});
+
+describe('jitter: the exact bound of missed fire times (missedBound)', () => {
+  // The latest fire time from `first` on whose start is before `missedBefore`, walked one by one.
+  const walked = (jitter: Jitter, trigger: Trigger, first: number, missedBefore: number) => {
+    let last = first;
+    for (let f = nextFireTimes(trigger, first, 1)[0]; f !== undefined && f < missedBefore; ) {
+      if (startOfFire(jitter, trigger, 'j', 's', f) < missedBefore) last = f;
+      f = nextFireTimes(trigger, f, 1)[0];
+    }
+    return last;
+  };
+  // The latest fire time below an exclusive bound (bounds between two fire times say the same).
+  const latestBelow = (trigger: Trigger, first: number, bound: number) =>
+    fireSpan(trigger, first - 1, bound, 1)?.tail.at(-1);
+  const cases: [string, Trigger, unknown][] = [
+    [
+      'every 5 s, a fresh offset under 4.5 s',
+      compileTrigger({ every: '5s' }),
+      { max: '4500ms', per: 'fire' },
+    ],
+    [
+      'a cron every 5 min, a fresh offset under 4 min',
+      compileTrigger({ cron: '*/5 * * * *' }),
+      { max: '4m', per: 'fire' },
+    ],
+    [
+      'a cron at 09:00 and 12:00, a fresh offset under 2 h',
+      compileTrigger({ cron: '0 9,12 * * *' }),
+      { max: '2h', per: 'fire' },
+    ],
+  ];
+  for (const [what, trigger, spec] of cases)
+    it(`${what}: the walk's answer, from one look`, () => {
+      const jitter = compileJitter(spec, trigger, 'job "j"');
+      let seed = 7;
+      const rand = () => {
+        seed = (seed * 48271) % 2147483647;
+        return seed / 2147483647;
+      };
+      const t0 = Date.UTC(2026, 11, 7, 9);
+      const span = trigger.kind === 'cron' ? 3 * 86_400_000 : 3_600_000;
+      for (let i = 0; i < 200; i++) {
+        const first = nextFireTimes(trigger, t0 + Math.floor(rand() * span), 1)[0]!;
+        const firstAt = startOfFire(jitter, trigger, 'j', 's', first);
+        // A missedBefore past `first`'s start, up to a fifth of the span on.
+        const missedBefore = firstAt + 1 + Math.floor(rand() * (span / 5));
+        const bound = missedBound(jitter, trigger, 'j', 's', first, firstAt, missedBefore);
+        expect(bound).toBeGreaterThan(first);
+        expect(latestBelow(trigger, first, bound)).toBe(walked(jitter, trigger, first, missedBefore));
+      }
+    });
 });

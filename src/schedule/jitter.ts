@@ -2,6 +2,7 @@ import { type Duration, parseDuration } from '../core/duration.js';
 import { invalidArgument } from '../core/errors.js';
 import { FNV_OFFSET, fnv1a, mix32 } from '../core/hash.js';
 import { unbounded } from './bounds.js';
+import { fireSpan } from './fire-span.js';
 import { nextFireTimes } from './fire-times.js';
 import type { CompiledTrigger } from './trigger.js';
 
@@ -133,19 +134,16 @@ export function startOfFire(
   return scheduledAt(jitter, job, scheduleId, fireTime, nextFireTimes(trigger, fireTime, 1)[0]);
 }
 
-/** How many fire times {@link missedBound} looks at one by one past the nominal bound, at most. */
-const MAX_MISSED_LOOK = 1_000;
-
 /**
  * One past the latest fire time of `trigger` whose start is before `missedBefore`, given
  * `first`, one of them (its start `firstAt`): the exclusive bound of the missed nominal fire
- * times, exact. Starts come in fire-time order (an offset is capped at the gap to the next fire
- * time), so the missed ones are those up to the last whose start is before `missedBefore`: below
- * {@link missedNominal} all are; with a fresh offset per fire time, the few between it and
- * `missedBefore` (the largest offset's worth) are looked at one by one — at most
- * {@link MAX_MISSED_LOOK}, then the nominal bound stands (a fire time left out is judged when
- * the tick reaches it). Without it, after a pause a `run-once` job with a fresh offset per fire
- * time replayed two fire times: the latest below the nominal bound, then the one after it.
+ * times, exact. Below {@link missedNominal} all are missed. With a fresh offset per fire time,
+ * that bound allows for the largest offset; but an offset is capped at the gap to the next fire
+ * time, so a fire time's start is before the next fire time: every fire time before the latest
+ * one under `missedBefore` is missed, and only that latest one is looked at (one span and one
+ * offset, however long the jitter). Without it, after a pause a `run-once` job with a fresh
+ * offset per fire time replayed two fire times: the latest below the nominal bound, then the
+ * one after it.
  */
 export function missedBound(
   jitter: CompiledJitter | undefined,
@@ -156,15 +154,11 @@ export function missedBound(
   firstAt: number,
   missedBefore: number,
 ): number {
-  let bound = Math.max(first + 1, missedNominal(jitter, firstAt - first, missedBefore));
-  if (jitter === undefined || jitter.per === 'schedule') return bound;
-  let f = nextFireTimes(trigger, bound - 1, 1)[0];
-  for (let i = 0; f !== undefined && f < missedBefore && i < MAX_MISSED_LOOK; i++) {
-    if (startOfFire(jitter, trigger, job, scheduleId, f) >= missedBefore) break;
-    bound = f + 1;
-    f = nextFireTimes(trigger, f, 1)[0];
-  }
-  return bound;
+  const nominal = Math.max(first + 1, missedNominal(jitter, firstAt - first, missedBefore));
+  if (jitter === undefined || jitter.per === 'schedule') return nominal;
+  const last = fireSpan(trigger, nominal - 1, missedBefore, 1)?.tail.at(-1);
+  if (last === undefined) return nominal;
+  return startOfFire(jitter, trigger, job, scheduleId, last) < missedBefore ? last + 1 : last;
 }
 
 /**
