@@ -87,7 +87,7 @@ interface Options {
   idleS: number;
   quick: boolean;
   /** oncely's schedules or job changed for issue 32's checks (ChildConfig.variant). */
-  variant?: 'jitter' | 'rate';
+  variant?: 'jitter' | 'rate' | 'queue';
   /** --due, --other or --nodes was given (a quick run so changed is not the quick profile). */
   resized: boolean;
   verbose: boolean;
@@ -778,7 +778,8 @@ function options(): Options {
     idleS: num(values.idle, 10, 60),
     quick: q,
     // --variant jitter|rate (issue 32): oncely's schedules with jitter '5m', or its job with a
-    // rateLimit; a run so changed is printed only, as a resized one is.
+    // rateLimit; --variant queue: its job with overlap 'queue', claimed occurrence by occurrence
+    // (not in pages). A run so changed is printed only, as a resized one is.
     ...(values.variant !== undefined && { variant: variantOf(values.variant) }),
     resized:
       values.due !== undefined ||
@@ -789,9 +790,9 @@ function options(): Options {
   };
 }
 
-function variantOf(v: string): 'jitter' | 'rate' {
-  if (v === 'jitter' || v === 'rate') return v;
-  throw new Error(`--variant takes jitter or rate; got ${v}`);
+function variantOf(v: string): 'jitter' | 'rate' | 'queue' {
+  if (v === 'jitter' || v === 'rate' || v === 'queue') return v;
+  throw new Error(`--variant takes jitter, rate or queue; got ${v}`);
 }
 
 async function main(): Promise<void> {

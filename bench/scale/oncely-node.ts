@@ -148,7 +148,12 @@ serveChild({
       node: `node-${config.node}`,
       concurrency: config.concurrency,
     });
-    const options = config.variant === 'rate' ? { rateLimit: { max: 100_000, per: '1s' } } : {};
+    const options =
+      config.variant === 'rate'
+        ? { rateLimit: { max: 100_000, per: '1s' } }
+        : config.variant === 'queue'
+          ? { overlap: 'queue' as const }
+          : {};
     scheduler.define(JOB, options, (ctx) => {
       started(ctx.scheduleId ?? '?', ctx.fireTime.getTime());
     });
@@ -161,7 +166,7 @@ serveChild({
     });
     await scheduler.start();
     return {
-      info: `concurrency ${config.concurrency}, other options default (poll 1 s, misfire run-once after 1 s)${config.variant === 'jitter' ? `; each schedule jitter '5m'` : config.variant === 'rate' ? '; rateLimit 100,000 per second' : ''}`,
+      info: `concurrency ${config.concurrency}, other options default (poll 1 s, misfire run-once after 1 s)${variantInfo(config.variant)}`,
       storeCounts: () => ({ ...counts }),
       async stop() {
         await scheduler.stop();
@@ -170,3 +175,11 @@ serveChild({
     };
   },
 });
+
+/** How a variant changes oncely's run (printed with its results). */
+function variantInfo(variant: ChildConfig['variant']): string {
+  if (variant === 'jitter') return `; each schedule jitter '5m'`;
+  if (variant === 'rate') return '; rateLimit 100,000 per second';
+  if (variant === 'queue') return "; overlap 'queue' (claimed occurrence by occurrence)";
+  return '';
+}

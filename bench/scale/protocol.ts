@@ -26,7 +26,7 @@ export interface ChildConfig {
    * job a fleet `rateLimit` of 100,000 a second (above what the fan-out reaches: its cost, not
    * its pace). Absent: plain.
    */
-  variant?: 'jitter' | 'rate';
+  variant?: 'jitter' | 'rate' | 'queue';
 }
 
 export type ToChild =
