@@ -74,24 +74,29 @@ describe('KeepAlive started late in its lease', () => {
   });
 });
 
+/** `lease` with its extend replaced by `extend`. */
+function withExtend(lease: Renewable, extend: Renewable['extend']): Renewable {
+  return {
+    name: lease.name,
+    get localDeadline() {
+      return lease.localDeadline;
+    },
+    extend,
+  };
+}
+
 describe('KeepAlive.fresh: work about to start late in its lease renews first', () => {
   it('resolves only after the renewal has answered when little of the lease is left', async () => {
     // A 3 s lease with 0.4 s left: the handler would start with its first renewal still on the
     // way, and a node frozen right then outlived the lease (simulator, busy faults, seed 23).
     const lease = lateLease(400);
     let answer: (ok: boolean) => void = () => {};
-    const slow: Renewable = {
-      name: lease.name,
-      get localDeadline() {
-        return lease.localDeadline;
-      },
-      extend: async (leaseMs) => {
-        await new Promise<boolean>((r) => {
-          answer = r;
-        });
-        return lease.extend(leaseMs);
-      },
-    };
+    const slow = withExtend(lease, async (leaseMs) => {
+      await new Promise<boolean>((r) => {
+        answer = r;
+      });
+      return lease.extend(leaseMs);
+    });
     const keeper = new KeepAlive(slow, { leaseMs: 3_000, renew: true });
     try {
       let done = false;
@@ -110,38 +115,27 @@ describe('KeepAlive.fresh: work about to start late in its lease renews first', 
     }
   });
 
-  it('resolves at once, with no extend, when enough of the lease is left', async () => {
-    const lease = lateLease(2_900);
-    const keeper = new KeepAlive(lease, { leaseMs: 3_000, renew: true });
-    try {
-      expect(await keeper.fresh(1_000)).toBe(true);
-      expect(lease.extends).toBe(0);
-    } finally {
-      await keeper.stop();
-    }
-  });
-
-  it('renews now when the renewal was due later (the lease aged during a wait)', async () => {
-    // 1.8 s of a 3 s lease left: the first renewal is due at +1.5 s; asked for 2 s, now.
-    const lease = lateLease(1_800);
-    const keeper = new KeepAlive(lease, { leaseMs: 3_000, renew: true });
-    try {
-      expect(await keeper.fresh(2_000)).toBe(true);
-      expect(lease.extends).toBe(1);
-    } finally {
-      await keeper.stop();
-    }
-  });
+  // [what, ms of a 3 s lease left, ms asked for, extends expected]
+  const cases: [string, number, number, number][] = [
+    ['resolves at once, with no extend, when enough of the lease is left', 2_900, 1_000, 0],
+    // The first renewal is due at +1.5 s (1.8 s left); asked for 2 s: now.
+    ['renews now when the renewal was due later (the lease aged during a wait)', 1_800, 2_000, 1],
+  ];
+  for (const [what, leftMs, askMs, extendsExpected] of cases)
+    it(what, async () => {
+      const lease = lateLease(leftMs);
+      const keeper = new KeepAlive(lease, { leaseMs: 3_000, renew: true });
+      try {
+        expect(await keeper.fresh(askMs)).toBe(true);
+        expect(lease.extends).toBe(extendsExpected);
+      } finally {
+        await keeper.stop();
+      }
+    });
 
   it('answers false when the lease is gone', async () => {
     const lease = lateLease(400);
-    const gone: Renewable = {
-      name: lease.name,
-      get localDeadline() {
-        return lease.localDeadline;
-      },
-      extend: async () => false,
-    };
+    const gone = withExtend(lease, async () => false);
     const keeper = new KeepAlive(gone, { leaseMs: 3_000, renew: true });
     try {
       expect(await keeper.fresh(1_000)).toBe(false);
