@@ -78,10 +78,11 @@ export async function removedSkip(
     // or skip it — or die, and then nobody would (its entry deleted with the schedule: simulator
     // seed 20 of `jex,sb`, sb/b7@+11 s won by a node that crashed before queueing it, the
     // schedule removed 2 s later, inside that lease). `held`: looked at again once the lease
-    // ends (a lease, not a "done" hold, which outlasts any lease and follows a settle).
+    // ends — a claim's lease, ending within lockAtMostFor of now (twice that: `at` is this node's
+    // estimate of the store clock), not a "done" hold, which lasts an hour or more from a settle.
     const lease = held[0];
     const leaseMs = s.defined.get(job)?.spec.lockAtMostForMs;
-    if (!recorded[0] && lease && leaseMs !== undefined && lease.expiresAt - at <= leaseMs) return 'held';
+    if (!recorded[0] && lease && leaseMs !== undefined && lease.expiresAt - at < 2 * leaseMs) return 'held';
     return undefined;
   }
   const last = due[n - 1]!;
