@@ -1,5 +1,5 @@
+import { getManyInSlices } from '../../store/get-many.js';
 import type { Lease, Store, WriteOp } from '../../store/types.js';
-import { MAX_BATCH } from '../../store/validate.js';
 import { decodeHistory } from '../finish/history.js';
 import { settle } from '../finish/settle.js';
 import type { Candidate, Job } from '../internal-types.js';
@@ -117,10 +117,7 @@ export async function lookUp(
     keys.pending(o.job, gateScope(o), o.shard, o.fireTime),
     keys.history(o, 1),
   ]);
-  const batch = Math.floor(MAX_BATCH / KEYS_PER_OCCURRENCE) * KEYS_PER_OCCURRENCE;
-  const found: (string | null | undefined)[] = [];
-  for (let i = 0; i < wanted.length; i += batch)
-    found.push(...(await store.getMany(wanted.slice(i, i + batch))));
+  const found: (string | null | undefined)[] = await getManyInSlices(store, wanted);
   return Promise.all(
     occs.map(async (o, i): Promise<BackfillLook> => {
       const item = `${o.scheduleId}\u0000${o.fireTime}`;

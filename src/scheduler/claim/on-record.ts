@@ -1,4 +1,4 @@
-import { MAX_BATCH } from '../../store/validate.js';
+import { getManyInSlices } from '../../store/get-many.js';
 import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
@@ -19,10 +19,7 @@ export async function accountedFor(s: NodeState, occs: readonly OccurrenceId[]):
     keys.pending(o.job, gateScope(o), o.shard, o.fireTime),
     keys.pendingOfGate(o.job, gateScope(o), o.shard),
   ]);
-  const batch = Math.floor(MAX_BATCH / KEYS_PER_OCCURRENCE) * KEYS_PER_OCCURRENCE;
-  const found: (string | null | undefined)[] = [];
-  for (let i = 0; i < wanted.length; i += batch)
-    found.push(...(await s.store.getMany(wanted.slice(i, i + batch))));
+  const found: (string | null | undefined)[] = await getManyInSlices(s.store, wanted);
   return occs.map((o, i) => {
     const [history, inflight, pending, legacy] = found.slice(
       i * KEYS_PER_OCCURRENCE,

@@ -1,7 +1,7 @@
 import { type FireSpan, fireSpan } from '../../schedule/fire-span.js';
 import { nextFireTimes } from '../../schedule/fire-times.js';
-import type { Store, WriteOp } from '../../store/types.js';
-import { MAX_BATCH } from '../../store/validate.js';
+import { getManyInSlices } from '../../store/get-many.js';
+import type { WriteOp } from '../../store/types.js';
 import { doneHold, type HighWater, heldNotDone } from '../claim/high-water.js';
 import { pausedPart, pausedSpanEntry } from '../control/pause-span.js';
 import { spreadGrace } from '../control/spread.js';
@@ -143,7 +143,7 @@ export class Misfires {
       // it had superseded was on record as superseded by a fire time that never ran (sweep
       // `jqa,jrep,jrl` mix5, seed 155: `jrl@+10 s`, `+11 s`). One getMany, only for missed ones.
       // In slices: under catch-up the tail holds up to catchUpLimit (10,000) fire times.
-      getManySliced(
+      getManyInSlices(
         s.store,
         span.tail.map((fireTime) => keys.pending(source.job, scope, shard, fireTime)),
       ),
@@ -309,7 +309,7 @@ export class Misfires {
         return [keys.pending(source.job, scope, shard, fireTime), keys.inflight(occ), keys.history(occ, 1)];
       }),
     );
-    const values = await getManySliced(this.state.store, ask);
+    const values = await getManyInSlices(this.state.store, ask);
     let at = 0;
     for (const [fireTime, shards] of asks) {
       const accounted = new Set<number | undefined>();
@@ -387,12 +387,4 @@ function claimedBy(value: string | null): boolean {
     return false;
   }
   return e.status !== 'skipped' || e.reason === 'overlap' || e.reason === 'superseded';
-}
-
-/** `getMany` of any number of keys: in slices a store takes at once (MAX_BATCH), one after another. */
-async function getManySliced(store: Store, wanted: readonly string[]): Promise<(string | null)[]> {
-  const values: (string | null)[] = [];
-  for (let i = 0; i < wanted.length; i += MAX_BATCH)
-    values.push(...(await store.getMany(wanted.slice(i, i + MAX_BATCH))));
-  return values;
 }

@@ -1,3 +1,4 @@
+import { getManyInSlices } from '../../store/get-many.js';
 import type { StoredRecord, WriteOp } from '../../store/types.js';
 import { gatedHeld, judgeGated } from '../claim/gated-runs.js';
 import {
@@ -312,11 +313,10 @@ export class PageRecovery {
 
   /** The history entry of each won item's own attempt (one getMany per 1,000). */
   private async ownEntries(name: string, items: readonly PageItem[]): Promise<(string | null)[]> {
-    const keysOf = items.map((it) => keys.history(itemOcc(name, it), it.attempt ?? 1));
-    const out: (string | null)[] = [];
-    for (let at = 0; at < keysOf.length; at += 1000)
-      out.push(...(await this.state.store.getMany(keysOf.slice(at, at + 1000))));
-    return out;
+    return getManyInSlices(
+      this.state.store,
+      items.map((it) => keys.history(itemOcc(name, it), it.attempt ?? 1)),
+    );
   }
 
   private abandoned(
