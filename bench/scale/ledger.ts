@@ -4,7 +4,8 @@
  * for that instant is an occurrence (its first start counts for lateness); a second start of
  * the same (schedule, fire time) is a duplicate; anything else (another schedule, or a due one
  * at another fire time) is unexpected. Systems that do not say the fire time (pg-boss) are
- * taken to mean the fire instant.
+ * taken to mean the fire instant. With a warm-up (`--warm`), the starts of its schedules at its
+ * instant are counted apart (`warmStarted`), neither occurrences nor unexpected.
  */
 import { quantile } from '../stats.js';
 
@@ -31,10 +32,20 @@ export class Ledger {
   private unexpected = 0;
   private duplicates = 0;
 
+  /** First starts of the warm-up's schedules at its instant. */
+  private readonly warmFirst = new Set<string>();
+
   constructor(
     readonly fireAt: number,
     readonly due: number,
+    /** The warm-up fan-out (main.ts `--warm`): schedules `u<from>` … `u<from+count−1>` at `at`. */
+    readonly warm?: { from: number; count: number; at: number },
   ) {}
+
+  /** Warm-up occurrences started at least once. */
+  get warmStarted(): number {
+    return this.warmFirst.size;
+  }
 
   /** One start reported by node `node`. */
   add(node: number, scheduleId: string, fireTime: number | null, startedAt: number): void {
@@ -47,6 +58,11 @@ export class Ledger {
       return;
     }
     const m = /^u(\d+)$/.exec(scheduleId);
+    const w = this.warm;
+    if (w && m && fire === w.at && Number(m[1]) >= w.from && Number(m[1]) < w.from + w.count) {
+      this.warmFirst.add(scheduleId);
+      return;
+    }
     if (fire !== this.fireAt || !m || Number(m[1]) >= this.due) {
       this.unexpected++;
       return;

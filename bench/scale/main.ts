@@ -11,7 +11,9 @@
  *    mapping to T; workload.ts); T is the next minute boundary after the time the due ones and
  *    the node start-up should take (from the rate seen so far) plus `--lead` seconds.
  * 2. nodes: N node processes start and load; if that took past T − lead/2, the due schedules
- *    are rewritten for a later minute (at most twice).
+ *    are rewritten for a later minute (at most twice). With `--warm N`, N more schedules are due
+ *    together one minute before T: the processes run one fan-out before the measured one (its
+ *    code compiled by V8, as in a service that has been up a while; see BENCHMARKS.md).
  * 3. fan-out: from T until every due schedule has started once, or T + `--fire-timeout`:
  *    lateness of each first start (host time at handler start − T; one host, one clock),
  *    duplicates, and per node CPU, peak RSS, driver round trips; rows written on the server.
@@ -86,6 +88,12 @@ interface Options {
   seedTimeoutS: number;
   idleS: number;
   quick: boolean;
+  /**
+   * --warm N: N more schedules due together one minute before T (`WARM_AHEAD_MS`), for every
+   * system alike, so that T's fan-out runs in processes that have run one already (code compiled
+   * by V8, pools and caches filled), as in a service that has been up for a while.
+   */
+  warm: number;
   /** oncely's schedules or job changed for issue 32's checks (ChildConfig.variant). */
   variant?: 'jitter' | 'rate' | 'queue';
   /** --due, --other or --nodes was given (a quick run so changed is not the quick profile). */
@@ -93,6 +101,8 @@ interface Options {
   verbose: boolean;
 }
 
+/** How long before the fire instant T the warm-up's schedules fall due (`--warm`). */
+const WARM_AHEAD_MS = 60_000;
 /** Seeding rate assumed for planning before any was seen. */
 const DEFAULT_RATE = 200;
 /** How far ahead `--other 0` writes the due schedules once to measure the seeding rate. */
@@ -269,6 +279,8 @@ interface RunResult {
   replans: number;
   fireAt?: number;
   fire?: LedgerSummary;
+  /** (--warm) Warm-up occurrences started by T − 2 s, when the fan-out window opens. */
+  warmStarted?: number;
   /** ms from T until every due schedule had started, when they all did. */
   allStartedMs?: number;
   /** Per occurrence started, over the fan-out window (polling during it included). */
@@ -397,11 +409,20 @@ async function runOne(
       const [n, ms] = result.seeded > 0 ? [result.seeded, result.seedMs] : [probe?.done ?? 0, probe?.ms ?? 0];
       return n > 0 && ms > 0 ? n / (ms / 1000) : DEFAULT_RATE;
     };
-    const dueSeconds = () => (o.due / rate()) * 1.5;
-    const startSeconds = 10 + (o.due + o.other) / 20_000;
-    let fireAt = ceilMinute(Date.now() + (dueSeconds() + startSeconds + o.leadS) * 1000);
-    if (other.done === o.other) {
+    const dueSeconds = () => ((o.due + o.warm) / rate()) * 1.5;
+    const startSeconds = 10 + (o.due + o.other + o.warm) / 20_000;
+    // With a warm-up, the first instant (the one the nodes must be up for) is a minute before T.
+    const warmAhead = o.warm > 0 ? WARM_AHEAD_MS : 0;
+    let fireAt = ceilMinute(Date.now() + (dueSeconds() + startSeconds + o.leadS) * 1000 + warmAhead);
+    const warm = () => ({ from: o.due + o.other, count: o.warm, at: fireAt - WARM_AHEAD_MS });
+    // The warm-up's schedules, then T's: both written for their instants (again when replanned).
+    const seedDue = async () => {
+      const w = o.warm > 0 ? await seed('due', warm().from, o.warm, warm().at) : undefined;
       const due = await seed('due', 0, o.due, fireAt);
+      return w ? { done: due.done + w.done, ms: due.ms + w.ms, mode: due.mode } : due;
+    };
+    if (other.done === o.other) {
+      const due = await seedDue();
       result.seeded += due.done;
       result.seedMs += due.ms;
       result.seedMode = due.mode;
@@ -442,18 +463,19 @@ async function runOne(
       nodeChildren.map((c) => c.waitFor((m) => (m.t === 'ready' ? m : undefined), startSeconds * 4_000)),
     );
     result.nodeInfo = readies[0]?.info ?? '';
-    while (Date.now() > fireAt - (o.leadS * 1000) / 2) {
+    while (Date.now() > fireAt - warmAhead - (o.leadS * 1000) / 2) {
       if (result.replans >= MAX_REPLANS)
         throw new Error('could not plan the fire instant ahead of the nodes');
       result.replans++;
-      fireAt = ceilMinute(Date.now() + (dueSeconds() + o.leadS) * 1000);
+      fireAt = ceilMinute(Date.now() + (dueSeconds() + o.leadS) * 1000 + warmAhead);
       say(` late, rewriting the due schedules for ${clock(fireAt)}…`);
-      const again = await seed('due', 0, o.due, fireAt);
-      if (again.done < o.due) throw new Error('seeding deadline passed while rewriting the due schedules');
+      const again = await seedDue();
+      if (again.done < o.due + o.warm)
+        throw new Error('seeding deadline passed while rewriting the due schedules');
     }
     await seeder.stop();
     result.fireAt = fireAt;
-    const ledger = new Ledger(fireAt, o.due);
+    const ledger = new Ledger(fireAt, o.due, o.warm > 0 ? warm() : undefined);
     ledgerRef.current = ledger;
     for (const [n, id, fire, at] of early) ledger.add(n, id, fire, at);
 
@@ -470,6 +492,12 @@ async function runOne(
     const failed = () => nodeChildren.find((c) => c.exited !== undefined || c.error !== undefined);
 
     // 3. Fan-out.
+    if (o.warm > 0) {
+      say(` warm-up at ${clock(warm().at)}…`);
+      await sleep(fireAt - 2_000 - Date.now());
+      result.warmStarted = ledger.warmStarted;
+      say(` ${int(ledger.warmStarted)} of ${int(o.warm)} started by T − 2 s;`);
+    }
     say(` fire at ${clock(fireAt)}…`);
     await sleep(fireAt - 2_000 - Date.now());
     const a = await snapshot('T − 2 s');
@@ -543,7 +571,7 @@ function emptyResult(backend: Backend, system: SystemName, nodes: number, o: Opt
     seedMode: '',
     nodeInfo: '',
     seeded: 0,
-    seedTotal: o.due + o.other,
+    seedTotal: o.due + o.other + o.warm,
     seedMs: 0,
     replans: 0,
     busy: [],
@@ -661,7 +689,11 @@ function render(
   const lines: string[] = [
     `Run ${started.toISOString().slice(0, 16).replace('T', ' ')} UTC${o.quick ? ' (--quick)' : ''}: ` +
       `${int(o.due)} schedules due at one instant + ${int(o.other)} due at other times; ` +
-      `nodes ${o.nodes.join(', ')}; fan-out deadline ${o.fireTimeoutS} s, seeding deadline ${o.seedTimeoutS} s, idle window ${o.idleS} s.`,
+      `nodes ${o.nodes.join(', ')}; ` +
+      (o.warm > 0
+        ? `warm-up: ${int(o.warm)} more due together one minute before, in the same processes (--warm; started by T − 2 s: ${results.map((r) => `${r.system} ×${r.nodes} ${int(r.warmStarted ?? 0)}`).join(', ')}); `
+        : '') +
+      `fan-out deadline ${o.fireTimeoutS} s, seeding deadline ${o.seedTimeoutS} s, idle window ${o.idleS} s.`,
     '',
     `Machine: ${machineLine(load)}.`,
     '',
@@ -754,6 +786,7 @@ function options(): Options {
       idle: { type: 'string' },
       quick: { type: 'boolean', default: false },
       variant: { type: 'string' },
+      warm: { type: 'string' },
       verbose: { type: 'boolean', default: false },
     },
   });
@@ -781,11 +814,15 @@ function options(): Options {
     // rateLimit; --variant queue: its job with overlap 'queue', claimed occurrence by occurrence
     // (not in pages). A run so changed is printed only, as a resized one is.
     ...(values.variant !== undefined && { variant: variantOf(values.variant) }),
+    warm: num(values.warm, 0, 0),
     resized:
       values.due !== undefined ||
       values.other !== undefined ||
       values.nodes !== undefined ||
-      values.variant !== undefined,
+      values.variant !== undefined ||
+      values.warm !== undefined ||
+      // More Node.js flags (SCALE_NODE_ARGS, below): not the profile's processes either.
+      (process.env['SCALE_NODE_ARGS'] ?? '').trim() !== '',
     verbose: values.verbose,
   };
 }
