@@ -65,10 +65,11 @@ export async function reservePermits(
 ): Promise<Permits | undefined> {
   // Per limited job, its due items as [start, claims] (each of an item's claims counted from the
   // item's oldest start: a source's later fire times wait behind its first anyway). An index
-  // entry counts only what this node may claim now: one held for its preferred node (spread.ts)
-  // asked permits here at every tick of every node, and gave them back unused (simulator, the
-  // slow-machine workload of test/simulate-slow-machine: its capped job still fell behind in 1 of
-  // seeds 1-200 without this, with shards found on record no longer offered; none with it).
+  // entry or a job trigger counts only what this node may claim now (entry-peek.ts,
+  // source-peek.ts): one held for its preferred node (spread.ts) asked permits here at every tick
+  // of every node, and gave them back unused (simulator, the slow-machine workload of
+  // test/simulate-slow-machine: its capped job still fell behind in 1 of seeds 1-200 without this,
+  // with shards found on record no longer offered; none with it; a sharded trigger, finding 37).
   const want = new Map<Job, [number, number][]>();
   for (const d of due) {
     if (!d.limited) continue;

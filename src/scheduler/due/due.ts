@@ -15,6 +15,7 @@ import { LimitedTakeovers } from './limited-takeovers.js';
 import type { Misfires } from './misfire.js';
 import { movePast } from './move-past.js';
 import { dropOnTime, unTake } from './queue-undo.js';
+import { sourceClaimable } from './source-peek.js';
 import { graceAt, nextDue } from './source-times.js';
 
 /** Occurrences of one source held back for other nodes at most (see `Source.queue`). */
@@ -100,6 +101,7 @@ export class Due {
             limited: job,
             cursor: true as const,
             start: oldestStart(source, next ?? now, now, job.spec.misfireThresholdMs),
+            claimable: () => sourceClaimable(s, job, source, now, lead),
           }),
         });
     }
