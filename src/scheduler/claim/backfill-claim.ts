@@ -117,7 +117,7 @@ export async function lookUp(
     keys.pending(o.job, gateScope(o), o.shard, o.fireTime),
     keys.history(o, 1),
   ]);
-  const found: (string | null | undefined)[] = await getManyInSlices(store, wanted);
+  const found: (string | null | undefined)[] = await getManyInSlices(store, wanted, KEYS_PER_OCCURRENCE);
   return Promise.all(
     occs.map(async (o, i): Promise<BackfillLook> => {
       const item = `${o.scheduleId}\u0000${o.fireTime}`;

@@ -19,7 +19,7 @@ export async function accountedFor(s: NodeState, occs: readonly OccurrenceId[]):
     keys.pending(o.job, gateScope(o), o.shard, o.fireTime),
     keys.pendingOfGate(o.job, gateScope(o), o.shard),
   ]);
-  const found: (string | null | undefined)[] = await getManyInSlices(s.store, wanted);
+  const found: (string | null | undefined)[] = await getManyInSlices(s.store, wanted, KEYS_PER_OCCURRENCE);
   return occs.map((o, i) => {
     const [history, inflight, pending, legacy] = found.slice(
       i * KEYS_PER_OCCURRENCE,

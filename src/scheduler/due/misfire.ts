@@ -293,8 +293,8 @@ export class Misfires {
    * 1-3, 4 shards under `maxConcurrency: 2`). Or a node won a replay's shards, started one and
    * crashed; by the time a node behind the mark looked, the fire time was past half a done hold
    * and their leases had lapsed (simulator, `pages,rep,rl,ps,cu,shp,mc`, seeds 175 and 352:
-   * `shp@+9 s` shards 0 and 2). One getMany per 500 keys, three keys a shard, only for the fire
-   * times asked about.
+   * `shp@+9 s` shards 0 and 2). One getMany per 999 keys, a shard's three in one call, only for
+   * the fire times asked about.
    */
   private async onRecord(
     source: Source,
@@ -309,7 +309,7 @@ export class Misfires {
         return [keys.pending(source.job, scope, shard, fireTime), keys.inflight(occ), keys.history(occ, 1)];
       }),
     );
-    const values = await getManyInSlices(this.state.store, ask);
+    const values = await getManyInSlices(this.state.store, ask, 3); // a shard's three keys together
     let at = 0;
     for (const [fireTime, shards] of asks) {
       const accounted = new Set<number | undefined>();
