@@ -1,8 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { decodeHistory, encodeHistory, encodeOutcome } from '../src/scheduler/finish/history.js';
+import {
+  decodeHistory,
+  encodeHistory,
+  encodeOutcome,
+  type Outcome,
+} from '../src/scheduler/finish/history.js';
+import { keys, parseHistoryKey } from '../src/scheduler/keys.js';
 import type { HistoryEntry } from '../src/scheduler/types.js';
 
 const F = 1_796_305_788_000;
+
+/** Where an entry is stored: keys.history of its occurrence and attempt. */
+const keyOf = (e: HistoryEntry) =>
+  keys.history(
+    { job: e.job, scheduleId: e.scheduleId, fireTime: e.fireTime.getTime(), shard: e.shard },
+    e.attempt,
+  );
+
+/** A run's outcome in numbers, for the entry `e`. */
+const outcomeOf = (e: HistoryEntry): Outcome => ({
+  job: e.job,
+  scheduleId: e.scheduleId,
+  fireTime: e.fireTime.getTime(),
+  scheduledAt: (e.scheduledAt ?? e.fireTime).getTime(),
+  shard: e.shard,
+  node: e.node,
+  attempt: e.attempt,
+  token: e.token,
+  source: e.source,
+  status: e.status,
+  startedAt: e.startedAt.getTime(),
+  finishedAt: e.finishedAt!.getTime(),
+  error: e.error,
+  output: e.output,
+});
 
 describe('history entries as stored', () => {
   const base: HistoryEntry = {
@@ -44,7 +75,7 @@ describe('history entries as stored', () => {
 
   it('reads back every field (scheduledAt: the fire time when it is not stored)', () => {
     for (const e of entries) {
-      const back = decodeHistory(encodeHistory(e));
+      const back = decodeHistory(encodeHistory(e), keyOf(e));
       const expected = { ...e, scheduledAt: e.scheduledAt ?? e.fireTime };
       for (const k of Object.keys(expected) as (keyof HistoryEntry)[])
         if (expected[k] === undefined) delete expected[k];
@@ -63,7 +94,7 @@ describe('history entries as stored', () => {
     expect(JSON.parse(encodeHistory(odd)).note).toBe('kept');
   });
 
-  it("a run's outcome encoded from its numbers is the text encodeHistory writes for its entry", () => {
+  it("a run's outcome encoded from its numbers reads back as the entry encodeHistory writes, less what its key holds", () => {
     const cases: HistoryEntry[] = [
       base,
       { ...base, scheduledAt: new Date(F) },
@@ -83,24 +114,42 @@ describe('history entries as stored', () => {
       { ...base, scheduledAt: new Date(F + 1), shard: 0, token: 2 ** 53 - 1, attempt: 1e6 },
     ];
     for (const e of cases) {
-      const text = encodeOutcome({
-        job: e.job,
-        scheduleId: e.scheduleId,
-        fireTime: e.fireTime.getTime(),
-        scheduledAt: (e.scheduledAt ?? e.fireTime).getTime(),
-        shard: e.shard,
-        node: e.node,
-        attempt: e.attempt,
-        token: e.token,
-        source: e.source,
-        status: e.status,
-        startedAt: e.startedAt.getTime(),
-        finishedAt: e.finishedAt!.getTime(),
-        error: e.error,
-        output: e.output,
-      });
-      expect(text).toBe(encodeHistory(e));
+      const text = encodeOutcome(outcomeOf(e));
+      const key = keyOf(e);
+      // Nothing the key holds is in the value (an empty schedule id aside: its key cannot tell it from none).
+      const raw = JSON.parse(text) as Record<string, unknown>;
+      for (const field of ['job', 'fireTime', 'shard', 'attempt']) expect(raw[field]).toBeUndefined();
+      expect(raw['scheduleId']).toBe(e.scheduleId === '' ? '' : undefined);
+      expect(decodeHistory(text, key)).toEqual(decodeHistory(encodeHistory(e), key));
     }
+  });
+
+  it('reads a value that holds every field (every other writer, every entry stored before) as it is, even at another key', () => {
+    const e: HistoryEntry = { ...base, scheduleId: 'u1', shard: 1, attempt: 2 };
+    const full = encodeHistory(e);
+    expect(decodeHistory(full, keyOf(e))).toEqual({ ...e, scheduledAt: e.fireTime });
+    // The value's own fields win over a key that says otherwise.
+    const other = keys.history({ job: 'x', scheduleId: 'y', fireTime: F + 1, shard: 3 }, 9);
+    expect(decodeHistory(full, other)).toEqual({ ...e, scheduledAt: e.fireTime });
+  });
+
+  it('an empty schedule id, and names with the escaped characters, read back', () => {
+    for (const e of [
+      { ...base, scheduleId: '' },
+      { ...base, job: 'a|b%7C', scheduleId: '%|x', shard: 12, attempt: 10_001 },
+      { ...base, scheduleId: 'manual:abc' },
+    ] as HistoryEntry[]) {
+      const key = keyOf(e);
+      expect(parseHistoryKey(key)?.attempt).toBe(e.attempt);
+      expect(decodeHistory(encodeOutcome(outcomeOf(e)), key)).toEqual({ ...e, scheduledAt: e.fireTime });
+    }
+  });
+
+  it('a value without its occurrence at a key that names none is an INTERNAL error, not an entry of nothing', () => {
+    const text = encodeOutcome(outcomeOf(base));
+    expect(() => decodeHistory(text, 'hist|broken')).toThrow(/names no occurrence/);
+    expect(parseHistoryKey('due|001|x|v')).toBeUndefined();
+    expect(parseHistoryKey(`hist|j|${'x'.repeat(15)}||| 0001`)).toBeUndefined();
   });
 
   it('writes numbers as JSON does: store times with fractions (estimated from a monotonic clock), large and tiny ones', () => {
@@ -121,7 +170,7 @@ describe('history entries as stored', () => {
         error: undefined,
         output: undefined,
       };
-      const { scheduleId: _s, scheduledAt: _a, shard: _h, ...fields } = o;
+      const { job: _j, scheduleId: _s, fireTime: _f, scheduledAt: _a, shard: _h, attempt: _t, ...fields } = o;
       expect(encodeOutcome(o)).toBe(JSON.stringify(fields));
     }
   });

@@ -219,6 +219,29 @@ export const keys = {
   calendarRevision: 'ctl|crev',
 } as const;
 
+/**
+ * A history key read back: `hist|<job>|<fireTime>|<schedule>|<shard>|<attempt>` (keys.history);
+ * undefined for a key of another shape. An empty schedule part is the job's own trigger.
+ */
+export function parseHistoryKey(key: string): { occ: OccurrenceId; attempt: number } | undefined {
+  const parts = key.split('|');
+  if (parts.length !== 6 || parts[0] !== 'hist') return undefined;
+  const fireTime = Number(parts[2]);
+  const attempt = Number(parts[5]);
+  const shard = parts[4] === '' ? undefined : Number(parts[4]);
+  if (!Number.isSafeInteger(fireTime) || !Number.isSafeInteger(attempt)) return undefined;
+  if (shard !== undefined && !Number.isSafeInteger(shard)) return undefined;
+  return {
+    occ: {
+      job: unesc(parts[1]!),
+      scheduleId: parts[3] === '' ? undefined : unesc(parts[3]!),
+      fireTime,
+      shard,
+    },
+    attempt,
+  };
+}
+
 /** Reads the job name back out of a `<kind>|<job>|…` or `ctl|<kind>|<job>|…` key. */
 export function jobOfKey(key: string): string {
   const parts = key.split('|');

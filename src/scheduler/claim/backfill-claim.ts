@@ -128,7 +128,7 @@ export async function lookUp(
       // A queued run's record outlives nothing it stands for: its start (or its skip) consumes it.
       const queued = (pending ?? null) !== null ? 'queued' : undefined;
       if (first === undefined || first === null) return queued;
-      if (isRun(decodeHistory(first))) return 'ran';
+      if (isRun(decodeHistory(first, keys.history(o, 1)))) return 'ran';
       return (await attempts(store, o)).some(isRun) ? 'ran' : queued;
     }),
   );
@@ -137,7 +137,7 @@ export async function lookUp(
 /** Every attempt's history entry of the occurrence (one scan; at most 100 attempts). */
 export async function attempts(store: Store, occ: OccurrenceId): Promise<HistoryEntry[]> {
   const records = await store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
-  return records.map((r) => decodeHistory(r.value));
+  return records.map((r) => decodeHistory(r.value, r.key));
 }
 
 /**

@@ -43,7 +43,7 @@ export async function occurrenceEnded(s: NodeState, occ: OccurrenceId): Promise<
 /** Every attempt's history entry of the occurrence (one scan; at most 100 attempts). */
 export async function occurrenceHistory(s: NodeState, occ: OccurrenceId): Promise<HistoryEntry[]> {
   const records = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
-  return records.map((r) => decodeHistory(r.value));
+  return records.map((r) => decodeHistory(r.value, r.key));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Store, StoredRecord } from '../../store/types.js';
-import { decodeHistory, latestPerRun, runHistoryKeys } from '../finish/history.js';
+import { latestPerRun, runHistoryKeys } from '../finish/history.js';
 import type { GateKnowledge, Job } from '../internal-types.js';
 import { esc, gateScope, keys, type OccurrenceId, unesc } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -222,19 +222,16 @@ export async function pageRunGoing(
   // From the page's attempt through its retries: a failed attempt retried is no end, and a
   // retry that ended is (read at the page's attempt only, the run looked going until the page's
   // record went).
-  const read = await store.getMany(
-    looks.flatMap(({ item }) =>
-      runHistoryKeys(
-        { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined },
-        item.attempt ?? 1,
-        retries,
-      ),
+  const wanted = looks.flatMap(({ item }) =>
+    runHistoryKeys(
+      { job, scheduleId: item.id, fireTime: item.fireTime, shard: undefined },
+      item.attempt ?? 1,
+      retries,
     ),
   );
+  const read = await store.getMany(wanted);
   // (An abandoned attempt is no end either: its page's recovery runs it again.)
-  return latestPerRun(read, retries).some((h) => {
-    if (h === null) return true;
-    const e = decodeHistory(h);
-    return !FINAL_STATUSES.has(e.status) || e.willRetry === true;
-  });
+  return latestPerRun(wanted, read, retries).some(
+    (e) => e === null || !FINAL_STATUSES.has(e.status) || e.willRetry === true,
+  );
 }

@@ -72,7 +72,7 @@ export async function overlappingRun(
     reverse: true,
   });
   for (const r of recent) {
-    const e = decodeHistory(r.value);
+    const e = decodeHistory(r.value, r.key);
     if (e.status === 'skipped' || e.shard !== occ.shard) continue;
     if (gateScope({ ...occ, scheduleId: e.scheduleId }) !== scope) continue;
     const started = e.startedAt.getTime();

@@ -1,5 +1,5 @@
 import { SPREAD_GRACE_MS } from '../control/spread.js';
-import { decodeHistory, latestPerRun, runHistoryKeys } from '../finish/history.js';
+import { latestPerRun, runHistoryKeys } from '../finish/history.js';
 import { type Candidate, type Job, startOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
@@ -136,7 +136,7 @@ export async function judgePrev(
     return runHistoryKeys(itemOcc(name, it), it.attempt ?? 1, retries);
   });
   const read = await state.store.getMany([...historyKeys, ...markKeys]);
-  const histories = latestPerRun(read.slice(0, historyKeys.length), retries);
+  const histories = latestPerRun(historyKeys, read.slice(0, historyKeys.length), retries);
   const marks = new Map(markKeys.map((k, i) => [k, decodeInvoked(read[historyKeys.length + i])]));
   /** The token holding each page's lease now (`undefined`: free): one inspect per page. */
   const holders = new Map<string, number | undefined>();
@@ -145,9 +145,8 @@ export async function judgePrev(
     return holders.get(page);
   };
   for (const [n, look] of looks.entries()) {
-    const h = histories[n];
-    if (h !== null && h !== undefined) {
-      const e = decodeHistory(h);
+    const e = histories[n];
+    if (e !== null && e !== undefined) {
       // Ended — unless a takeover holds the page and has not written its start yet: it may have
       // read the history before this end was stored (a run that finished cut off from the store,
       // stored after its lease lapsed) and run the fire time again, after this one started

@@ -173,7 +173,7 @@ class JobStream implements Source {
       key: r.key,
       fireTime: fireTimeOfKey(r.key),
       running: false,
-      entry: () => decodeHistory(r.value),
+      entry: () => decodeHistory(r.value, r.key),
     };
   }
 

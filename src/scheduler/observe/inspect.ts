@@ -57,7 +57,7 @@ export async function listNodes(store: Store): Promise<NodeInfo[]> {
 /** The latest history record of a job (newest fire time, highest attempt), if any. */
 export async function lastRun(store: Store, job: string): Promise<HistoryEntry | undefined> {
   const [latest] = await store.scan(keys.historyPrefix(job), { reverse: true, limit: 1 });
-  return latest ? decodeHistory(latest.value) : undefined;
+  return latest ? decodeHistory(latest.value, latest.key) : undefined;
 }
 
 /**

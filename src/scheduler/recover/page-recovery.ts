@@ -280,7 +280,7 @@ export class PageRecovery {
     rec: PageRecord,
     item: PageItem,
     token: number,
-    own: string | null,
+    own: HistoryEntry | null,
     at: number,
   ): Promise<Plan> {
     const s = this.state;
@@ -289,14 +289,14 @@ export class PageRecovery {
     if (item.kind === 'skip') return rec.started ? {} : { write: skippedEntry(s, occ, item, token, at) };
     const attempt = item.attempt ?? 1;
     if (!rec.started) return { attempt };
-    let last = own === null ? undefined : decodeHistory(own);
+    let last = own ?? undefined;
     if (last?.willRetry === true || last?.status === 'abandoned') {
       // Retried after this attempt, or recovered after it: the latest attempt on record says how
       // far it got. (A record whose start write landed late — after a recovery of its page had
       // run the next attempt, finished and deleted the record — names an attempt recorded
       // abandoned; by it alone the next attempt ran again after its success.)
       const later = await s.store.scan(keys.occurrenceHistoryPrefix(occ), { limit: 100 });
-      last = later.map((h) => decodeHistory(h.value)).at(-1) ?? last;
+      last = later.map((h) => decodeHistory(h.value, h.key)).at(-1) ?? last;
     }
     if (last && FINAL.has(last.status) && last.willRetry !== true) return {};
     // The attempt that died without an outcome on record: the page's own, or the one after a
@@ -312,11 +312,10 @@ export class PageRecovery {
   }
 
   /** The history entry of each won item's own attempt (one getMany per 1,000). */
-  private async ownEntries(name: string, items: readonly PageItem[]): Promise<(string | null)[]> {
-    return getManyInSlices(
-      this.state.store,
-      items.map((it) => keys.history(itemOcc(name, it), it.attempt ?? 1)),
-    );
+  private async ownEntries(name: string, items: readonly PageItem[]): Promise<(HistoryEntry | null)[]> {
+    const wanted = items.map((it) => keys.history(itemOcc(name, it), it.attempt ?? 1));
+    const found = await getManyInSlices(this.state.store, wanted);
+    return found.map((v, i) => (v === null || v === undefined ? null : decodeHistory(v, wanted[i]!)));
   }
 
   private abandoned(

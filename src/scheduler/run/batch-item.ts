@@ -9,7 +9,7 @@ import type { Claim, RunDeps } from './run-records.js';
 
 /**
  * One run of a page's batch (page-batch.ts): what is really its own. Its outcome is kept as numbers
- * and stored by {@link encodeOutcome}, the text encodeHistory writes for the same entry; a
+ * and stored by {@link encodeOutcome} (encodeHistory's text less what the key holds); a
  * HistoryEntry with its Dates is built only for what needs one (an abandonment, a lapse's mark).
  */
 export interface Item {

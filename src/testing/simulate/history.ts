@@ -237,7 +237,7 @@ export class History {
     const out: { key: string; token: number }[] = [];
     for (const op of ops) {
       if (op.op !== 'put' || !op.key.startsWith('hist|')) continue;
-      const entry = decodeHistory(op.value);
+      const entry = decodeHistory(op.value, op.key);
       const key = this.pageTokens.get(entry.token);
       if (entry.status === 'succeeded' && key !== undefined) out.push({ key, token: entry.token });
     }
@@ -257,7 +257,7 @@ export class History {
   ): void {
     ops.forEach((op, i) => {
       if (op.op === 'put' && op.key.startsWith('hist|')) {
-        const entry = decodeHistory(op.value);
+        const entry = decodeHistory(op.value, op.key);
         const occ = occKey(entry.job, entry.fireTime.getTime(), entry.shard, entry.scheduleId);
         if (entry.status !== 'running' && entry.willRetry !== true) this.endPageRun(occ, entry.token);
         if (entry.status === 'skipped' && !this.storedSkipped.has(occ)) {
