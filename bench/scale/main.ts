@@ -289,6 +289,8 @@ interface RunResult {
   writesPerOcc?: number;
   /** Per node: CPU seconds in the fan-out window; RSS (MiB) at its end, and the peak so far. */
   nodeCpuS?: number[];
+  /** Of nodeCpuS, each node process's main thread (proc.ts `mainCpuUs`; NaN without /proc). */
+  nodeMainCpuS?: number[];
   nodeRssMiB?: number[];
   nodePeakRssMiB?: number[];
   serverCpuS?: number;
@@ -530,6 +532,9 @@ async function runOne(
     if (hasStoreCalls(b)) result.storeCallsPerOcc = (sum(b, calls) - sum(a, calls)) / occ;
     result.writesPerOcc = (b.server.written - a.server.written) / occ;
     result.nodeCpuS = b.nodes.map((n, i) => (cpuUs(n) - cpuUs(a.nodes[i]!)) / 1e6);
+    result.nodeMainCpuS = b.nodes.map(
+      (n, i) => ((n.proc?.mainCpuUs ?? Number.NaN) - (a.nodes[i]!.proc?.mainCpuUs ?? Number.NaN)) / 1e6,
+    );
     result.nodeRssMiB = b.nodes.map((n) => (n.proc?.rssBytes ?? n.sample?.rssBytes ?? Number.NaN) / 2 ** 20);
     result.nodePeakRssMiB = b.nodes.map(
       (n) => (n.proc?.peakRssBytes ?? n.sample?.peakRssBytes ?? Number.NaN) / 2 ** 20,
@@ -654,7 +659,7 @@ function fanOutRow(r: RunResult, all: RunResult[], o: Options): string {
     `${int(f.duplicates)}${f.unexpected > 0 ? ` (+${int(f.unexpected)} unexpected)` : ''} | ${rt} | ` +
     `${fixed(r.writesPerOcc, 2)} | ${perOccUs(sum(r.nodeCpuS), f.started)} | ${perOccUs(r.serverCpuS, f.started)} | ` +
     `${netOfIdle(r, f.started)} | ` +
-    `${(r.nodeCpuS ?? []).map((c) => fixed(c, 1)).join(' / ')} | ` +
+    `${(r.nodeCpuS ?? []).map((c, i) => `${fixed(c, 1)} (${fixed(r.nodeMainCpuS?.[i], 1)})`).join(' / ')} | ` +
     `${(r.nodeRssMiB ?? []).map((m, i) => `${fixed(m, 0)} (${fixed(r.nodePeakRssMiB?.[i], 0)})`).join(' / ')} | ` +
     `${fixed(r.serverCpuS, 1)} | ${vs} |`
   );
@@ -724,7 +729,8 @@ function render(
       `server (PostgreSQL: ${'`pg_stat_database`'} inserted + updated + deleted in the run's database; Redis: ` +
       'write commands, script-internal ones included); both per occurrence started, over the fan-out window ' +
       '(from T − 2 s to the last start plus a settling pause of 11 s on PostgreSQL, 3 s on Redis, polling ' +
-      'during it included). CPU = user + system time of each node process (/proc) in that window; RSS = its ' +
+      'during it included). CPU = user + system time of each node process (/proc) in that window, in parentheses its main ' +
+      'thread’s (the rest is V8’s compiler and GC workers and libuv’s threads); RSS = its ' +
       'resident set at the end of the window (peak since it started); server CPU = the server processes’ thread time; net of idle = ' +
       'that CPU less what the same processes spend per second idle (the idle phase below) times the window: the fan-out’s own cost, ' +
       'comparable between a burst and a fan-out spread over minutes. Idle = the following ' +
@@ -732,7 +738,7 @@ function render(
     '',
     '### Fan-out',
     '',
-    '| backend | system | nodes | seeded/s | started | p50 s | p99 s | max s (all started) | duplicates | round trips/occ. | rows written/occ. | node CPU µs/occ. (all nodes) | server CPU µs/occ. | node / server CPU µs/occ., net of idle | CPU s per node | RSS MiB per node (peak) | server CPU s | oncely ÷ this (time to all started) |',
+    '| backend | system | nodes | seeded/s | started | p50 s | p99 s | max s (all started) | duplicates | round trips/occ. | rows written/occ. | node CPU µs/occ. (all nodes) | server CPU µs/occ. | node / server CPU µs/occ., net of idle | CPU s per node (main thread) | RSS MiB per node (peak) | server CPU s | oncely ÷ this (time to all started) |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
     ...results.map((r) => fanOutRow(r, results, o)),
     '',

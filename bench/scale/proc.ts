@@ -11,6 +11,12 @@ import { childServerPort, serverPids } from '../cpu.js';
 export interface ProcUsage {
   /** User + system CPU time since the process started, µs. */
   cpuUs: number;
+  /**
+   * Of it, the main thread's (`/proc/<pid>/task/<pid>/stat`): JavaScript, and what V8 does on
+   * that thread; the rest is V8's workers (TurboFan's compile jobs, parallel GC) and libuv's.
+   * NaN where the thread's stat cannot be read.
+   */
+  mainCpuUs: number;
   rssBytes: number;
   /** Peak resident set size, bytes. */
   peakRssBytes: number;
@@ -34,16 +40,30 @@ function kB(status: string, field: string): number {
   return m ? Number(m[1]) * 1024 : Number.NaN;
 }
 
+/**
+ * utime + stime of a `stat` line: `pid (comm) state ppid …` — comm may contain spaces and
+ * parentheses; utime and stime are fields 14 and 15, the 12th and 13th after the closing one.
+ */
+function statTicks(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function mainThreadTicks(pid: number): number {
+  try {
+    return statTicks(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+  } catch {
+    return Number.NaN;
+  }
+}
+
 export function procUsage(pid: number): ProcUsage | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    // pid (comm) state ppid …: comm may contain spaces and parentheses; utime and stime are
-    // fields 14 and 15, i.e. the 12th and 13th after the closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
     return {
-      cpuUs: (ticks / clockTicks()) * 1e6,
+      cpuUs: (statTicks(stat) / clockTicks()) * 1e6,
+      mainCpuUs: (mainThreadTicks(pid) / clockTicks()) * 1e6,
       rssBytes: kB(status, 'VmRSS'),
       peakRssBytes: kB(status, 'VmHWM'),
     };
