@@ -306,6 +306,14 @@ describe('fire times queued behind one gate', () => {
         await until(() => started.length >= 4, 15_000, 'four runs');
         await Promise.all(nodes.map((s) => s.stop()));
         const history = await historyByFireTime(nodes[0]!, job);
+        // Still queued behind the gate when the nodes stopped (a fire time the last run took the
+        // gate from, superseded at the next poll — which the stop came before): its pending record
+        // is its record until the next start settles it (loaded CI: one such fire time in ~40
+        // runs). Counted once, like a history entry: it must not also be in history.
+        for (const r of await store.scan(keys.pendingPrefix(job))) {
+          const { fireTime } = JSON.parse(r.value) as { fireTime: number };
+          history.set(fireTime, [...(history.get(fireTime) ?? []), 'queued']);
+        }
         const first = Math.min(...started);
         const last = Math.max(...started);
         // Every 300 ms fire time from the first run to the last one is on record exactly once.
