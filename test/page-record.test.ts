@@ -6,6 +6,7 @@ import {
   encodePageRecord,
   type PageRecord,
   peekPageRecord,
+  runMoveValue,
 } from '../src/scheduler/claim/page-record.js';
 import { jobOfDueValue } from '../src/scheduler/due/due-scan.js';
 import { keys, parseDueEntry } from '../src/scheduler/keys.js';
@@ -89,6 +90,32 @@ describe('page records as stored', () => {
     expect(plain.match(/1796305788000/g)).toHaveLength(1);
   });
 
+  it("an item's next key is left out exactly when it is the plain due entry of its schedule", () => {
+    const base = record.items[0]!;
+    const n = F + DAY;
+    const cases: [string, string, string, boolean][] = [
+      // [id, v, to, plain]
+      ['u0', 'a.0', keys.dueEntry(n, 'u0', 'a.0'), true],
+      ['u|1%', 'a.1', keys.dueEntry(n, 'u|1%', 'a.1'), true],
+      ['u0', 'a.0', keys.dueEntry(5, 'u0', 'a.0'), true],
+      ['u0', 'a.0', keys.dueEntry(n, 'u0', 'a.0', n + 1), false],
+      ['u0', 'a.0', keys.dueEntry(n, 'u1', 'a.0'), false],
+      ['u0', 'a.0', keys.dueEntry(n, 'u0', 'a.1'), false],
+      ['u0', 'a.0', keys.dueEntry(n, 'u00', 'a.'), false],
+      ['u0', 'a.0', keys.dueEnded('u0', 'a.0'), false],
+      ['u0', 'a.0', `due|${'x'.repeat(15)}|u0|a.0`, false],
+      ['u0', 'a.0', `due|-${String(n).padStart(14, '0')}|u0|a.0`, false],
+      ['u0', 'a.0', `due|${String(n).padStart(15, '0')}/u0|a.0`, false],
+      ['u0', 'a.0', `due|${String(n).padStart(15, '0')}|u0/a.0`, false],
+    ];
+    for (const [id, v, to, plain] of cases) {
+      const rec: PageRecord = { job: 'j', node: 'n1', leaseMs: 30_000, items: [{ ...base, id, v, to }] };
+      const text = encodePageRecord(rec);
+      expect(text.includes('"to"'), to).toBe(!plain);
+      expect(decodePageRecord(text)).toEqual(rec);
+    }
+  });
+
   it('a look at the record reads all of it but its items (ids that spell the items field too)', () => {
     const { items: _, ...header } = record;
     expect(peekPageRecord(encodePageRecord(record))).toEqual(header);
@@ -112,6 +139,20 @@ describe('page records as stored', () => {
     expect(decodeDueValue(encodeDueValue(other))).toEqual(other);
     expect(decodeDueValue(JSON.stringify(v))).toEqual(v);
     expect(decodeDueValue('{"job":"j"}')).toEqual({ job: 'j' });
+  });
+
+  it("a run item's move value is encodeDueValue's text, for any job name and page id", () => {
+    for (const job of ['report', 'a"b', 'back\\slash', 'tab\tx', 'ünï', '\u2028', '\ud800']) {
+      for (const page of ['p1', 'x"y', 'z\\']) {
+        const move = runMoveValue(job, page);
+        for (const fireTime of [0, F, Number.MAX_SAFE_INTEGER]) {
+          const text = move(fireTime);
+          expect(text).toBe(encodeDueValue({ job, page, prev: { page, fireTime } }));
+          expect(decodeDueValue(text)).toEqual({ job, page, prev: { page, fireTime } });
+          expect(jobOfDueValue(text)).toBe(job);
+        }
+      }
+    }
   });
 
   it("the job a due entry's value names, for any job name", () => {

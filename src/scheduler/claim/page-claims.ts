@@ -20,6 +20,7 @@ import {
   type PageItem,
   type PageRecord,
   pageKeys,
+  runMoveValue,
 } from './page-record.js';
 import { skippedEntry, storeWhileHeld } from './page-writes.js';
 import { judgePrev, type PrevVerdict } from './prev-run.js';
@@ -118,23 +119,30 @@ export class PageClaims {
       ? cs.map((c, i) => countedMove(c, items[i]!))
       : undefined;
     const record: PageRecord = { job: name, node: s.node, leaseMs: job.spec.lockAtMostForMs, items };
+    const runMove = runMoveValue(name, page);
     const ops: PageOp[] = cs.map((c, i) => {
       const move = counted ? { ...c.pageMove!, ...counted[i]!.move } : c.pageMove!;
-      // The moved entry names the run of this fire time (the next claim judges overlap by it), or
-      // carries over the run it still overlaps.
-      const prev = items[i]!.kind === 'run' ? { page, fireTime: c.occ.fireTime } : move.prev;
-      const value: DueValue = {
-        job: name,
-        page,
-        ...(prev && { prev }),
-        ...(move.left !== undefined && { left: move.left }),
-        ...(c.pausedSpan !== undefined && items[i]!.kind === 'settle' && { spanned: true as const }),
-      };
+      const run = items[i]!.kind === 'run';
+      let value: string;
+      if (run && move.left === undefined) value = runMove(c.occ.fireTime);
+      else {
+        // The moved entry names the run of this fire time (the next claim judges overlap by it), or
+        // carries over the run it still overlaps.
+        const prev = run ? { page, fireTime: c.occ.fireTime } : move.prev;
+        const due: DueValue = {
+          job: name,
+          page,
+          ...(prev && { prev }),
+          ...(move.left !== undefined && { left: move.left }),
+          ...(c.pausedSpan !== undefined && items[i]!.kind === 'settle' && { spanned: true as const }),
+        };
+        value = encodeDueValue(due);
+      }
       return {
         op: 'move',
         from: move.from,
         to: move.to,
-        value: encodeDueValue(value),
+        value,
         ...(move.next === undefined && { ttlMs: s.retentionMs }),
       };
     });

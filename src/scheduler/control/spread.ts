@@ -69,8 +69,11 @@ export class Spread {
   private seen: string | undefined;
   /** Eligible node ids per job, sorted, memoised until the next read or change of this node's jobs. */
   private readonly eligibleMemo = new Map<string, string[]>();
-  /** FNV-1a state after `<node id>\0`, per node id met in `preferred` (see there). */
-  private readonly nodePrefix = new Map<string, number>();
+  /**
+   * Per job, the FNV-1a states after `<node id>\0<job>|` of its eligible nodes (see `preferred`),
+   * for the ids array `eligible` last returned (a new list makes a new array: the states follow).
+   */
+  private readonly jobStates = new Map<string, { ids: readonly string[]; states: number[] }>();
   private ownJobs: ReadonlySet<string> = new Set();
   private stopping = false;
 
@@ -105,7 +108,7 @@ export class Spread {
     // (1,000 jobs on 3 nodes: ~2,000,000 string comparisons at each heartbeat read).
     if (changed) {
       this.eligibleMemo.clear();
-      this.nodePrefix.clear();
+      this.jobStates.clear();
     }
     return changed;
   }
@@ -166,31 +169,38 @@ export class Spread {
     const ids = this.eligible(occ.job);
     if (ids === undefined || ids.length === 0) return undefined;
     if (ids.length === 1) return ids[0];
-    const occKey = `${occ.job}|${occ.scheduleId ?? ''}|${occ.fireTime}`;
     if (occ.shard !== undefined && shardCount !== undefined && shardCount > 1) {
-      const offset = hash32(occKey) % ids.length;
+      const offset = hash32(`${occ.job}|${occ.scheduleId ?? ''}|${occ.fireTime}`) % ids.length;
       return ids[(occ.shard + offset) % ids.length];
     }
-    // Rendezvous weight of each node: hash32(`<node id>\0<occurrence>`), computed without building
-    // that string — FNV-1a runs left to right, so the state after `<node id>\0` is kept per node
-    // and only the occurrence's part is hashed per call. Every due entry a node reads is weighed
-    // at each read: with 40,000 due on 4 nodes the weighing was ~5 % of a node's CPU by profile,
-    // a string of ~50 characters built per node and occurrence.
+    // Rendezvous weight of each node: hash32(`<node id>\0<job>|<schedule>|<fire time>`), computed
+    // without building that string — FNV-1a runs left to right, so the state after `<node id>\0<job>|`
+    // is kept per job and node (`weighing`) and only `<schedule>|<fire time>` is hashed per call
+    // and node. Every due entry a node reads is weighed at each read (on four nodes, three
+    // quarters of them another node's): with 40,000 due on 4 nodes the weighing was ~5 % of a
+    // node's CPU by profile, a string of ~50 characters built per node and occurrence.
+    const states = this.weighing(occ.job, ids);
+    const rest = `${occ.scheduleId ?? ''}|${occ.fireTime}`;
     let best: string | undefined;
     let bestWeight = -1;
-    for (const id of ids) {
-      let h = this.nodePrefix.get(id);
-      if (h === undefined) {
-        h = fnv1a(FNV_OFFSET, `${id}\u0000`);
-        this.nodePrefix.set(id, h);
-      }
-      const w = mix32(fnv1a(h, occKey));
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
+      const w = mix32(fnv1a(states[k]!, rest));
       if (w > bestWeight || (w === bestWeight && best !== undefined && id < best)) {
         best = id;
         bestWeight = w;
       }
     }
     return best;
+  }
+
+  /** The FNV-1a states after `<node id>\0<job>|` of `ids` (the job's eligible nodes, as `eligible` returned them). */
+  private weighing(job: string, ids: readonly string[]): number[] {
+    const memo = this.jobStates.get(job);
+    if (memo !== undefined && memo.ids === ids) return memo.states;
+    const states = ids.map((id) => fnv1a(FNV_OFFSET, `${id}\u0000${job}|`));
+    this.jobStates.set(job, { ids, states });
+    return states;
   }
 
   /**
