@@ -188,6 +188,7 @@ export function serveChild(impl: SystemImpl): void {
  * SCALE_HEAP_PROF=<dir>: a node process samples what it allocates (every 32 KiB, objects the
  * garbage collector freed included: where the GC's work comes from) from its start to its stop,
  * and writes a `.heapprofile` there (Chrome DevTools reads it). Returns the writer, or undefined.
+ * With SCALE_HEAP_PROF_SURVIVORS=1 only objects that survived the young generation are counted.
  */
 async function sampleAllocations(): Promise<(() => Promise<void>) | undefined> {
   const dir = process.env['SCALE_HEAP_PROF'];
@@ -198,7 +199,9 @@ async function sampleAllocations(): Promise<(() => Promise<void>) | undefined> {
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 32 * 1024,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    // SCALE_HEAP_PROF_SURVIVORS=1: only what outlived the young generation (promoted, or still
+    // live at the stop): where the scavenges' copying and the old generation's growth come from.
+    includeObjectsCollectedByMinorGC: process.env['SCALE_HEAP_PROF_SURVIVORS'] !== '1',
   } as never);
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');
