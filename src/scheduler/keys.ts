@@ -249,6 +249,30 @@ export function jobOfKey(key: string): string {
 }
 
 /**
+ * The fire time `key` is the plain due entry of — `keys.dueEntry(n, id, v)`, no jitter: `due|<15
+ * digits>|<escaped id>|<v>` — or undefined. Read in place, without building that key again: a
+ * page's record asks it of every item it writes (claim/page-record.ts). Fifteen digits are
+ * always a fire time's own `timeKey` (below 10^15, padded).
+ */
+export function plainDueFireTime(key: string, id: string, v: string): number | undefined {
+  const eid = esc(id);
+  if (key.length !== 21 + eid.length + v.length || !key.startsWith('due|')) return undefined;
+  let n = 0;
+  for (let i = 4; i < 19; i++) {
+    const d = key.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return undefined;
+    n = n * 10 + d;
+  }
+  const bar = 20 + eid.length;
+  return key.charCodeAt(19) === 124 &&
+    key.startsWith(eid, 20) &&
+    key.charCodeAt(bar) === 124 &&
+    key.endsWith(v)
+    ? n
+    : undefined;
+}
+
+/**
  * A due index key read back: `due|<at>|<id>|<v>[|<fireTime>]` — `fireTime` the occurrence's
  * nominal fire time, `at` when it is to start (the same without jitter).
  */

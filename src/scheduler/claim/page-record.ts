@@ -1,5 +1,5 @@
 import { occFields } from '../finish/history.js';
-import { esc, keys, type OccurrenceId } from '../keys.js';
+import { keys, type OccurrenceId, plainDueFireTime } from '../keys.js';
 import type { HistoryEntry, RunSource } from '../types.js';
 
 /**
@@ -148,7 +148,7 @@ export function encodePageItems(items: readonly PageItem[]): string {
       const out: Record<string, unknown> = { id: it.id, v: it.v };
       if (it.fireTime !== f) out['fireTime'] = it.fireTime;
       if (it.at !== undefined) out['at'] = it.at;
-      const next = plainNext(it);
+      const next = plainDueFireTime(it.to, it.id, it.v);
       if (next === undefined) out['to'] = it.to;
       else out['n'] = next;
       if (it.kind !== 'run') out['kind'] = it.kind;
@@ -196,28 +196,6 @@ export function decodePageRecord(value: string): PageRecord {
   }
   delete raw.f;
   return raw;
-}
-
-/**
- * The next fire time an item's `to` is the plain due entry of (no jitter), or undefined: whether
- * `to` is `keys.dueEntry(n, id, v)` — `due|<15 digits>|<escaped id>|<v>` — read in place, without
- * building that key again for every item of every page written (fifteen digits are always a
- * fire time's own `timeKey`: below 10^15, padded).
- */
-function plainNext(it: PageItem): number | undefined {
-  const { to, v } = it;
-  const id = esc(it.id);
-  if (to.length !== 21 + id.length + v.length || !to.startsWith('due|')) return undefined;
-  let n = 0;
-  for (let i = 4; i < 19; i++) {
-    const d = to.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return undefined;
-    n = n * 10 + d;
-  }
-  const bar = 20 + id.length;
-  return to.charCodeAt(19) === 124 && to.startsWith(id, 20) && to.charCodeAt(bar) === 124 && to.endsWith(v)
-    ? n
-    : undefined;
 }
 
 /**
