@@ -7,7 +7,7 @@
  * - a fire time queued behind its overlap gate when `backfill()` is called has not run: if its
  *   queue records it skipped instead (superseded by a later fire time), the backfill runs it —
  *   neither run nor on record with a reason, it was lost (seeds 1, 2, 10; overlap `skip`'s queue
- *   behind a replay, seed 9).
+ *   behind a replay, seed 37).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -90,16 +90,17 @@ describe('simulate: backfills racing the scheduler', () => {
       await expectOk({ seed, nodes: 3, durationMs: 40_000, faults: SIM_FAULTS, jobs: jobs('skip', false) });
   });
 
-  it("the same under overlap 'skip': a replay queued behind its gate (seed 9)", async () => {
+  it("the same under overlap 'skip': a replay queued behind its gate (seed 37)", async () => {
     const mix = PAUSE_BACKFILL_MIX;
     // Seed 26 until job triggers were claimed ahead of their fire times (due/claim-lead.ts), then
     // seed 12, until a failed tick put back what it had taken (due/due.ts, unTake), then seed 9,
     // until the first node to start wrote the job's high-water mark (due.ts, initialCursor), then
     // seed 118, until a skip for overlap needed the mark of a run whose handler was called
-    // (run/invoked-mark.ts); each change of timing moves the story to another seed: seed 9
-    // plays it now (so do 37 and 249 of the first 249), checked below.
+    // (run/invoked-mark.ts), then seed 9, until a misfire's skip claimed what it skips
+    // (due/skip-fence.ts); each change of timing moves the story to another seed: seed 37 plays
+    // it now (so does 246 of the first 300), checked below.
     const options: SimulateOptions = {
-      seed: 9,
+      seed: 37,
       nodes: 3,
       durationMs: 40_000,
       faults: SIM_FAULTS,

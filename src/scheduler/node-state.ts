@@ -148,6 +148,11 @@ export class NodeState {
    * with the store time until which it is.
    */
   readonly chainSteps = new ExpiringKeys(1_000);
+  /**
+   * Due keys of sharded stored schedules' missed fire times some shard of which was claimed
+   * (claim/partly-claimed.ts): planned as a run of their unclaimed shards, never settled as missed.
+   */
+  readonly partlyClaimed = new ExpiringKeys(1_000);
   /** Aborted (and replaced) when the store answers again after failures: writes retry at once. */
   storeBack = sharedController();
   stopping: AbortController | undefined;

@@ -20,6 +20,7 @@ import { lateLook } from './late-look.js';
 import { accountedFor } from './on-record.js';
 import type { Overlap } from './overlap.js';
 import { PageClaims } from './page-claims.js';
+import { behindHeldShardZero, settleOfPartlyClaimed } from './partly-claimed.js';
 import { Unanswered } from './unanswered.js';
 import { Watch } from './watch.js';
 
@@ -276,8 +277,9 @@ export class Claims {
     }
     if (c.settleOnly) {
       // Missed fire times of a due entry: skipped (or jumped to the one to replay), kept "done" —
-      // only if the entry is still where this node read it (entry-moved.ts); else given back.
-      if (await entryMoved(s, c.settleOnly)) {
+      // only if the entry is still where this node read it (entry-moved.ts) and no shard of it
+      // was claimed (partly-claimed.ts: then run, not missed); else given back.
+      if ((await entryMoved(s, c.settleOnly)) || (await settleOfPartlyClaimed(s, job, c))) {
         await freeClaim();
         return 'returned';
       }
@@ -295,18 +297,15 @@ export class Claims {
     // Any claim won from a read of the due index likewise, before its batch (a start, a queue,
     // a skip) moves the entry with a delete and a put, which put back an entry another node had
     // moved on since the read. A fire time queued or waiting behind its gate frees its occurrence,
-    // so a node whose read predates that queue wins it afresh:
-    // - seed 410 of a five-node mix (sharded stored schedules under 'queue', partitions): a replay
-    //   adopted after a lost answer put back sq/a's entry at +11 s, which its node then settled as
-    //   missed over the +11 s another node had queued, and the queued +11 s was dropped: lost;
-    // - simulator seed 76 of `jex,sb` (a stored schedule under 'queue-all' with maxRuns 10): a
-    //   node won sb/b0@+7 s, freed by the node that had queued it, found the gate free and started
-    //   it with its move from +7 s to +8 s and the count from 4 to 3, while the entry and count
-    //   were at +10 s and 1: two chains of the schedule ran, 12 runs.
+    // so a node whose read predates that queue wins it afresh (entry-moved.ts: seeds 410 and 76).
     // Given back: the mover handled the fire time. One get, for per-occurrence claims of due
     // entries only (pages move with a compare-and-move; job triggers move no entry). Under this
-    // claim's lease no other claimant of the fire time can move the entry after the look.
-    if (c.entryReadAt !== undefined && c.fromPending !== true && (await entryMoved(s, c.advance))) {
+    // claim's lease no other claimant of the fire time can move the entry after the look. A late
+    // shard after the first waits for the first's fate (partly-claimed.ts).
+    if (
+      (c.entryReadAt !== undefined && c.fromPending !== true && (await entryMoved(s, c.advance))) ||
+      (await behindHeldShardZero(s, job, c))
+    ) {
       await freeClaim();
       return 'returned';
     }

@@ -29,6 +29,10 @@ import type { NodeState } from '../node-state.js';
  * - Seed 410 of test/simulate-replay-stale-entry.test.ts: a replay of sq/a@+10 s, adopted after a
  *   lost answer, moved the entry from +10 s to +11 s after another node had queued both and moved
  *   it to +12 s; the copy at +11 s was settled as missed, and the queued +11 s dropped: lost.
+ * - Simulator seed 76 of `jex,sb` (a stored schedule under 'queue-all' with maxRuns 10): a node
+ *   won sb/b0@+7 s, freed by the node that had queued it, found the gate free and started it with
+ *   its move from +7 s to +8 s and the count from 4 to 3, while the entry and count were at +10 s
+ *   and 1: two chains of the schedule ran, 12 runs.
  */
 export async function entryMoved(s: NodeState, ops: readonly WriteOp[] | undefined): Promise<boolean> {
   const entry = ops?.find((op) => op.op === 'delete' && op.key.startsWith(keys.duePrefix));

@@ -139,6 +139,7 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
     shard,
   });
   const after = (t: number) => nextFireTimes(e.trigger, t, 1)[0];
+  const claimedShard = (c: Candidate) => state.accountedShards.holds(keys.occurrence(c.occ), now);
   // A sharded job's shard 0 moves the entry: a move that runs F names F (and the older fire
   // times still carried), whose other shards its readers offer again (DueEntry.pending); one that
   // settles F unrun carries the older ones only — dropped, a shard of the fire time before that
@@ -269,6 +270,9 @@ function planMoves(state: NodeState, job: Job, e: DueEntry, now: number, paged: 
       cs[0]!.replanLate = (at) => planEntry(state, job, { ...e, prevLive: false, prev: undefined }, at);
     return cs;
   }
+  // Missed, but a shard of it was claimed (claim/partly-claimed.ts): run its unclaimed shards.
+  if (shards.length > 1 && state.partlyClaimed.holds(e.key, now))
+    return run('misfire', moveTo(following, true)).filter((c, i) => i === 0 || !claimedShard(c));
   // One past the latest missed nominal fire time, exact (jitter.ts, missedBound): at least F + 1 —
   // F is missed (its start is before `late`). A bound allowing for the largest offset of a fresh
   // offset per fire time fell below F: a run-once replay of F moved the entry to F itself, and

@@ -10,6 +10,8 @@ import { gateScope, keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 import { sourceStart } from './jittered.js';
 import { emitMisfired, emitPausedSpan } from './misfire-events.js';
+import { onRecord } from './misfire-record.js';
+import { type Fenced, fenceSkips, holdSkipped, releaseFence } from './skip-fence.js';
 
 /**
  * How many of the latest missed fire times are checked for a claim still held (beyond the
@@ -56,26 +58,51 @@ export class Misfires {
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
     if (hwm > cursor) await this.belowMark(job, source, cursor, hwm, missedBefore);
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
-    const open = span && (await this.unclaimed(job, source, span, missedBefore));
+    let open = span && (await this.unclaimed(job, source, span, missedBefore));
+    // What the policy skips is claimed first (skip-fence.ts), so that no claim of it can come
+    // after the skip is said; a fire time another node's claim took first is that node's, with
+    // the ones before it (as one found held), and the policy is applied to the rest.
+    let fence: Fenced | undefined;
+    for (let round = 0; open !== undefined; round++) {
+      const last = skipsUpTo(job, open);
+      if (last === undefined) break;
+      fence = await fenceSkips(
+        s,
+        job,
+        source,
+        open.tail.filter((f) => f <= last),
+      );
+      if ('held' in fence) break;
+      await releaseFence(s, job, fence.granted, fence.sentAt);
+      const taken = fence.refused;
+      fence = undefined;
+      if (shardsOf(job).length > 1) await this.belowMark(job, source, taken - 1, taken, missedBefore);
+      else this.watch(job, source, taken);
+      const tail = open.tail.filter((f) => f > taken);
+      open = tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
+      // Raced again and again: left as it is (the cursor too) for the next tick.
+      if (open !== undefined && round >= 2) return undefined;
+    }
     if (!open) {
       source.cursor = Math.max(cursor, settled);
       return undefined;
     }
-    const latest = open.tail.at(-1)!;
+    const o = open;
+    const latest = o.tail.at(-1)!;
     // What is skipped (one event for all of it) and what is replayed (one event) are emitted
     // together, so that a log can say it in one line; then the mark moves past the skipped ones.
     let skipped: number | undefined;
     let replay: number | undefined;
     let paused: WriteOp | undefined;
     const skip = (last: number, count: number | undefined) => {
-      this.emit(source, 'skipped', open.first, last, count);
+      this.emit(source, 'skipped', o.first, last, count);
       skipped = last;
       // The part of them a pause left (control/pause-span.ts; those missed before it are the
       // plain misfire just said): one `paused` entry, keyed by that part's first fire time — no
       // claim settles it here, so nodes handling it at once write the same key.
       const { job: name, scheduleId, trigger } = source;
       const of = { job: name, scheduleId, trigger };
-      const part = pausedPart(s, of, { first: open.first, last, count }, job.spec.misfireThresholdMs);
+      const part = pausedPart(s, of, { first: o.first, last, count }, job.spec.misfireThresholdMs);
       if (part) {
         const occ = { job: name, scheduleId, fireTime: part.first, shard: shardsOf(job)[0] };
         const span = { last, count: part.count };
@@ -83,22 +110,25 @@ export class Misfires {
         emitPausedSpan(s, occ, span);
       }
     };
+    // Held "done" as it is said: the write goes out in this turn, with the event (write-batch.ts),
+    // so a crash cannot come between them; not waited for (the claims hold them meanwhile; a
+    // failed write is retried until they would lapse — then recovered late, never lost).
+    if (fence && 'held' in fence) void holdSkipped(s, job, fence.held, fence.sentAt);
     if (misfire === 'skip') {
-      skip(latest, open.count);
+      skip(latest, o.count);
     } else if (misfire === 'run-once') {
       // The tail holds every open fire time, or more than one: the one before the latest is in it.
-      if (open.tail.length > 1)
-        skip(open.tail.at(-2)!, open.count === undefined ? undefined : open.count - 1);
+      if (o.tail.length > 1) skip(o.tail.at(-2)!, o.count === undefined ? undefined : o.count - 1);
       replay = latest;
     } else {
       // catch-up: keep the latest catchUpLimit, replay the oldest of them; the gate makes replays
       // sequential across the fleet, and the cursor stays before that replay until it is claimed
       // (a later tick finds it held and moves on to the next).
-      let kept = open.tail;
-      if (open.count === undefined || open.count > catchUpLimit) {
-        const excess = open.tail.length - catchUpLimit;
-        skip(open.tail[excess - 1]!, open.count === undefined ? undefined : open.count - catchUpLimit);
-        kept = open.tail.slice(excess);
+      let kept = o.tail;
+      if (o.count === undefined || o.count > catchUpLimit) {
+        const excess = o.tail.length - catchUpLimit;
+        skip(o.tail[excess - 1]!, o.count === undefined ? undefined : o.count - catchUpLimit);
+        kept = o.tail.slice(excess);
       }
       replay = kept[0]!;
     }
@@ -250,7 +280,7 @@ export class Misfires {
       if (!late && held.some((l) => l !== null)) return;
       asks.push([fireTime, of.filter((_, i) => held[i] === null)]);
     });
-    const recorded = await this.onRecord(source, asks);
+    const recorded = await onRecord(this.state, source, asks);
     span.tail.forEach((fireTime, t) => {
       const of = looked[t]!;
       const held = heldOf[t]!;
@@ -277,56 +307,6 @@ export class Misfires {
       });
     });
     source.queue.sort((a, b) => a.fireTime - b.fireTime);
-  }
-
-  /**
-   * Of the shards asked about, per fire time: which are on record in a way that gets them run or
-   * closes them (`accounted`: a pending record — queued behind its gate —, an in-flight record —
-   * recovery takes it —, or a history entry of attempt 1), and whether the record says the fire
-   * time was claimed (`claimed`: a pending or in-flight record, or in history a run or a skip a
-   * claim made, {@link claimedBy}). The mark went past a claimed fire time because a shard of it
-   * was claimed, not because a misfire or a pause skipped it, so a shard of it with no record and
-   * no holder never ran. A node claims a sharded replay a shard at a time as permits and slots
-   * allow, and its first shard queued behind its gate releases its lease (the pending record
-   * holds it) and raises the mark: when that node died, the shards it still had to claim were
-   * nowhere but in its memory (simulator, mix5 seed 139 of scripts/sweep.ts: `m5lim@+4 s` shards
-   * 1-3, 4 shards under `maxConcurrency: 2`). Or a node won a replay's shards, started one and
-   * crashed; by the time a node behind the mark looked, the fire time was past half a done hold
-   * and their leases had lapsed (simulator, `pages,rep,rl,ps,cu,shp,mc`, seeds 175 and 352:
-   * `shp@+9 s` shards 0 and 2). One getMany per 999 keys, a shard's three in one call, only for
-   * the fire times asked about.
-   */
-  private async onRecord(
-    source: Source,
-    asks: readonly [number, readonly (number | undefined)[]][],
-  ): Promise<Map<number, { accounted: Set<number | undefined>; claimed: boolean }>> {
-    const out = new Map<number, { accounted: Set<number | undefined>; claimed: boolean }>();
-    if (asks.length === 0) return out;
-    const scope = gateScope(source);
-    const ask = asks.flatMap(([fireTime, shards]) =>
-      shards.flatMap((shard) => {
-        const occ = { job: source.job, scheduleId: source.scheduleId, fireTime, shard };
-        return [keys.pending(source.job, scope, shard, fireTime), keys.inflight(occ), keys.history(occ, 1)];
-      }),
-    );
-    const values = await getManyInSlices(this.state.store, ask, 3); // a shard's three keys together
-    let at = 0;
-    for (const [fireTime, shards] of asks) {
-      const accounted = new Set<number | undefined>();
-      let claimed = false;
-      for (const shard of shards) {
-        const [pending, inflight, history] = [
-          values[at] ?? null,
-          values[at + 1] ?? null,
-          values[at + 2] ?? null,
-        ];
-        at += 3;
-        if (pending !== null || inflight !== null || history !== null) accounted.add(shard);
-        if (pending !== null || inflight !== null || claimedBy(history)) claimed = true;
-      }
-      out.set(fireTime, { accounted, claimed });
-    }
-    return out;
   }
 
   /**
@@ -371,20 +351,11 @@ export class Misfires {
   }
 }
 
-/**
- * Whether a history entry (as stored) says its shard was claimed: a run of it, or a skip that a
- * claim of that shard made (for overlap, superseded). A `paused`, `excluded`, `removed` or misfire
- * entry speaks for the whole fire time (a pause's span is written under shard 0 alone), so its
- * other shards are not owed.
- */
-function claimedBy(value: string | null): boolean {
-  if (value === null) return false;
-  let e: { status?: string; reason?: string };
-  try {
-    e = JSON.parse(value) as typeof e;
-  } catch {
-    // Not an entry this code wrote: no evidence either way (the fire time is left as before).
-    return false;
-  }
-  return e.status !== 'skipped' || e.reason === 'overlap' || e.reason === 'superseded';
+/** The latest fire time of the open span that the job's misfire policy skips (see `Misfires.handle`), if any. */
+function skipsUpTo(job: Job, open: FireSpan): number | undefined {
+  const { misfire, catchUpLimit } = job.spec;
+  if (misfire === 'skip') return open.tail.at(-1);
+  if (misfire === 'run-once') return open.tail.length > 1 ? open.tail.at(-2) : undefined;
+  if (open.count !== undefined && open.count <= catchUpLimit) return undefined;
+  return open.tail[open.tail.length - catchUpLimit - 1];
 }

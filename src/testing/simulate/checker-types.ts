@@ -15,7 +15,8 @@ import type { CheckedSchedule } from './stored.js';
  * holds), `too-many-runs` (a schedule's `maxRuns`), `backfill-rerun` (a backfill ran a fire time
  * that had run, or it ran again after its backfill run), `setup-failed` (a pause, resume or
  * backfill call of the options failed), `wrong-start` (a jittered job trigger's run told a
- * `scheduledAt` other than its fire time's offset, or started before it: checker-starts.ts), `stuck` (virtual time stopped advancing: a busy loop; see
+ * `scheduledAt` other than its fire time's offset, or started before it: checker-starts.ts), `ran-and-skipped` (a fire time said skipped as missed
+ * that also ran: checker-misfires.ts), `stuck` (virtual time stopped advancing: a busy loop; see
  * MAX_TIMERS_AT_ONE_INSTANT). See `check`.
  */
 export type ViolationKind =
@@ -32,6 +33,7 @@ export type ViolationKind =
   | 'backfill-rerun'
   | 'setup-failed'
   | 'wrong-start'
+  | 'ran-and-skipped'
   | 'stuck';
 
 /** One broken guarantee, with a sentence saying what happened. */

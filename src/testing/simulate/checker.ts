@@ -1,6 +1,7 @@
 import { gateOf } from '../../scheduler/keys.js';
 import { checkBackfillLiveness, checkBackfillRuns } from './checker-backfills.js';
 import { checkGates } from './checker-gates.js';
+import { checkMisfireSkips } from './checker-misfires.js';
 import { checkStarts } from './checker-starts.js';
 import { supersededJudge } from './checker-superseded.js';
 import { type CheckedJob, streamOf, type Violation } from './checker-types.js';
@@ -41,7 +42,7 @@ export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './ch
  *   has while it is in the store (see `CheckedSchedule.allowed`), or a backfill run at a fire
  *   time no backfill call covers.
  * - `backfill-rerun`, `setup-failed`: see checker-backfills.ts; a pause, resume or backfill call
- *   of the options that failed (controls.ts).
+ *   of the options that failed (controls.ts). `ran-and-skipped`: checker-misfires.ts.
  * The same judgements hold for a stored schedule's occurrences (`job/id@fire time`) whether they are
  * claimed one by one or in pages; a success stored under a page's token after that page's lease
  * had lapsed (the store's view) excuses a recovery, as a refused release does for a run's own lease.
@@ -54,10 +55,9 @@ export type { CheckedBackfill, CheckedJob, Violation, ViolationKind } from './ch
  *   (its claimant may have died, or lost the reply, before it reported the span), and no `paused`
  *   span on record covering it (of its stream and shard). A fire time in a pause not resumed by
  *   the end of the window is not required (`CheckedJob.pausedToEnd`: its span is written only
- *   after the resume). A stored
- *   schedule's fire times are those of `CheckedSchedule.required`. (A misfire `run` announcement
- *   does not count: the replay itself must start. Run-once skipping older missed fire times in
- *   favour of the latest is a `skipped` span, so it is not "lost".)
+ *   after the resume). A stored schedule's fire times are those of `CheckedSchedule.required`.
+ *   (A misfire `run` announcement does not count: the replay itself must start. Run-once
+ *   skipping older missed fire times in favour of the latest is a `skipped` span: not "lost".)
  * - `unfinished`: (jobs with `mustFinish`) an occurrence that started (by `finishBy`) but was never
  *   recorded as succeeded by the end — unless its stored schedule was removed or changed after its
  *   fire time and within a recovery's reach of its first start (`CheckedJob.removedAfter`,
@@ -165,6 +165,7 @@ export function check(history: History, jobs: CheckedJob[], checkLiveness: boole
   checkFireTimes(history, jobs, violations);
   checkMaxRuns(history, jobs, violations);
   checkBackfillRuns(history, jobs, byOcc, violations);
+  checkMisfireSkips(history, jobs, violations);
   if (!checkLiveness) return violations;
   const streams = jobs.flatMap((job) => [
     { job, scheduleId: undefined as string | undefined, fireTimes: job.fireTimes },

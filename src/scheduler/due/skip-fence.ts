@@ -1,0 +1,132 @@
+import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
+import { MAX_BATCH } from '../../store/validate.js';
+import { doneHold, doneUntil } from '../claim/high-water.js';
+import { settle } from '../finish/settle.js';
+import { type Job, type Source, shardsOf } from '../internal-types.js';
+import { keys } from '../keys.js';
+import type { NodeState } from '../node-state.js';
+
+/** What {@link fenceSkips} got: every claim (`held`), or the latest fire time another node holds. */
+export type Fenced =
+  | { held: FencedClaim[]; sentAt: number }
+  | { refused: number; granted: FencedClaim[]; sentAt: number };
+
+/** One occurrence claimed by a fence. */
+export interface FencedClaim {
+  lease: Lease;
+  fireTime: number;
+}
+
+/**
+ * Claims the occurrences (every shard) of the missed fire times a node is about to say it skipped
+ * (misfire.ts), before it says so. A look at their leases alone does not order the skip after a
+ * claim of them: a node's on-time claim decided at its tick, or a replay waiting for a fleet
+ * permit (due-permits.ts), reached the store after the look, and the fire time ran while a
+ * `misfired` event said it was skipped (simulator, `ran-and-skipped`: `jrl`, a sharded trigger
+ * under a rate limit, in most busy seeds; the scheduler suite's pause test on a loaded CI host).
+ * Claimed, the skip and any later claim meet at the store: the later one is refused (the fire
+ * time is held "done" once the skip is said, {@link holdSkipped}), or the skip is (`refused`:
+ * that fire time, and those before it, are the other claimant's to handle, as a held one is).
+ * Only the fire times a node lists (a stretch's latest, `HELD_LOOKBACK` at most): older ones of a
+ * long outage are past any claim a live node still makes.
+ */
+export async function fenceSkips(
+  s: NodeState,
+  job: Job,
+  source: Source,
+  fireTimes: readonly number[],
+): Promise<Fenced> {
+  const shards = shardsOf(job);
+  // Its own owner: claims of an acquire whose answer was lost are found and given back by it.
+  const owner = `${s.node}${SKIP_MARK}`;
+  const requests: LeaseRequest[] = fireTimes.flatMap((fireTime) =>
+    shards.map((shard) => ({
+      key: keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard }),
+      owner,
+      leaseMs: job.spec.lockAtMostForMs,
+    })),
+  );
+  const sentAt = s.clock.monotonic();
+  const slices: Promise<(Lease | null)[]>[] = [];
+  for (let i = 0; i < requests.length; i += MAX_BATCH)
+    slices.push(s.store.acquire(requests.slice(i, i + MAX_BATCH)));
+  let leases: (Lease | null)[];
+  try {
+    leases = (await Promise.all(slices)).flat();
+  } catch (err) {
+    forget(s, requests, owner, sentAt + job.spec.lockAtMostForMs);
+    throw err;
+  }
+  const granted: FencedClaim[] = [];
+  let refused: number | undefined;
+  leases.forEach((lease, i) => {
+    const fireTime = fireTimes[Math.floor(i / shards.length)]!;
+    if (lease !== null) granted.push({ lease, fireTime });
+    else if (refused === undefined || fireTime > refused) refused = fireTime;
+  });
+  return refused === undefined ? { held: granted, sentAt } : { refused, granted, sentAt };
+}
+
+/** Marks the owner of a fence's claims (`<node>` + this): nothing else claims an occurrence so. */
+const SKIP_MARK = '+skip';
+
+/**
+ * An acquire of a fence that got no answer may have been granted: its claims would hold the fire
+ * times, unrun and unsaid, until they lapse, and be recovered then as claims never started —
+ * late runs of fire times the policy skips (simulator, `m5lim`, a rate-limited sharded trigger:
+ * recovered behind its saturated gate, not all by the end). Given back as soon as the store
+ * answers, in the background, until they would have lapsed anyway.
+ */
+function forget(s: NodeState, requests: readonly LeaseRequest[], owner: string, endsAt: number): void {
+  const task = (async () => {
+    for (let failures = 0; s.clock.monotonic() < endsAt && !s.abandon.signal.aborted; failures++) {
+      try {
+        const held = await Promise.all(requests.map((r) => s.store.inspect(r.key)));
+        const ops: WriteOp[] = held
+          .filter((l): l is Lease => l !== null && l.owner === owner)
+          .map((l) => ({ op: 'release', key: l.key, token: l.token }));
+        if (ops.length > 0) await s.store.apply(ops);
+        return;
+      } catch {
+        const delay = Math.min(2_000, 100 * 2 ** Math.min(failures, 5), endsAt - s.clock.monotonic());
+        await s.clock.sleep(Math.max(0, delay), s.abandon.signal);
+      }
+    }
+  })();
+  s.running.add(task);
+  void task.finally(() => s.running.delete(task));
+}
+
+/** Gives back claims of a fence that did not hold (another node's claim came first). */
+export async function releaseFence(
+  s: NodeState,
+  job: Job,
+  claims: readonly FencedClaim[],
+  sentAt: number,
+): Promise<void> {
+  if (claims.length === 0) return;
+  const ops: WriteOp[] = claims.map(({ lease }) => ({ op: 'release', key: lease.key, token: lease.token }));
+  await settle(s, `misfire handling of ${job.spec.name}`, ops, claims[0]!.lease, sentAt);
+}
+
+/**
+ * Holds the fenced fire times "done" (as a stored schedule's settled misfire is held): any claim
+ * of them from now on is refused, and recovery takes them for handled. Written once the skip is
+ * said; a failed write is retried until the leases would end on their own (settle.ts).
+ */
+export async function holdSkipped(
+  s: NodeState,
+  job: Job,
+  claims: readonly FencedClaim[],
+  sentAt: number,
+): Promise<void> {
+  if (claims.length === 0) return;
+  const now = s.clock.monotonic();
+  const ops: WriteOp[] = claims.map(({ lease, fireTime }) => ({
+    op: 'release',
+    key: lease.key,
+    token: lease.token,
+    holdUntil: doneUntil(fireTime, lease, sentAt, now, doneHold(job)),
+  }));
+  await settle(s, `misfire handling of ${job.spec.name}`, ops, claims[0]!.lease, sentAt);
+}
