@@ -7,7 +7,7 @@
  * - a fire time queued behind its overlap gate when `backfill()` is called has not run: if its
  *   queue records it skipped instead (superseded by a later fire time), the backfill runs it —
  *   neither run nor on record with a reason, it was lost (seeds 1, 2, 10; overlap `skip`'s queue
- *   behind a replay, seed 37).
+ *   behind a replay, seed 137).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimJob, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -90,17 +90,18 @@ describe('simulate: backfills racing the scheduler', () => {
       await expectOk({ seed, nodes: 3, durationMs: 40_000, faults: SIM_FAULTS, jobs: jobs('skip', false) });
   });
 
-  it("the same under overlap 'skip': a replay queued behind its gate (seed 37)", async () => {
+  it("the same under overlap 'skip': a replay queued behind its gate (seed 137)", async () => {
     const mix = PAUSE_BACKFILL_MIX;
     // Seed 26 until job triggers were claimed ahead of their fire times (due/claim-lead.ts), then
     // seed 12, until a failed tick put back what it had taken (due/due.ts, unTake), then seed 9,
     // until the first node to start wrote the job's high-water mark (due.ts, initialCursor), then
     // seed 118, until a skip for overlap needed the mark of a run whose handler was called
-    // (run/invoked-mark.ts), then seed 9, until a misfire's skip claimed what it skips
-    // (due/skip-fence.ts); each change of timing moves the story to another seed: seed 37 plays
-    // it now (so does 246 of the first 300), checked below.
+    // (run/invoked-mark.ts), then seeds 9 and 37 (tick@+12 s), until a misfire's skip claimed
+    // what it skips (due/skip-fence.ts); each change of timing moves the story to another seed
+    // and fire time: seed 137 plays it now with tick@+13 s (the only one of the first 800),
+    // checked below.
     const options: SimulateOptions = {
-      seed: 37,
+      seed: 137,
       nodes: 3,
       durationMs: 40_000,
       faults: SIM_FAULTS,
@@ -108,17 +109,17 @@ describe('simulate: backfills racing the scheduler', () => {
     };
     const result = await simulate(options);
     if (!result.ok) expect.fail(formatReport(options, result));
-    // tick@+12, a run-once replay, was queued behind its gate when backfill() was called (16 s),
-    // then superseded by +13; the backfill ran it.
+    // tick@+13, a run-once replay, was queued behind its gate when backfill() was called (18 s,
+    // the mix's backfill of tick), then superseded by a later fire time; the backfill ran it.
     const at = (re: RegExp) => {
       const line = result.trace.find((l) => re.test(l));
       return line === undefined ? undefined : Number.parseFloat(line);
     };
-    const queued = at(/queued +tick@\+12\.000s behind its gate/);
-    const superseded = at(/tick@\+12\.000s skipped \(superseded/);
-    const backfilled = at(/tick@\+12\.000s attempt=2 token=\d+ source=backfill/);
-    expect(queued).toBeLessThan(16);
-    expect(superseded).toBeGreaterThan(16);
+    const queued = at(/queued +tick@\+13\.000s behind its gate/);
+    const superseded = at(/tick@\+13\.000s skipped \(superseded/);
+    const backfilled = at(/tick@\+13\.000s attempt=2 token=\d+ source=backfill/);
+    expect(queued).toBeLessThan(18);
+    expect(superseded).toBeGreaterThan(18);
     expect(backfilled).toBeGreaterThan(superseded!);
   });
 });

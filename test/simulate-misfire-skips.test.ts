@@ -12,12 +12,14 @@
  *   shard 0 unstarted (its look at the entry failed twice, its lease lapsed) while shard 1 ran; a
  *   node then settled F from shard 0 as missed (`shs`, busy, seed 2: `shs/s1@+6 s`, shard 0 never
  *   ran). Now a settle of a fire time with a shard claimed gives shard 0 back, and F's other
- *   shards run. And a shard of a replay claimed after another node had settled F ran (seed 10:
- *   `shs/s1@+10 s#1`): a late shard whose shard 0 is held and not on record is given back.
+ *   shards run. And a shard of a replay, or one planned on time and granted seconds late, ran
+ *   after another node had settled F (seed 10: `shs/s1@+10 s#1`; seed 12: `shs/s0@+4 s#1`): a
+ *   late shard whose shard 0 is held and not on record is given back — and watched while shard
+ *   0 is undecided, so that it runs if F does (seed 3: dropped, `shs/s0@+4 s#1` never ran).
  *
- * Sweeps with the new check (2026-12-07): `jit,sh,shs,pq` busy 1-100 74 failing → 2 (an on-time
- * shard against a settle, left); `jqa,jrep,jrl` busy 1-200 93 of 100 → 0; `m5pages,tick,m5lim,m5q`
- * mix5 1-400 97 of 100 → 0 of this kind.
+ * Sweeps with the new check (2026-12-07): `jit,sh,shs,pq` busy 74 of 100 failing → 0 of 300;
+ * `jqa,jrep,jrl` busy 93 of 100 → 0 of 200; `m5pages,tick,m5lim,m5q` mix5 97 of 100 → 0 of 800 of
+ * this kind (docs/simulator.md, finding 38).
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, type SimulateOptions, simulate } from '../src/testing/index.js';
@@ -43,6 +45,8 @@ describe('a fire time said skipped as missed does not run (simulator)', () => {
     ['a sharded trigger under maxConcurrency, mix5', 2, M5],
     ['a sharded stored schedule whose shard 0 was lost unstarted, busy', 2, BUSY],
     ['a shard of a replay claimed after the settle, busy', 10, BUSY],
+    ['an on-time shard granted seconds late, after the settle, busy', 12, BUSY],
+    ['a shard given back while its shard 0 was undecided, run once it ran, busy', 3, BUSY],
   ] as const)('%s (seed %i): every fire time ran or was skipped, never both', async (_, seed, mix) => {
     const options: SimulateOptions = { ...mix, seed };
     const result = await simulate(options);

@@ -304,7 +304,7 @@ export class Claims {
     // shard after the first waits for the first's fate (partly-claimed.ts).
     if (
       (c.entryReadAt !== undefined && c.fromPending !== true && (await entryMoved(s, c.advance))) ||
-      (await behindHeldShardZero(s, job, c))
+      (await behindHeldShardZero(s, job, c, lease))
     ) {
       await freeClaim();
       return 'returned';

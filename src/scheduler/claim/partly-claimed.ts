@@ -1,8 +1,8 @@
-import type { WriteOp } from '../../store/types.js';
-import { type Candidate, type Job, movesEntry, shardsOf } from '../internal-types.js';
-import { keys, type OccurrenceId } from '../keys.js';
+import type { Lease, WriteOp } from '../../store/types.js';
+import { type Candidate, type Job, movesEntry, shardsOf, startOf } from '../internal-types.js';
+import { gateScope, keys, type OccurrenceId } from '../keys.js';
 import type { NodeState } from '../node-state.js';
-import { doneHold } from './high-water.js';
+import { doneHold, heldNotDone } from './high-water.js';
 import { accountedFor } from './on-record.js';
 
 /**
@@ -60,29 +60,44 @@ export function notePartlyClaimed(
 
 /**
  * The other side of {@link claimedSiblings}: a won claim of a sharded stored schedule's shard
- * after the first of missed fire time F — a replay's or a recovery's (on time, shards go to their
- * preferred nodes at once and are not looked at) — whose shard 0 is held and not on record: a
- * node holds it to settle F as missed (a settle holds shard 0 "done" and records nothing), or
- * about to start it. Given back, the shard runs only if F does: a start of shard 0 moves the entry
- * naming F, whose readers offer F's other shards again (due/pending-shards.ts); a settle skips it
- * with the rest. Run, it ran beside the settle's skip (simulator, busy faults, `shs`: a shard
- * replayed after the node that settled F had looked at its siblings). Shard 0 free is claimable
- * by anyone, and its claimant looks at this shard then (`claimedSiblings`).
+ * after the first of fire time F — a replay's or a recovery's, or an on-time one granted past the
+ * misfire threshold after its start (planned on time at a read, claimed seconds later: its node
+ * stalled or waited for slots; a prompt on-time claim is not looked at, shards go to their
+ * preferred nodes at once) — runs only if F does. Run beside a settle of F, it ran while F was
+ * said skipped (simulator, busy faults, `shs`: seed 10, `shs/s1@+10 s#1` replayed after the node
+ * that settled `+10 s` had looked at its siblings; seed 12, `shs/s0@+4 s#1` planned on time at
+ * 4 s, granted at 11.7 s, 3 s after the settle). Shard 0, not on record (no history, in-flight or
+ * queued record):
+ * - held "done" (a done hold): settled as missed — given back, F is skipped;
+ * - held otherwise: claimed, to be settled or started — given back and watched (claim/watch.ts):
+ *   looked at after that lease, and recovered if F ran by then. Dropped, a shard whose shard 0
+ *   then ran seconds late was lost: the moved entry offers F's shards again only within two
+ *   leases of F's start (busy, seed 3: `shs/s0@+4 s#1`);
+ * - free: anyone's to claim, and its claimant looks at this shard then (`claimedSiblings`): run.
+ * Returns whether the claim is given back.
  */
-export async function behindHeldShardZero(s: NodeState, job: Job, c: Candidate): Promise<boolean> {
+export async function behindHeldShardZero(
+  s: NodeState,
+  job: Job,
+  c: Candidate,
+  lease: Lease,
+): Promise<boolean> {
   const first = shardsOf(job)[0];
   if (
-    c.occ.scheduleId === undefined ||
+    gateScope(c.occ) === undefined || // a job's own trigger, a manual one: no due entry
+    (c.source !== 'schedule' && c.source !== 'misfire' && c.source !== 'recover') ||
     c.occ.shard === first ||
-    c.source === 'schedule' ||
     c.fromPending === true ||
-    movesEntry(c)
+    movesEntry(c) ||
+    (c.source === 'schedule' && lease.acquiredAt <= startOf(c) + job.spec.misfireThresholdMs)
   )
     return false;
   const zero = { ...c.occ, shard: first };
-  const [lease, [onRecord]] = await Promise.all([
+  const [held, [onRecord]] = await Promise.all([
     s.store.inspect(keys.occurrence(zero)),
     accountedFor(s, [zero]),
   ]);
-  return lease !== null && onRecord !== true;
+  if (held === null || onRecord === true) return false;
+  if (heldNotDone(held, c.occ.fireTime, job)) s.heldElsewhere(c);
+  return true;
 }
