@@ -11,7 +11,7 @@ import type { NodeState } from '../node-state.js';
 import { sourceStart } from './jittered.js';
 import { emitMisfired, emitPausedSpan } from './misfire-events.js';
 import { onRecord } from './misfire-record.js';
-import { type Fenced, fenceSkips, holdSkipped, releaseFence } from './skip-fence.js';
+import { endFence, type Fenced, fenceSkips } from './skip-fence.js';
 
 /**
  * How many of the latest missed fire times are checked for a claim still held (beyond the
@@ -73,7 +73,7 @@ export class Misfires {
         open.tail.filter((f) => f <= last),
       );
       if ('held' in fence) break;
-      await releaseFence(s, job, fence.granted, fence.sentAt);
+      await endFence(s, job, fence.granted, fence.sentAt, false);
       const taken = fence.refused;
       fence = undefined;
       if (shardsOf(job).length > 1) await this.belowMark(job, source, taken - 1, taken, missedBefore);
@@ -113,7 +113,7 @@ export class Misfires {
     // Held "done" as it is said: the write goes out in this turn, with the event (write-batch.ts),
     // so a crash cannot come between them; not waited for (the claims hold them meanwhile; a
     // failed write is retried until they would lapse — then recovered late, never lost).
-    if (fence && 'held' in fence) void holdSkipped(s, job, fence.held, fence.sentAt);
+    if (fence && 'held' in fence) void endFence(s, job, fence.held, fence.sentAt, true);
     if (misfire === 'skip') {
       skip(latest, o.count);
     } else if (misfire === 'run-once') {

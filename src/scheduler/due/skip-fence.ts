@@ -25,7 +25,7 @@ export interface FencedClaim {
  * `misfired` event said it was skipped (simulator, `ran-and-skipped`: `jrl`, a sharded trigger
  * under a rate limit, in most busy seeds; the scheduler suite's pause test on a loaded CI host).
  * Claimed, the skip and any later claim meet at the store: the later one is refused (the fire
- * time is held "done" once the skip is said, {@link holdSkipped}), or the skip is (`refused`:
+ * time is held "done" once the skip is said, {@link endFence}), or the skip is (`refused`:
  * that fire time, and those before it, are the other claimant's to handle, as a held one is).
  * Only the fire times a node lists (a stretch's latest, `HELD_LOOKBACK` at most): older ones of a
  * long outage are past any claim a live node still makes.
@@ -97,28 +97,18 @@ function forget(s: NodeState, requests: readonly LeaseRequest[], owner: string, 
   void task.finally(() => s.running.delete(task));
 }
 
-/** Gives back claims of a fence that did not hold (another node's claim came first). */
-export async function releaseFence(
-  s: NodeState,
-  job: Job,
-  claims: readonly FencedClaim[],
-  sentAt: number,
-): Promise<void> {
-  if (claims.length === 0) return;
-  const ops: WriteOp[] = claims.map(({ lease }) => ({ op: 'release', key: lease.key, token: lease.token }));
-  await settle(s, `misfire handling of ${job.spec.name}`, ops, claims[0]!.lease, sentAt);
-}
-
 /**
- * Holds the fenced fire times "done" (as a stored schedule's settled misfire is held): any claim
- * of them from now on is refused, and recovery takes them for handled. Written once the skip is
- * said; a failed write is retried until the leases would end on their own (settle.ts).
+ * Ends a fence's claims: held "done" (`hold`, as a stored schedule's settled misfire is held: any
+ * claim of them from now on is refused, and recovery takes them for handled), written as the skip
+ * is said; or given back (another node's claim came first). A failed write is retried until the
+ * leases would end on their own (settle.ts).
  */
-export async function holdSkipped(
+export async function endFence(
   s: NodeState,
   job: Job,
   claims: readonly FencedClaim[],
   sentAt: number,
+  hold: boolean,
 ): Promise<void> {
   if (claims.length === 0) return;
   const now = s.clock.monotonic();
@@ -126,7 +116,7 @@ export async function holdSkipped(
     op: 'release',
     key: lease.key,
     token: lease.token,
-    holdUntil: doneUntil(fireTime, lease, sentAt, now, doneHold(job)),
+    ...(hold && { holdUntil: doneUntil(fireTime, lease, sentAt, now, doneHold(job)) }),
   }));
   await settle(s, `misfire handling of ${job.spec.name}`, ops, claims[0]!.lease, sentAt);
 }
