@@ -52,4 +52,27 @@ describe('a fire time said skipped as missed does not run (simulator)', () => {
     const result = await simulate(options);
     expect(result.violations, formatReport(options, result)).toEqual([]);
   });
+
+  it('a job of 200 shards skipping nine fire times after a pause: the skip holds the latest that fit one write, none runs', async () => {
+    // All nine held were 1,800 ops in one write: refused (at most MAX_BATCH), retried until the
+    // claims lapsed, and every one was recovered — 408 runs of shards said skipped.
+    const options: SimulateOptions = {
+      seed: 1,
+      nodes: 3,
+      durationMs: 30_000,
+      faults: { latencyMs: [1, 20] },
+      scheduler: { concurrency: 400 },
+      jobs: [
+        {
+          name: 'wide',
+          options: { every: '1s', shards: 200, misfire: 'skip', lockAtMostFor: '3s', overlap: 'allow' },
+          runMs: [5, 50],
+          pauses: [{ at: 8_000, resumeAt: 18_000 }],
+        },
+      ],
+    };
+    const result = await simulate(options);
+    expect(result.violations, formatReport(options, result)).toEqual([]);
+    expect(result.trace.some((l) => /misfired wide@\+17\.000s skipped 9 fire times/.test(l))).toBe(true);
+  });
 });

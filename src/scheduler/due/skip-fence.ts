@@ -27,8 +27,9 @@ export interface FencedClaim {
  * Claimed, the skip and any later claim meet at the store: the later one is refused (the fire
  * time is held "done" once the skip is said, {@link endFence}), or the skip is (`refused`:
  * that fire time, and those before it, are the other claimant's to handle, as a held one is).
- * Only the fire times a node lists (a stretch's latest, `HELD_LOOKBACK` at most): older ones of a
- * long outage are past any claim a live node still makes.
+ * Only the latest fire times a node lists (a stretch's latest, `HELD_LOOKBACK` at most, and as
+ * many as fit MAX_BATCH claims): older ones of a long outage are past any claim a live node
+ * still makes.
  */
 export async function fenceSkips(
   s: NodeState,
@@ -37,9 +38,14 @@ export async function fenceSkips(
   fireTimes: readonly number[],
 ): Promise<Fenced> {
   const shards = shardsOf(job);
+  // The latest that fit one acquire and one write (at least the latest): the ones a claim still
+  // races for. All of a long stretch of a job of many shards overflowed the write that holds
+  // them (more than MAX_BATCH ops: refused, retried until the claims lapsed, and every one was
+  // recovered — 200 shards, nine fire times skipped after a pause, 408 runs of skipped shards).
+  const latest = fireTimes.slice(-Math.max(1, Math.floor(MAX_BATCH / shards.length)));
   // Its own owner: claims of an acquire whose answer was lost are found and given back by it.
   const owner = `${s.node}${SKIP_MARK}`;
-  const requests: LeaseRequest[] = fireTimes.flatMap((fireTime) =>
+  const requests: LeaseRequest[] = latest.flatMap((fireTime) =>
     shards.map((shard) => ({
       key: keys.occurrence({ job: source.job, scheduleId: source.scheduleId, fireTime, shard }),
       owner,
@@ -47,12 +53,9 @@ export async function fenceSkips(
     })),
   );
   const sentAt = s.clock.monotonic();
-  const slices: Promise<(Lease | null)[]>[] = [];
-  for (let i = 0; i < requests.length; i += MAX_BATCH)
-    slices.push(s.store.acquire(requests.slice(i, i + MAX_BATCH)));
   let leases: (Lease | null)[];
   try {
-    leases = (await Promise.all(slices)).flat();
+    leases = await s.store.acquire(requests);
   } catch (err) {
     forget(s, requests, owner, sentAt + job.spec.lockAtMostForMs);
     throw err;
@@ -60,7 +63,7 @@ export async function fenceSkips(
   const granted: FencedClaim[] = [];
   let refused: number | undefined;
   leases.forEach((lease, i) => {
-    const fireTime = fireTimes[Math.floor(i / shards.length)]!;
+    const fireTime = latest[Math.floor(i / shards.length)]!;
     if (lease !== null) granted.push({ lease, fireTime });
     else if (refused === undefined || fireTime > refused) refused = fireTime;
   });
