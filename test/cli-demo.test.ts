@@ -91,8 +91,14 @@ describe('oncely demo: three processes, one killed mid-run', () => {
     // three node processes came up late. What is checked above and below is what matters.
     expect(summary.occurrences, text).toBeGreaterThanOrEqual(6);
     expect(Object.keys(summary.runsPerNode).sort()).toEqual(['node-1', 'node-2', 'node-3']);
+    // The nodes never killed each ran some of it. The killed one may have none to its name: its
+    // run in flight was killed (another node's recovery ran it), it was down for ~4 s of a ~10 s
+    // window, and which node goes first for an occurrence is the spread's hash of it — 2026-12-07,
+    // a clean CI run: node-3 killed at 5.5 s, restarted at 9.2 s, and the few occurrences due
+    // while it was up went to the others (0 missed, 0 duplicates).
+    const killed = /✗ SIGKILL (node-\d) in the middle of/.exec(text)?.[1];
     for (const [node, runs] of Object.entries(summary.runsPerNode))
-      expect(runs, `${node}\n${text}`).toBeGreaterThan(0);
+      if (node !== killed) expect(runs, `${node}\n${text}`).toBeGreaterThan(0);
 
     expect(text).toMatch(/✗ SIGKILL node-\d in the middle of/);
     expect(text).toMatch(
