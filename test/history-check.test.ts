@@ -342,6 +342,30 @@ describe('checkHistory: every skip is borne out by the history (unjustified-skip
     }
   });
 
+  it('flags a fire time that ran while a misfire skip on record says it was missed, unless a backfill ran it', () => {
+    // No node healthy: the skip itself is borne out; the run contradicts it.
+    const skips: SkipRecord[] = [{ job: 'j', from: T - 2000, to: T, reason: 'misfire' }];
+    const healthy = [{ from: T + 5000, to: T + 9000 }];
+    for (const source of ['schedule', 'misfire', 'recover', 'retry'] as const) {
+      const r = checkHistory({ records: [start('a', 1, 1, T + 100, source)], jobs, skips, healthy });
+      expect(kinds(r), source).toEqual(['ran-and-skipped']);
+      expect(r.violations[0]!.message).toMatch(/misfire skip on record says it was missed/);
+    }
+    // A backfill runs a skipped fire time on purpose, and its recovery with it.
+    const backfilled = [start('a', 1, 1, T + 5000, 'backfill'), start('b', 2, 2, T + 9000, 'recover')];
+    expect(kinds(checkHistory({ records: backfilled, jobs, skips, healthy }))).toEqual([]);
+    // Another shard's skip, or a span that ends before the fire time, says nothing of it.
+    const other: SkipRecord[] = [
+      { job: 'j', shard: 1, from: T, to: T, reason: 'misfire' },
+      { job: 'j', from: T - 2000, to: T - 1, reason: 'misfire' },
+    ];
+    const run = { ...start('a', 1, 1, T + 100), shard: 0 };
+    expect(kinds(checkHistory({ records: [run], jobs, skips: other, healthy }))).toEqual([]);
+    expect(
+      kinds(checkHistory({ records: [run], jobs, skips: [{ ...other[0]!, shard: 0 }], healthy })),
+    ).toEqual(['ran-and-skipped']);
+  });
+
   it('a misfire skip needs the fire time to fall outside every healthy window', () => {
     const skips = [skip(0, 'misfire')];
     const down = checkHistory({

@@ -26,6 +26,8 @@
  *   claim granted and never started is recovered, not skipped. An `excluded` skip needs the fire time to match its trigger's
  *   `exclude` list (`exclusions`, with the `calendars` they name). A `removed` skip needs its stored
  *   schedule to have been removed or changed after the fire time (`removals`).
+ * - Nothing said missed ran: no occurrence that started (not as a backfill) has a `misfire` skip
+ *   on record covering it (`ran-and-skipped`, history-ran-skipped.ts).
  * - No overlap within a gate, for a job whose facts give its `overlap` policy (not `allow`): no
  *   run starts while an earlier run of another occurrence of its gate is going (history-gates.ts).
  * - A fenced effects sink (a write accepted only with a token higher than the last accepted one
@@ -41,6 +43,7 @@ import {
   occurrenceKey,
   type RunRecord,
 } from './history-model.js';
+import { checkRanAndSkipped } from './history-ran-skipped.js';
 import { checkLost } from './history-skips.js';
 
 export type {
@@ -138,6 +141,7 @@ export function checkHistory(input: CheckInput): CheckResult {
     checkRuns(key, starts, finishes, job.leaseMs, tolerance, result);
   }
   checkLost(input, byOccurrence, tolerance, result);
+  checkRanAndSkipped(input, byOccurrence, result);
   checkGates(input, byOccurrence, endedAt, tolerance, result);
   checkWrites(input.writes ?? [], result);
   return result;

@@ -217,6 +217,14 @@ export type Violation =
       message: string;
     }
   | {
+      /** An occurrence that started, while a `misfire` skip on record says it was missed. */
+      kind: 'ran-and-skipped';
+      /** The occurrence, as {@link occurrenceKey} writes it. */
+      occurrence: string;
+      /** What happened, in one sentence. */
+      message: string;
+    }
+  | {
       /** A recorded skip that the history does not bear out. */
       kind: 'unjustified-skip';
       /** The occurrence, as {@link occurrenceKey} writes it. */
