@@ -311,6 +311,10 @@ export class Due {
         const { jitter, trigger, scheduleId } = source;
         const before = missedBound(jitter, trigger, source.job, scheduleId, next, nextAt, missedBefore);
         const replay = await this.misfires.handle(job, source, before);
+        // Catch-up, the replay before still to be settled: nothing more of this source now (its
+        // missed fire times are not "more" to take this tick: a round after this one found the
+        // cursor still behind and asked for one, again and again).
+        if (replay === null) return { used, more: false };
         if (replay !== undefined) {
           queue(replay, 'misfire');
           if (short) return { used, more: true, waiting };

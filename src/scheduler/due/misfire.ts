@@ -44,9 +44,10 @@ export class Misfires {
    * pick the one to replay (run-once: the latest; catch-up: the oldest of the latest
    * `catchUpLimit`). Occurrences another node handled (high-water mark, or a claim still held) are
    * not missed. Moves the cursor past what is settled (catch-up: to just before its replay, which
-   * is offered again each tick until claimed); returns the fire time to replay, if any.
+   * is offered again each tick until claimed); returns the fire time to replay, if any — `null`
+   * when a catch-up replay waits for the one before it (`unclaimed`).
    */
-  async handle(job: Job, source: Source, missedBefore: number): Promise<number | undefined> {
+  async handle(job: Job, source: Source, missedBefore: number): Promise<number | undefined | null> {
     const s = this.state;
     const { misfire, catchUpLimit } = job.spec;
     const cursor = source.cursor!;
@@ -58,7 +59,11 @@ export class Misfires {
     const lookback = (misfire === 'catch-up' ? catchUpLimit : 1) + HELD_LOOKBACK;
     if (hwm > cursor) await this.belowMark(job, source, cursor, hwm, missedBefore);
     const span = fireSpan(source.trigger, Math.max(cursor, hwm), missedBefore, lookback);
-    let open = span && (await this.unclaimed(job, source, span, missedBefore));
+    const found = span && (await this.unclaimed(job, source, span, missedBefore));
+    // A catch-up replay still going or being given back (see `unclaimed`): the next waits, the
+    // cursor where it is, and so do the on-time ones (missed by then, replayed in order).
+    if (found === null) return null;
+    let open = found;
     // What the policy skips is claimed first (skip-fence.ts), so that no claim of it can come
     // after the skip is said; a fire time another node's claim took first is that node's, with
     // the ones before it (as one found held), and the policy is applied to the rest.
@@ -147,14 +152,15 @@ export class Misfires {
    * still held (running, or "done"). A node that claimed that one handled the ones before it too
    * (it handles missed fire times before it claims on-time ones; catch-up replays oldest first),
    * so only the tail is looked up, however long the span — but under catch-up a held one before
-   * it may still be given back or lost with its holder: those are watched too.
+   * it may still be given back or lost with its holder: those are watched too. `null`: under
+   * catch-up, the latest held one is still to be settled — the next replay waits for it.
    */
   private async unclaimed(
     job: Job,
     source: Source,
     span: FireSpan,
     missedBefore: number,
-  ): Promise<FireSpan | undefined> {
+  ): Promise<FireSpan | undefined | null> {
     const s = this.state;
     const shard = shardsOf(job)[0];
     const scope = gateScope(source);
@@ -203,6 +209,22 @@ export class Misfires {
       const lease = held[i];
       if (lease && heldNotDone(lease, span.tail[i]!, job)) watch(span.tail[i]!);
     }
+    // Catch-up replays one at a time, oldest first: while the latest held one is a claim still to
+    // be settled (a replay going, or one about to be given back because its gate was taken), the
+    // next is not replayed yet — replayed beside it, the later one took the gate first as often
+    // as not, and the held one, given back, lost the gate to each later replay in turn: +19 s,
+    // +20 s and +21 s ran while +18 s waited until the end (simulator, `m5pages,tick,m5lim,m5q`
+    // mix5, seed 74). Only under overlap `skip`, where a replay refused its gate is given back:
+    // under `queue` it is queued behind the run (requests.ts starts it when the gate frees, sooner
+    // than a next tick would decide it: waiting here slowed a backlog — simulator, a slow machine,
+    // 6 of 60 seeds lost a fire time of another job at the end); `allow` shares no gate.
+    if (
+      job.spec.misfire === 'catch-up' &&
+      job.spec.overlap === 'skip' &&
+      held[lastHeld] !== null &&
+      heldNotDone(held[lastHeld]!, last, job)
+    )
+      return null;
     const tail = span.tail.slice(lastHeld + 1);
     return tail.length === 0 ? undefined : { first: tail[0]!, count: tail.length, tail };
   }
