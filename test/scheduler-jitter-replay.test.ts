@@ -52,20 +52,23 @@ describe('a stored schedule with a fresh jitter per fire time after a replay', (
     const second = node(`n-${randomId(4)}`);
     const restart = Date.now();
     await second.s.start();
-    const onTimeAfterReplay = (id: string) => {
-      const replay = second.events.succeeded.find((e) => e.scheduleId === id && e.source === 'misfire');
-      if (!replay) return 0;
-      return second.events.succeeded.filter(
-        (e) => e.scheduleId === id && e.source === 'schedule' && e.fireTime > replay.fireTime,
-      ).length;
-    };
-    await until(() => ids.every((id) => onTimeAfterReplay(id) >= 2), 15_000, 'runs after each replay').catch(
+    // Runs of fire times well after the restart (a second: past the missed ones and their replay),
+    // on time or — on a loaded host, where a fire time can be claimed more than the 300 ms
+    // threshold late — replayed in turn. CI (a 2-core host running the suites in parallel) saw a
+    // schedule whose later fire times were all late, and one whose replay was itself overtaken
+    // (its entry judged again with the next fire time missed too: both skipped, the next run on
+    // time, no replay): a count of on-time runs after a replay called them stopped. A schedule
+    // stopped as the bug above stopped it runs none of them.
+    const runsAfter = (id: string) =>
+      second.events.succeeded.filter((e) => e.scheduleId === id && e.fireTime.getTime() > restart + 1_000)
+        .length;
+    await until(() => ids.every((id) => runsAfter(id) >= 2), 15_000, 'runs after the restart').catch(
       () => {},
     );
-    const stuck = ids.filter((id) => onTimeAfterReplay(id) < 2);
+    const stuck = ids.filter((id) => runsAfter(id) < 2);
     expect(
       stuck,
-      `schedules that ran no more after their replay (restart at ${new Date(restart).toISOString()})`,
+      `schedules that ran no more after the restart (at ${new Date(restart).toISOString()})`,
     ).toEqual([]);
     expect(second.events.error).toEqual([]);
   }, 40_000);
