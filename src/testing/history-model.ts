@@ -281,6 +281,20 @@ export interface CheckResult {
   violations: Violation[];
 }
 
+/** Whether a skip record covers an occurrence: its trigger, its shard (or every shard), its fire time within the span. */
+export function skipCovers(
+  s: SkipRecord,
+  o: { job: string; scheduleId?: string | undefined; fireTime: number; shard?: number | undefined },
+): boolean {
+  return (
+    s.job === o.job &&
+    s.scheduleId === o.scheduleId &&
+    (s.shard === undefined || s.shard === o.shard) &&
+    s.from <= o.fireTime &&
+    o.fireTime <= s.to
+  );
+}
+
 /** The occurrence a record belongs to, as one readable string. */
 export function occurrenceKey(o: {
   job: string;

@@ -1,7 +1,7 @@
 /** The checker's "a fire time said missed did not run" part (see history-check.ts). */
 
 import type { CheckInput, CheckResult, RunRecord } from './history-model.js';
-import { occurrenceKey } from './history-model.js';
+import { occurrenceKey, skipCovers } from './history-model.js';
 
 /** Sources whose run is of the trigger's own fire time (a manual trigger's occurrence is its own). */
 const OF_TRIGGER: ReadonlySet<RunRecord['source']> = new Set(['schedule', 'misfire', 'recover', 'retry']);
@@ -19,27 +19,15 @@ export function checkRanAndSkipped(
   byOccurrence: ReadonlyMap<string, { starts: readonly RunRecord[] }>,
   result: CheckResult,
 ): void {
-  const misfires = new Map<string, { from: number; to: number; shard: number | undefined }[]>();
-  for (const s of input.skips ?? []) {
-    if (s.reason !== 'misfire') continue;
-    const stream = `${s.job}\u0000${s.scheduleId ?? ''}`;
-    const list = misfires.get(stream) ?? [];
-    list.push({ from: s.from, to: s.to, shard: s.shard });
-    misfires.set(stream, list);
-  }
-  if (misfires.size === 0) return;
+  const misfires = (input.skips ?? []).filter((s) => s.reason === 'misfire');
+  if (misfires.length === 0) return;
+  const iso = (ms: number) => new Date(ms).toISOString();
   for (const { starts } of byOccurrence.values()) {
     if (starts.some((r) => r.source === 'backfill')) continue;
     const run = starts.find((r) => OF_TRIGGER.has(r.source));
     if (run === undefined) continue;
-    const skip = misfires
-      .get(`${run.job}\u0000${run.scheduleId ?? ''}`)
-      ?.find(
-        (s) =>
-          s.from <= run.fireTime && run.fireTime <= s.to && (s.shard === undefined || s.shard === run.shard),
-      );
+    const skip = misfires.find((s) => skipCovers(s, run));
     if (skip === undefined) continue;
-    const iso = (ms: number) => new Date(ms).toISOString();
     result.violations.push({
       kind: 'ran-and-skipped',
       occurrence: occurrenceKey(run),

@@ -3,7 +3,7 @@
 import { compileExclude, isExcluded } from '../schedule/exclude.js';
 import { gateOf } from '../scheduler/keys.js';
 import type { CheckInput, CheckResult, ExpectedOccurrence, RunRecord, SkipRecord } from './history-model.js';
-import { occurrenceKey } from './history-model.js';
+import { occurrenceKey, skipCovers } from './history-model.js';
 
 /**
  * Every expected occurrence (in a healthy window) has a start or a recorded skip, and a skip that
@@ -73,14 +73,7 @@ export function checkLost(
   };
   for (const e of input.expected ?? []) {
     if ((byOccurrence.get(occurrenceKey(e))?.starts.length ?? 0) > 0) continue;
-    const covering = skips.filter(
-      (s) =>
-        s.job === e.job &&
-        s.scheduleId === e.scheduleId &&
-        (s.shard === undefined || s.shard === e.shard) &&
-        s.from <= e.fireTime &&
-        e.fireTime <= s.to,
-    );
+    const covering = skips.filter((s) => skipCovers(s, e));
     if (covering.some((s) => justified(s, e))) {
       result.skipped += 1;
       continue;
