@@ -26,11 +26,20 @@ export async function claimedSiblings(s: NodeState, job: Job, occ: OccurrenceId)
     .filter((shard) => shard !== occ.shard)
     .map((shard) => ({ ...occ, shard }));
   if (others.length === 0) return [];
+  const looked = await heldOrOnRecord(s, others);
+  return others.filter((_, i) => looked[i]!.held !== null || looked[i]!.onRecord);
+}
+
+/** Each occurrence's lease (one inspect) and whether it is on record (on-record.ts), read together. */
+async function heldOrOnRecord(
+  s: NodeState,
+  occs: readonly OccurrenceId[],
+): Promise<{ held: Lease | null; onRecord: boolean }[]> {
   const [leases, onRecord] = await Promise.all([
-    Promise.all(others.map((o) => s.store.inspect(keys.occurrence(o)))),
-    accountedFor(s, others),
+    Promise.all(occs.map((o) => s.store.inspect(keys.occurrence(o)))),
+    accountedFor(s, occs),
   ]);
-  return others.filter((_, i) => leases[i] !== null || onRecord[i] === true);
+  return leases.map((held, i) => ({ held, onRecord: onRecord[i] === true }));
 }
 
 /** Whether the won settle `c` of a missed fire time is refused for a sibling shard claimed (see {@link claimedSiblings}); remembered then. */
@@ -93,11 +102,8 @@ export async function behindHeldShardZero(
   )
     return false;
   const zero = { ...c.occ, shard: first };
-  const [held, [onRecord]] = await Promise.all([
-    s.store.inspect(keys.occurrence(zero)),
-    accountedFor(s, [zero]),
-  ]);
-  if (held === null || onRecord === true) return false;
+  const { held, onRecord } = (await heldOrOnRecord(s, [zero]))[0]!;
+  if (held === null || onRecord) return false;
   if (heldNotDone(held, c.occ.fireTime, job)) s.heldElsewhere(c);
   return true;
 }
