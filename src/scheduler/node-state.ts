@@ -138,7 +138,7 @@ export class NodeState {
   readonly watchedClaims = new Map<string, WatchedClaim>();
   /**
    * Shards of stored schedules' remembered fire times that a takeover's look found on record
-   * (claim/claim.ts, withoutAccounted), by occurrence key, with the store time until which a due
+   * (claim/takeovers-on-record.ts), by occurrence key, with the store time until which a due
    * entry would offer them (due/pending-shards.ts): not offered again.
    */
   readonly accountedShards = new ExpiringKeys(10_000);

@@ -2,7 +2,6 @@ import type { SpanContext } from '@opentelemetry/api';
 import type { Lease, LeaseRequest, WriteOp } from '../../store/types.js';
 import { MAX_BATCH } from '../../store/validate.js';
 import { noteChainStep } from '../due/due-scan.js';
-import { accountedShard } from '../due/pending-shards.js';
 import { settle } from '../finish/settle.js';
 import { type Candidate, consumeOps, gateAfterWin, rewind, sourceKey } from '../internal-types.js';
 import { keys } from '../keys.js';
@@ -17,10 +16,10 @@ import { entryMoved } from './entry-moved.js';
 import { gateRequest } from './gate-owner.js';
 import { doneHold, doneUntil } from './high-water.js';
 import { lateLook } from './late-look.js';
-import { accountedFor } from './on-record.js';
 import type { Overlap } from './overlap.js';
 import { PageClaims } from './page-claims.js';
 import { behindHeldShardZero, settleOfPartlyClaimed } from './partly-claimed.js';
+import { withoutAccounted } from './takeovers-on-record.js';
 import { Unanswered } from './unanswered.js';
 import { Watch } from './watch.js';
 
@@ -69,7 +68,9 @@ export class Claims {
     const pages = paged.length > 0 ? this.pages.claim(paged) : undefined;
     // Awaited below, after the takeover look-up: a rejection meanwhile must not go unhandled.
     pages?.catch(() => {});
-    const batch = await this.withoutAccounted(
+    const batch = await withoutAccounted(
+      s,
+      this.watch,
       paged.length > 0 ? fitting.filter((c) => c.pageMove === undefined) : fitting,
     );
     if (batch.length === 0) {
@@ -145,36 +146,6 @@ export class Claims {
       }),
     );
     await Promise.all([claimed, pages]);
-  }
-
-  /**
-   * The batch without the takeovers (claims after another node's grace, spread.ts) of occurrences
-   * already on record — run or running elsewhere, recorded skipped, or queued behind their gate
-   * (on-record.ts: a few keys each, read in `getMany` batches). Each node took over every other
-   * node's share blindly after the grace: with 1,000 jobs due together on three nodes, every fire
-   * time cost each node ~666 more lease attempts, each refused under a row lock and then watched
-   * (watch.ts) for a look after the holder's lease. What is not on record (the preferred node dead,
-   * stuck or not yet started) is claimed as before; the claim decides. If the read fails, nothing
-   * is dropped: the claims go out and meet the store's answer (or its failure) as before.
-   */
-  private async withoutAccounted(batch: Candidate[]): Promise<Candidate[]> {
-    const takeovers = batch.filter((c) => c.takeover && c.settleOnly === undefined);
-    if (takeovers.length === 0) return batch;
-    let onRecord: boolean[];
-    try {
-      onRecord = await accountedFor(
-        this.state,
-        takeovers.map((c) => c.occ),
-      );
-    } catch {
-      return batch;
-    }
-    const drop = new Set(takeovers.filter((_, i) => onRecord[i]));
-    // As if refused (due/move-past.ts), or a remembered shard not offered again (due/pending-shards.ts).
-    for (const c of drop)
-      if (c.movePast !== undefined) this.watch.refused(c);
-      else accountedShard(this.state, c);
-    return drop.size === 0 ? batch : batch.filter((c) => !drop.has(c));
   }
 
   /**

@@ -15,9 +15,9 @@ const MAX_PER_LOOK = 64;
  * asks the fleet for permits for them.
  *
  * Why: under a backlog every node queues every shard of each fire time; past the grace each node
- * asked permits for the other nodes' shards too, won some, and only then (claim.ts,
- * `withoutAccounted`) found them run elsewhere and gave the permits back — meanwhile its place in
- * line, as old as those shards, held the permits away from work that could use them. Simulator, no
+ * asked permits for the other nodes' shards too, won some, and only then (claim/takeovers-on-
+ * record.ts) found them run elsewhere and gave the permits back — meanwhile its place in line, as
+ * old as those shards, held the permits away from work that could use them. Simulator, no
  * faults, 4 nodes, a job trigger in 4 shards a second under `maxConcurrency: 2` (runs of 100-600 ms,
  * 1.4 runs at once of demand; seeds 1-5): 1.10-1.24 handlers at once, 96-103 of 116 shards run,
  * starts 2.8-3.6 s late on average; with this 1.25-1.31, 100-108, 1.3-2.5 s. (One node alone runs

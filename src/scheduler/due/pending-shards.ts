@@ -117,7 +117,7 @@ export function pendingShards(state: NodeState, job: Job, e: ShardedEntry, now: 
 }
 
 /**
- * A takeover of `c` found it on record (claim/claim.ts, withoutAccounted): a shard of a stored
+ * A takeover of `c` found it on record (claim/takeovers-on-record.ts): a shard of a stored
  * schedule's remembered fire time is not offered again for as long as {@link pendingShards} would
  * offer it.
  */
