@@ -82,15 +82,20 @@ export class Claims {
     const requests: LeaseRequest[] = [];
     const index: { occ: number; gate: number | undefined }[] = [];
     const gates = new Set<string>();
+    const occs = new Set<string>();
     for (const c of batch) {
       telemetry.claim(c.occ.job, 'attempted');
       const spec = s.defined.get(c.occ.job)!.spec;
-      const occ =
-        requests.push({ key: keys.occurrence(c.occ), owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
+      const key = keys.occurrence(c.occ);
+      const occ = requests.push({ key, owner: s.node, leaseMs: spec.lockAtMostForMs }) - 1;
       let gate: number | undefined;
       // Behind an older fire time waiting at its gate: the gate is asked for only if that one ran
-      // meanwhile (Overlap.yieldsGate).
-      if (c.gate && this.overlap.yieldsGate(c)) c.gateAfterWin = true;
+      // meanwhile (Overlap.yieldsGate). An occurrence asked for twice in one acquire (its queued
+      // run and a backfill of its fire time) is granted to the first request only: the gate asked
+      // with the second went to a claim that lost, while the winner found it taken and waited —
+      // at every poll (simulator, mix5, seed 15: `tick@+4 s` for 7 s, +6..+8 s never ran).
+      if (c.gate && (this.overlap.yieldsGate(c) || occs.has(key))) c.gateAfterWin = true;
+      occs.add(key);
       if (c.gate && !gateAfterWin(c)) {
         const request = gateRequest(s.node, c, spec.lockAtMostForMs);
         // One request per gate and acquire (see Candidate.gateAfterWin).
