@@ -6,10 +6,13 @@ import { type Job, type Source, shardsOf } from '../internal-types.js';
 import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
-/** What {@link fenceSkips} got: every claim (`held`), or the latest fire time another node holds. */
+/**
+ * What {@link fenceSkips} got: every claim (`held`), or the latest fire time another node holds
+ * (`refused`) and every fire time of which it holds a claim (`refusedAll`).
+ */
 export type Fenced =
   | { held: FencedClaim[]; sentAt: number }
-  | { refused: number; granted: FencedClaim[]; sentAt: number };
+  | { refused: number; refusedAll: number[]; granted: FencedClaim[]; sentAt: number };
 
 /** One occurrence claimed by a fence. */
 export interface FencedClaim {
@@ -61,13 +64,14 @@ export async function fenceSkips(
     throw err;
   }
   const granted: FencedClaim[] = [];
-  let refused: number | undefined;
+  const refusedAll = new Set<number>();
   leases.forEach((lease, i) => {
     const fireTime = latest[Math.floor(i / shards.length)]!;
     if (lease !== null) granted.push({ lease, fireTime });
-    else if (refused === undefined || fireTime > refused) refused = fireTime;
+    else refusedAll.add(fireTime);
   });
-  return refused === undefined ? { held: granted, sentAt } : { refused, granted, sentAt };
+  if (refusedAll.size === 0) return { held: granted, sentAt };
+  return { refused: Math.max(...refusedAll), refusedAll: [...refusedAll], granted, sentAt };
 }
 
 /** Marks the owner of a fence's claims (`<node>` + this): nothing else claims an occurrence so. */
