@@ -93,7 +93,7 @@ export class Claims {
       // meanwhile (Overlap.yieldsGate). An occurrence asked for twice in one acquire (its queued
       // run and a backfill of its fire time) is granted to the first request only: the gate asked
       // with the second went to a claim that lost, while the winner found it taken and waited —
-      // at every poll (simulator, mix5, seed 15: `tick@+4 s` for 7 s, +6..+8 s never ran).
+      // at every poll (simulator, mix5, seed 15: `tick@+4 s` waited 13 s, +6..+8 s never ran).
       if (c.gate && (this.overlap.yieldsGate(c) || occs.has(key))) c.gateAfterWin = true;
       occs.add(key);
       if (c.gate && !gateAfterWin(c)) {
