@@ -79,12 +79,12 @@ export class Misfires {
       );
       if ('held' in fence) break;
       await endFence(s, job, fence.granted, fence.sentAt, false);
-      const taken = fence.refused;
+      const taken = Math.max(...fence.refused);
       // Every fire time refused is the holder's — watched (every shard), as a refused claim is:
       // a holder that is itself a fence whose answer was lost gives its claims back unsaid
       // (skip-fence.ts, `forget`), and nobody handled them after (mix5 seed 508: `m5lim@+7 s`
       // and `+8 s`, every shard, below the mark of a later replay by then).
-      for (const f of fence.refusedAll) this.watch(job, source, f);
+      for (const f of fence.refused) this.watch(job, source, f);
       fence = undefined;
       if (shardsOf(job).length > 1) await this.belowMark(job, source, taken - 1, taken, missedBefore);
       const tail = open.tail.filter((f) => f > taken);

@@ -7,12 +7,12 @@ import { keys } from '../keys.js';
 import type { NodeState } from '../node-state.js';
 
 /**
- * What {@link fenceSkips} got: every claim (`held`), or the latest fire time another node holds
- * (`refused`) and every fire time of which it holds a claim (`refusedAll`).
+ * What {@link fenceSkips} got: every claim (`held`), or the fire times of which another node holds
+ * a claim (`refused`).
  */
 export type Fenced =
   | { held: FencedClaim[]; sentAt: number }
-  | { refused: number; refusedAll: number[]; granted: FencedClaim[]; sentAt: number };
+  | { refused: number[]; granted: FencedClaim[]; sentAt: number };
 
 /** One occurrence claimed by a fence. */
 export interface FencedClaim {
@@ -64,14 +64,13 @@ export async function fenceSkips(
     throw err;
   }
   const granted: FencedClaim[] = [];
-  const refusedAll = new Set<number>();
+  const refused = new Set<number>();
   leases.forEach((lease, i) => {
     const fireTime = latest[Math.floor(i / shards.length)]!;
     if (lease !== null) granted.push({ lease, fireTime });
-    else refusedAll.add(fireTime);
+    else refused.add(fireTime);
   });
-  if (refusedAll.size === 0) return { held: granted, sentAt };
-  return { refused: Math.max(...refusedAll), refusedAll: [...refusedAll], granted, sentAt };
+  return refused.size === 0 ? { held: granted, sentAt } : { refused: [...refused], granted, sentAt };
 }
 
 /** Marks the owner of a fence's claims (`<node>` + this): nothing else claims an occurrence so. */
